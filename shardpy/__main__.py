@@ -1,0 +1,3 @@
+from shardpy.cli.app import main
+
+main()

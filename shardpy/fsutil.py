@@ -1,0 +1,158 @@
+"""Low-level, safe file primitives shared by every writing command.
+
+Everything that writes into a vault goes through :func:`atomic_write` and
+:func:`safe_target`: paths are vault-relative POSIX strings, never absolute,
+never containing ``..``, and no component on the way may be a symbolic link
+(a link inside the vault could redirect a write outside it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import stat
+from pathlib import Path, PurePosixPath
+
+from shardpy.errors import ShardpyError
+
+TMP_MARK = ".shardpy-tmp-"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str | None:
+    """Hash of a regular file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        return None
+
+
+def check_relpath(rel: str) -> PurePosixPath:
+    """Validate a vault-relative POSIX path; refuse absolute and ``..`` paths."""
+    p = PurePosixPath(rel)
+    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts) or "\\" in rel:
+        raise ShardpyError(
+            "PATH_UNSAFE",
+            f"Refusing unsafe path {rel!r}",
+            "Paths must be relative to the vault and must not contain '..'.",
+            path=rel,
+        )
+    return p
+
+
+def safe_target(root: Path, rel: str) -> Path:
+    """Absolute path for ``rel`` under ``root``, refusing symlinks on the way.
+
+    Every existing component between ``root`` and the target (the target
+    included) is ``lstat``-ed; a symbolic link anywhere is a typed error, so
+    a write can never land outside the vault through a link.
+    """
+    parts = check_relpath(rel).parts
+    current = root
+    for part in parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            break
+        if stat.S_ISLNK(st.st_mode):
+            raise ShardpyError(
+                "PATH_SYMLINK",
+                f"Refusing to write through a symbolic link: {current.relative_to(root).as_posix()}",
+                "Remove or replace the link; shardpy never follows links inside a vault.",
+                path=current.relative_to(root).as_posix(),
+            )
+    return root.joinpath(*parts)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def make_parents(root: Path, rel: str) -> list[str]:
+    """Create missing parent directories of ``rel``; return the ones created."""
+    created: list[str] = []
+    parts = check_relpath(rel).parts[:-1]
+    current = root
+    for i, part in enumerate(parts):
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            os.mkdir(current)
+            created.append("/".join(parts[: i + 1]))
+            continue
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise ShardpyError(
+                "PATH_NOT_DIRECTORY",
+                f"Cannot create {rel}: {current.relative_to(root).as_posix()} is not a directory",
+                "Move the file or link out of the way and run again.",
+                path=current.relative_to(root).as_posix(),
+            )
+    return created
+
+
+def atomic_write(root: Path, rel: str, data: bytes, *, mode: int | None = None) -> list[str]:
+    """Write ``data`` to ``root/rel`` atomically: temp file, fsync, rename.
+
+    Returns the parent directories that had to be created (so a caller can
+    undo them). The existing file's permission bits are kept unless ``mode``
+    is given.
+    """
+    target = safe_target(root, rel)
+    created = make_parents(root, rel)
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.lstat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+    tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+    return created
+
+
+def remove_file(root: Path, rel: str) -> bool:
+    """Delete ``root/rel`` if it is a file; True when something was removed."""
+    target = safe_target(root, rel)
+    try:
+        os.unlink(target)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def prune_empty_dirs(root: Path, rels: list[str]) -> None:
+    """Remove the given directories (deepest first) when they are empty."""
+    for rel in sorted(set(rels), key=lambda r: r.count("/"), reverse=True):
+        with contextlib.suppress(OSError):
+            os.rmdir(root / rel)
