@@ -73,6 +73,13 @@ def safe_target(root: Path, rel: str) -> Path:
     return root.joinpath(*parts)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
@@ -105,29 +112,40 @@ def make_parents(root: Path, rel: str) -> list[str]:
     return created
 
 
-def atomic_write(root: Path, rel: str, data: bytes, *, mode: int | None = None) -> list[str]:
+def atomic_write(
+    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True
+) -> list[str]:
     """Write ``data`` to ``root/rel`` atomically: temp file, fsync, rename.
 
     Returns the parent directories that had to be created (so a caller can
     undo them). The existing file's permission bits are kept unless ``mode``
-    is given.
+    is given. ``durable=False`` skips the per-file fsync for bulk writes
+    whose caller syncs once at a commit point.
     """
     target = safe_target(root, rel)
     created = make_parents(root, rel)
+    try:
+        current = stat.S_IMODE(os.lstat(target).st_mode)
+    except FileNotFoundError:
+        current = None
+    if current is not None and not current & 0o222:
+        # Replacing by rename would succeed on a read-only file; honour the
+        # user's "do not change this" instead.
+        raise ShardpyError(
+            "PATH_READ_ONLY",
+            f"{rel} is read-only",
+            "Make it writable (chmod u+w) if shardpy should change it, then run again.",
+            path=rel,
+        )
     if mode is None:
-        try:
-            mode = stat.S_IMODE(os.lstat(target).st_mode)
-        except FileNotFoundError:
-            mode = None
+        mode = current
     tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if mode is not None:
@@ -137,7 +155,8 @@ def atomic_write(root: Path, rel: str, data: bytes, *, mode: int | None = None) 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(target.parent)
+    if durable:
+        _fsync_dir(target.parent)
     return created
 
 
@@ -145,9 +164,17 @@ def remove_file(root: Path, rel: str) -> bool:
     """Delete ``root/rel`` if it is a file; True when something was removed."""
     target = safe_target(root, rel)
     try:
-        os.unlink(target)
+        current = stat.S_IMODE(os.lstat(target).st_mode)
     except FileNotFoundError:
         return False
+    if not current & 0o222:
+        raise ShardpyError(
+            "PATH_READ_ONLY",
+            f"{rel} is read-only",
+            "Make it writable (chmod u+w) if shardpy should remove it, then run again.",
+            path=rel,
+        )
+    os.unlink(target)
     return True
 
 

@@ -1,13 +1,22 @@
-"""Typer application wiring (placeholder until the commands land)."""
+"""The Typer application: one function per command, each only parsing
+options, calling a flow and printing its result."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 from shardpy import __version__
+from shardpy.cli.output import guarded, print_json
 
 app = typer.Typer(
-    no_args_is_help=False, add_completion=True, help="Package manager for Obsidian vault templates."
+    no_args_is_help=False,
+    add_completion=True,
+    help="Package manager for Obsidian vault templates (shards): install, update, adopt, import.",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -19,11 +28,130 @@ def _version(value: bool) -> None:
 
 @app.callback(invoke_without_command=True)
 def root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version."
     ),
 ) -> None:
-    """shardpy: install, update and adopt vault templates."""
+    """shardpy: install, update and adopt vault templates; import agent memory."""
+    if ctx.invoked_subcommand is None:
+        status(verbose=False, as_json=False)
+
+
+def _ui(*, non_interactive: bool = False) -> Any:
+    import sys
+
+    from shardpy.ui import Headless
+
+    if non_interactive or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return Headless()
+    from shardpy.cli.prompts import TerminalUI
+
+    return TerminalUI()
+
+
+def _split_positionals(first: str | None, second: str | None) -> tuple[str | None, Path]:
+    """`install [SOURCE] [DEST]`: one argument is a SOURCE when it clearly names
+    one, otherwise it is the DEST of the bundled shard."""
+    if second is not None:
+        return first, Path(second)
+    if first is None:
+        return None, Path.cwd()
+    from shardpy.cli.args import looks_like_source
+
+    return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
+
+
+@app.command()
+def install(
+    source: Annotated[
+        str | None,
+        typer.Argument(help="Shard source: dir, git, .tar.gz, github:o/r, ns/name (default: bundled)."),
+    ] = None,
+    dest: Annotated[
+        str | None, typer.Argument(help="Vault folder to create or fill (default: here).")
+    ] = None,
+    defaults: Annotated[
+        bool, typer.Option("--defaults", help="Every default value and module; no prompts.")
+    ] = False,
+    values: Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer every question with its default.")] = False,
+    exclude_module: Annotated[
+        list[str] | None, typer.Option("--exclude-module", help="Deselect a removable module (repeatable).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
+    ] = False,
+    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
+    backup: Annotated[
+        bool, typer.Option("--backup", help="Back up existing files the install replaces.")
+    ] = False,
+    include_prerelease: Annotated[
+        bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List every file and hook output.")
+    ] = False,
+) -> None:
+    """Install a shard into a vault folder."""
+
+    def run() -> None:
+        from shardpy.cli import render
+        from shardpy.flows.install import InstallOptions
+        from shardpy.flows.install import install as do_install
+
+        src, target = _split_positionals(source, dest)
+        opts = InstallOptions(
+            dest=target,
+            source=src,
+            defaults=defaults,
+            values_file=values,
+            yes=yes,
+            exclude=list(exclude_module or []),
+            dry_run=dry_run,
+            trust=trust,
+            no_hooks=no_hooks,
+            backup=backup,
+            include_prerelease=include_prerelease,
+        )
+        ui = _ui(non_interactive=as_json or defaults)
+        result = do_install(opts, ui, progress=_download_progress())
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render.install_result(result, verbose=verbose)
+
+    guarded(run, as_json=as_json)
+
+
+def _download_progress() -> Callable[[str, int, int | None], None] | None:
+    from shardpy.cli.progress import download_progress
+
+    return download_progress()
+
+
+@app.command()
+def status(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Modified files, user files, frontmatter.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show the vault's health (read-only; exit 0)."""
+
+    def run() -> None:
+        from shardpy.cli import render
+        from shardpy.flows.status import status as do_status
+
+        report = do_status(Path.cwd(), verbose=verbose)
+        if as_json:
+            print_json(report.to_json())
+        else:
+            render.status_report(report)
+
+    guarded(run, as_json=as_json)
 
 
 def run() -> None:

@@ -1,0 +1,66 @@
+"""Console, JSON output and the error boundary every command runs inside."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from shardpy.errors import Cancelled, ShardpyError
+
+_console: Console | None = None
+_err_console: Console | None = None
+
+
+def _no_color() -> bool:
+    return "NO_COLOR" in os.environ
+
+
+def console() -> Console:
+    global _console
+    if _console is None:
+        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=False)
+    return _console
+
+
+def err_console() -> Console:
+    global _err_console
+    if _err_console is None:
+        _err_console = Console(stderr=True, no_color=_no_color(), highlight=False)
+    return _err_console
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def print_error(exc: ShardpyError, *, as_json: bool) -> None:
+    if as_json:
+        print_json({"error": exc.to_dict()})
+        return
+    con = err_console()
+    where = exc.location()
+    con.print(f"[bold red]error[/] [{exc.code}]: {where + ': ' if where else ''}{exc.message}", markup=True)
+    if exc.hint:
+        con.print(f"  [dim]hint:[/] {exc.hint}", markup=True)
+
+
+def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:
+    """Run a command: typed errors → exit 1 (or 2), cancel → 0, Ctrl-C → 130."""
+    try:
+        fn()
+    except ShardpyError as exc:
+        print_error(exc, as_json=as_json)
+        raise typer.Exit(exc.exit_code) from None
+    except Cancelled as exc:
+        err_console().print(str(exc) or "Cancelled; nothing was changed.")
+        raise typer.Exit(0) from None
+    except KeyboardInterrupt:
+        err_console().print("Interrupted; every change was rolled back.")
+        raise typer.Exit(130) from None

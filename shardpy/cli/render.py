@@ -1,0 +1,148 @@
+"""Human-readable output of flow results (tables via rich)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from shardpy.cli.output import console
+
+if TYPE_CHECKING:
+    from shardpy.apply.transaction import RecoveryReport
+    from shardpy.flows.install import InstallResult
+    from shardpy.flows.status import StatusReport
+    from shardpy.hooks.runner import HookResult
+
+
+def recovery_line(report: RecoveryReport | None) -> None:
+    if report is None:
+        return
+    verb = "Rolled back" if report.action == "rolled-back" else "Completed"
+    console().print(
+        f"[yellow]{verb} an interrupted {report.label} from {report.started_at} ({report.paths} paths).[/]"
+    )
+
+
+def hook_lines(hooks: list[HookResult], *, verbose: bool) -> None:
+    con = console()
+    for h in hooks:
+        colour = {"ok": "green", "skipped": "yellow"}.get(h.status, "red")
+        extra = f" — {h.message}" if h.message else ""
+        con.print(
+            f"  hook [bold]{h.slot}[/] ({h.script}): [{colour}]{h.status}[/]{extra}"
+            f" [dim]{h.duration_ms} ms[/]"
+        )
+        shown = h.stderr.strip() if h.status != "ok" else ""
+        if verbose:
+            shown = (h.stdout.strip() + "\n" + h.stderr.strip()).strip()
+        if shown:
+            for line in shown.splitlines()[-20:]:
+                con.print(f"    [dim]{line}[/]", markup=True, highlight=False)
+
+
+def install_result(result: InstallResult, *, verbose: bool) -> None:
+    con = console()
+    recovery_line(result.recovery)
+    if result.dry_run:
+        con.print("[bold]Dry run[/]: nothing was written.")
+    con.print(f"[bold]{result.shard}[/] {result.version} from {result.source} → {result.dest}")
+    table = Table(title="Files by module" if result.dry_run else None, show_edge=False)
+    for col in ("module", "rendered", "copied", "total"):
+        table.add_column(col, justify="left" if col == "module" else "right")
+    groups: dict[str, list[bool]] = {}
+    for f in result.files:
+        groups.setdefault(f.module or "(unclaimed)", []).append(f.rendered)
+    for module, flags in sorted(groups.items()):
+        table.add_row(module, str(sum(flags)), str(len(flags) - sum(flags)), str(len(flags)))
+    con.print(table)
+    if verbose or result.dry_run:
+        replace = [f.path for f in result.files if f.action == "replace"]
+        if replace:
+            con.print(f"Existing files that would be backed up and replaced: {', '.join(replace)}")
+    if verbose:
+        for f in result.files:
+            con.print(
+                f"  {f.action:9} {'render' if f.rendered else 'copy  '} {f.path} [dim]({f.content_class})[/]"
+            )
+    if result.skipped:
+        con.print(
+            "Skipped by module: "
+            + ", ".join(f"{m} ({len(paths)} files)" for m, paths in sorted(result.skipped.items()))
+        )
+    counts = result.counts()
+    if result.dry_run:
+        con.print(f"Hooks that would run: {', '.join(result.hooks_planned) or 'none'}")
+        return
+    con.print(
+        f"[green]Installed[/] {counts['rendered'] + counts['copied']} files "
+        f"({counts['rendered']} rendered, {counts['copied']} copied, "
+        f"{counts['skipped_by_module']} skipped by module)."
+    )
+    for path, backup in result.backups.items():
+        con.print(f"  backed up {path} → {backup}")
+    hook_lines(result.hooks, verbose=verbose)
+    for w in result.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+    con.print(f"Next: open {result.dest} in Obsidian; run `shardpy status` there any time.")
+
+
+def status_report(report: StatusReport) -> None:
+    con = console()
+    if report.vault is None:
+        con.print("Not inside a shardpy vault.")
+        con.print("Start one with `shardpy install --defaults DIR` (the bundled flagship shard),")
+        con.print(
+            "`shardpy install SOURCE DIR` for another shard, or `shardpy adopt SOURCE` in an existing clone."
+        )
+        return
+    recovery_line(report.recovery)
+    if report.error is not None:
+        con.print(
+            f"[red]Vault at {report.vault} cannot be read[/] [{report.error.code}]: {report.error.message}"
+        )
+        if report.error.hint:
+            con.print(f"  hint: {report.error.hint}")
+        return
+    st = report.state
+    assert st is not None
+    con.print(f"[bold]{st.shard}[/] {st.version}  [dim]{report.vault}[/]")
+    ref = f" #{st.ref}" if st.ref else ""
+    commit = f" @ {st.resolved_commit[:12]}" if st.resolved_commit else ""
+    con.print(f"source: {st.source}{ref}{commit}")
+    con.print(f"installed {st.installed_at}, updated {st.updated_at}")
+    c = report.counts
+    con.print(
+        f"files: {c['managed']} managed, {c['modified']} modified, "
+        f"{c['volatile']} volatile, {c['missing']} missing"
+    )
+    for cls, counts in sorted(report.by_class.items()):
+        con.print(f"  {cls}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+    if report.value_problems:
+        con.print(f"[red]values: invalid[/] — {'; '.join(report.value_problems)}")
+    else:
+        con.print("values: valid")
+    included = [m for m, v in st.modules.items() if v == "included"]
+    excluded = [m for m, v in st.modules.items() if v != "included"]
+    con.print(
+        f"modules: {', '.join(included) or 'none'}"
+        + (f" (excluded: {', '.join(excluded)})" if excluded else "")
+    )
+    if report.update and report.update.get("latest") and report.update.get("latest") != st.version:
+        con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
+    for path in report.missing:
+        con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
+    for w in report.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+    if not report.verbose:
+        return
+    for item in report.modified:
+        stats = f" +{item['added']} −{item['removed']}" if "added" in item else ""
+        con.print(f"  [magenta]modified[/] {item['path']}{stats}")
+    con.print(f"user files: {report.user_files}")
+    for kind, notes in sorted(report.frontmatter.items()):
+        con.print(f"frontmatter ({kind}): {len(notes)} note(s) missing required keys")
+        for note in notes[:10]:
+            con.print(f"    {note['path']}: {', '.join(note['missing'])}")
+    env = report.environment
+    con.print(f"environment: python {env.get('python')}, {env.get('git')}, node {env.get('node')}")

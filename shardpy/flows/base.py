@@ -1,0 +1,59 @@
+"""The merge base: what the shard last rendered for a file, reproduced from
+the cached templates with the recorded values and install date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardpy.errors import ShardpyError
+from shardpy.fsutil import sha256_bytes
+from shardpy.shard.produce import render_source
+from shardpy.shard.render import RenderContext
+from shardpy.shard.walk import SourceFile, iterator_of, strip_template_suffix
+from shardpy.vault import layout
+from shardpy.vault.state import State
+
+
+@dataclass
+class BaseRenderer:
+    vault: Path
+    state: State
+
+    @classmethod
+    def from_vault(cls, vault: Path, state: State) -> BaseRenderer:
+        return cls(vault, state)
+
+    def context(self) -> RenderContext:
+        st = self.state
+        return RenderContext(
+            st.values, st.included_modules(), st.name, st.namespace, st.version, st.install_date
+        )
+
+    def render(self, path: str) -> bytes | None:
+        """The base bytes for ``path``; None when its cached source is gone
+        or no longer reproduces the recorded hash (no trustworthy base)."""
+        rec = self.state.files.get(path)
+        if rec is None:
+            return None
+        cached = self.vault / layout.template_cache_path(rec.template)
+        try:
+            data = cached.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        template = rec.template.endswith(".njk")
+        source = SourceFile(
+            path=rec.template,
+            output=strip_template_suffix(rec.template),
+            module=rec.module,
+            template=template,
+            iterator=iterator_of(rec.template) if template else None,
+        )
+        try:
+            outputs = render_source(source, data, self.context())
+        except ShardpyError:
+            return None
+        for out in outputs:
+            if out.path == path and sha256_bytes(out.data) == rec.rendered_hash:
+                return out.data
+        return None

@@ -1,0 +1,117 @@
+"""Collecting values and module selections (install, update, adopt)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.shard.schema import Schema
+from shardpy.shard.values import (
+    check_value,
+    computed_default,
+    read_values_file,
+    resolve_defaults,
+    validate_values,
+)
+from shardpy.ui import UI, ModuleChoice
+
+
+def load_prefill(schema: Schema, values_file: Path | None) -> dict[str, Any]:
+    if values_file is None:
+        return {}
+    raw = read_values_file(values_file, display=str(values_file))
+    return validate_values(schema, raw)
+
+
+def ordered_keys(schema: Schema, keys: list[str]) -> list[str]:
+    """Wizard order: by group as declared, then declaration order."""
+    groups = schema.group_order()
+    position = {k: i for i, k in enumerate(schema.values)}
+
+    def rank(key: str) -> tuple[int, int]:
+        group = schema.values[key].group
+        return (groups.index(group) if group in groups else len(groups), position[key])
+
+    return sorted(keys, key=rank)
+
+
+def collect_values(
+    schema: Schema,
+    *,
+    prefill: Mapping[str, Any],
+    ask: list[str] | None,
+    use_defaults: bool,
+    ui: UI,
+) -> dict[str, Any]:
+    """Answers for every value: prefilled ones as given, the rest asked (in
+    group order) or defaulted; never hangs without a terminal."""
+    answers: dict[str, Any] = dict(prefill)
+    pending = [k for k in (ask if ask is not None else list(schema.values)) if k not in answers]
+    if pending and not use_defaults:
+        if not ui.interactive:
+            raise ShardpyError(
+                "VALUES_MISSING",
+                f"No answer for {', '.join(pending)} and no terminal to ask on",
+                "Pass --defaults (or --yes) to take the defaults, or --values FILE with the answers.",
+                details={"keys": pending},
+            )
+
+        def default_for(key: str) -> Any:
+            return computed_default(schema, key, resolve_defaults(schema, answers))
+
+        asked = ui.ask_values(schema, ordered_keys(schema, pending), answers, default_for)
+        for key, value in asked.items():
+            answers[key] = check_value(key, schema.values[key], value)
+    return resolve_defaults(schema, answers)
+
+
+def check_module_flags(schema: Schema, ids: list[str], *, flag: str) -> None:
+    for module_id in ids:
+        module = schema.modules.get(module_id)
+        if module is None:
+            raise ShardpyError(
+                "MODULE_UNKNOWN",
+                f"{flag} {module_id}: the shard has no module '{module_id}'",
+                f"Modules: {', '.join(schema.modules) or 'none'}.",
+            )
+        if not module.removable:
+            raise ShardpyError(
+                "MODULE_NOT_REMOVABLE",
+                f"{flag} {module_id}: module '{module_id}' is always installed",
+                f"Removable modules: {', '.join(schema.removable_modules()) or 'none'}.",
+            )
+
+
+def select_modules(
+    schema: Schema,
+    *,
+    excluded: list[str],
+    counts: Mapping[str, int],
+    review: bool,
+    ui: UI,
+    current: Mapping[str, str] | None = None,
+    added: list[str] | None = None,
+) -> dict[str, str]:
+    """id → included/excluded. Flags first, then an interactive review of
+    removable modules (new ones are marked) when ``review`` is set."""
+    check_module_flags(schema, excluded, flag="--exclude-module")
+    check_module_flags(schema, added or [], flag="--add-module")
+    selected = {m for m in schema.modules if (current or {}).get(m, "included") == "included"}
+    selected -= set(excluded)
+    selected |= set(added or [])
+    if review and ui.interactive and schema.removable_modules():
+        choices = [
+            ModuleChoice(
+                m,
+                schema.modules[m].label,
+                counts.get(m, 0),
+                True,
+                new=current is not None and m not in current,
+            )
+            for m in schema.removable_modules()
+        ]
+        kept = ui.review_modules(choices, selected & set(schema.removable_modules()))
+        selected = {m for m in schema.modules if not schema.modules[m].removable} | kept
+    return {m: ("included" if m in selected else "excluded") for m in schema.modules}

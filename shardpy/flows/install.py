@@ -1,0 +1,319 @@
+"""`shardpy install`: resolve → collect values and modules → render →
+plan → (dry run stops) → apply in one transaction → hooks → re-hash."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, recover
+from shardpy.errors import ShardpyError
+from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.source import Prepared, prepared, spec_for
+from shardpy.flows.vaultfiles import cache_ops, now_iso, record_for, save_state, state_op, values_file_op
+from shardpy.fsutil import safe_target, sha256_file
+from shardpy.hooks.lifecycle import Slot, install_slots, run_slots
+from shardpy.hooks.runner import HookResult
+from shardpy.shard.produce import Output, Production, produce
+from shardpy.shard.render import RenderContext
+from shardpy.shard.values import values_are_defaults
+from shardpy.sources import ProgressFn
+from shardpy.ui import UI
+from shardpy.vault import layout
+from shardpy.vault.lock import vault_lock
+from shardpy.vault.state import State, values_hash
+
+
+@dataclass
+class InstallOptions:
+    dest: Path
+    source: str | None = None
+    defaults: bool = False
+    values_file: Path | None = None
+    yes: bool = False
+    exclude: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    trust: bool = False
+    no_hooks: bool = False
+    backup: bool = False
+    include_prerelease: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class PlannedFile:
+    path: str
+    module: str | None
+    rendered: bool
+    content_class: str
+    action: str  # create | replace (after backup) | identical
+
+
+@dataclass
+class InstallResult:
+    dry_run: bool
+    shard: str
+    version: str
+    source: str
+    dest: Path
+    files: list[PlannedFile]
+    skipped: dict[str, list[str]]
+    values: dict[str, Any]
+    modules: dict[str, str]
+    hooks_planned: list[str]
+    hooks: list[HookResult] = field(default_factory=list)
+    backups: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    recovery: RecoveryReport | None = None
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "rendered": sum(1 for f in self.files if f.rendered),
+            "copied": sum(1 for f in self.files if not f.rendered),
+            "skipped_by_module": sum(len(v) for v in self.skipped.values()),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "install",
+            "dry_run": self.dry_run,
+            "shard": self.shard,
+            "version": self.version,
+            "source": self.source,
+            "dest": str(self.dest),
+            "counts": self.counts(),
+            "values": self.values,
+            "modules": self.modules,
+            "files": [f.__dict__ for f in self.files],
+            "skipped_by_module": self.skipped,
+            "backups": self.backups,
+            "hooks_planned": self.hooks_planned,
+            "hooks": [h.to_json() for h in self.hooks],
+            "warnings": self.warnings,
+            "recovered": None if self.recovery is None else self.recovery.__dict__,
+        }
+
+
+def _check_dest(dest: Path) -> None:
+    if dest.exists() and not dest.is_dir():
+        raise ShardpyError(
+            "INSTALL_DEST_NOT_DIRECTORY", f"{dest} is not a directory", "Choose a folder for the vault."
+        )
+    if (dest / layout.STATE).exists():
+        raise ShardpyError(
+            "VAULT_ALREADY_INSTALLED",
+            f"{dest} already holds a shardpy vault",
+            "Run `shardpy update` there to upgrade it, or choose an empty folder.",
+        )
+
+
+def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[str]]:
+    """Existing paths the install would replace (different bytes) and those
+    that already hold exactly the bytes it would write."""
+    colliding: list[str] = []
+    identical: set[str] = set()
+    extra = [layout.VALUES_FILE]
+    for path in [*sorted(outputs), *extra]:
+        target = safe_target(dest, path)  # refuses links on the way: never write through one
+        if target.is_dir():
+            raise ShardpyError(
+                "INSTALL_COLLISION",
+                f"{path} exists in the destination as a folder, where the shard installs a file",
+                "Move that folder away or install into another directory.",
+                path=path,
+            )
+        if not target.exists():
+            continue
+        out = outputs.get(path)
+        if out is not None and sha256_file(target) == out.sha256:
+            identical.add(path)
+        else:
+            colliding.append(path)
+    return colliding, identical
+
+
+def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
+    if not colliding:
+        return
+    listing = ", ".join(colliding[:5]) + (f" and {len(colliding) - 5} more" if len(colliding) > 5 else "")
+    if opts.backup:
+        return
+    if ui.interactive and not (opts.defaults or opts.yes):
+        if ui.confirm(
+            f"{len(colliding)} existing file(s) would be replaced ({listing}). Back them up and go on?",
+            default=False,
+        ):
+            return
+        from shardpy.errors import Cancelled
+
+        raise Cancelled("install cancelled: existing files were left alone")
+    raise ShardpyError(
+        "INSTALL_COLLISION",
+        f"The destination already has {len(colliding)} file(s) the shard would write: {listing}",
+        "Pass --backup to move them to <path>.shardpy-backup-<time> first, or choose an empty folder.",
+        details={"paths": colliding},
+    )
+
+
+def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
+    manifest = prep.shard.manifest
+    included = [m for m, v in modules.items() if v == "included"]
+    ctx = RenderContext(values, included, manifest.name, manifest.namespace, manifest.version, install_date)
+    return produce(prep.shard.files, prep.shard.read, ctx, included)
+
+
+def _module_counts(prep: Prepared) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f in prep.shard.files:
+        if f.module is not None:
+            counts[f.module] = counts.get(f.module, 0) + 1
+    return counts
+
+
+def _build_state(
+    prep: Prepared, production: Production, values: dict[str, Any], modules: dict[str, str], install_date: str
+) -> State:
+    content = prep.shard.content
+    fetched = prep.fetched
+    hooks = prep.shard.manifest.hooks
+    return State(
+        shard=prep.shard.manifest.identity,
+        version=prep.shard.manifest.version,
+        source=prep.spec.display(),
+        source_kind=prep.spec.kind,
+        install_date=install_date,
+        installed_at=install_date,
+        updated_at=install_date,
+        values_hash=values_hash(values),
+        values=values,
+        modules=modules,
+        files={p: record_for(o, content) for p, o in production.outputs.items()},
+        ref=fetched.resolved.ref,
+        resolved_commit=fetched.resolved.commit,
+        archive_sha256=fetched.archive_sha256,
+        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
+        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
+        else {},
+    )
+
+
+def _ops(
+    prep: Prepared,
+    production: Production,
+    colliding: list[str],
+    identical: set[str],
+    state: State,
+    stamp: str,
+) -> tuple[list[Op], dict[str, str]]:
+    backups = {p: f"{p}.shardpy-backup-{stamp}" for p in colliding}
+    ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
+    ops.extend(Op.write(p, o.data) for p, o in sorted(production.outputs.items()) if p not in identical)
+    ops.append(values_file_op(prep.shard, state.values, None))
+    ops.extend(cache_ops(prep.shard, {o.source for o in production.outputs.values()}))
+    ops.append(state_op(state))
+    return ops, backups
+
+
+def _hooks_allowed(
+    prep: Prepared, opts: InstallOptions, slots: list[Slot], ui: UI, warnings: list[str]
+) -> bool:
+    if opts.no_hooks or not slots:
+        return False
+    if not prep.remote or opts.trust:
+        return True
+    names = ", ".join(s.script for s in slots)
+    if ui.interactive and ui.confirm(f"Run hook scripts from the remote shard ({names})?", default=False):
+        return True
+    warnings.append(f"Hooks from a remote source were not run ({names}); pass --trust to run them.")
+    return False
+
+
+def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None) -> InstallResult:
+    dest = opts.dest if opts.dest.is_absolute() else (opts.cwd / opts.dest)
+    dest = Path(os.path.abspath(dest))
+    _check_dest(dest)
+    spec = spec_for(opts.source, cwd=opts.cwd)
+    with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
+        schema = prep.shard.schema
+        use_defaults = opts.defaults or opts.yes
+        values = collect_values(
+            schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
+        )
+        modules = select_modules(
+            schema, excluded=opts.exclude, counts=_module_counts(prep), review=not use_defaults, ui=ui
+        )
+        install_date = now_iso()
+        production = _render(prep, values, modules, install_date)
+        colliding, identical = _collisions(dest, production.outputs) if dest.exists() else ([], set())
+        defaults = values_are_defaults(schema, values)
+        slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
+        result = InstallResult(
+            dry_run=opts.dry_run,
+            shard=prep.shard.manifest.identity,
+            version=prep.version,
+            source=spec.display() if spec.kind != "bundled" else "(bundled flagship)",
+            dest=dest,
+            files=[
+                PlannedFile(
+                    p,
+                    o.module,
+                    o.template,
+                    prep.shard.content.classify(p),
+                    "replace" if p in colliding else "identical" if p in identical else "create",
+                )
+                for p, o in sorted(production.outputs.items())
+            ],
+            skipped=_skipped(production),
+            values=values,
+            modules=modules,
+            hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
+        )
+        if opts.dry_run:
+            return result
+        _decide_backups(colliding, opts, ui)
+        state = _build_state(prep, production, values, modules, install_date)
+        stamp = install_date.replace(":", "").replace("-", "")
+        ops, result.backups = _ops(prep, production, colliding, identical, state, stamp)
+        _apply(dest, ops, result, ui)
+        if _hooks_allowed(prep, opts, slots, ui, result.warnings):
+            run = run_slots(
+                slots,
+                shard_root=prep.shard.root,
+                vault_root=dest,
+                state=state,
+                values_are_defaults=defaults,
+                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
+            )
+            result.hooks = run.results
+            save_state(dest, state)
+        return result
+
+
+def _skipped(production: Production) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in production.skipped:
+        out.setdefault(f.module or "", []).append(f.output)
+    return out
+
+
+def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
+    created_dest = not dest.exists()
+    dest.mkdir(parents=True, exist_ok=True)
+    sidecar_existed = (dest / layout.SIDECAR).exists()
+    try:
+        with vault_lock(dest, command="install"):
+            result.recovery = recover(dest)
+            _check_dest(dest)
+            tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
+            tx.run(ops, progress=ui.progress("Installing", len(ops)))
+    except BaseException:
+        if not sidecar_existed and not (dest / layout.STATE).exists():
+            shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
+        if created_dest:
+            with contextlib.suppress(OSError):
+                dest.rmdir()
+        raise

@@ -1,0 +1,227 @@
+"""`shardpy status`: a read-only health report of a vault (CONTRACT §7).
+
+It never touches the network; an unfinished transaction left by a killed
+process is recovered first (the one write status may do), and a corrupt
+state is reported, not raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shardpy.apply.transaction import RecoveryReport, pending_journal, recover
+from shardpy.errors import ShardpyError
+from shardpy.vault import layout
+from shardpy.vault.ownership import scan
+from shardpy.vault.state import State, load_state
+
+UPDATE_CHECK = f"{layout.SIDECAR}/update-check.json"
+_SKIP_DIRS = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
+
+
+@dataclass
+class StatusReport:
+    vault: Path | None
+    state: State | None = None
+    error: ShardpyError | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    by_class: dict[str, dict[str, int]] = field(default_factory=dict)
+    modified: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    value_problems: list[str] = field(default_factory=list)
+    update: dict[str, Any] | None = None
+    recovery: RecoveryReport | None = None
+    verbose: bool = False
+    user_files: int | None = None
+    frontmatter: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.vault is None:
+            return {"vault": None, "message": "not inside a shardpy vault"}
+        out: dict[str, Any] = {"vault": str(self.vault)}
+        if self.recovery is not None:
+            out["recovered"] = self.recovery.__dict__
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+            return out
+        st = self.state
+        assert st is not None
+        out.update(
+            shard=st.shard,
+            version=st.version,
+            source=st.source,
+            source_kind=st.source_kind,
+            ref=st.ref,
+            resolved_commit=st.resolved_commit,
+            installed_at=st.installed_at,
+            updated_at=st.updated_at,
+            counts=self.counts,
+            by_class=self.by_class,
+            missing=self.missing,
+            modified=self.modified,
+            values_valid=not self.value_problems,
+            value_problems=self.value_problems,
+            modules=st.modules,
+            update_available=self.update,
+            warnings=self.warnings,
+        )
+        if self.verbose:
+            out.update(
+                user_files=self.user_files,
+                frontmatter_violations=self.frontmatter,
+                environment=self.environment,
+            )
+        return out
+
+
+def _count(report: StatusReport, vault: Path, state: State) -> None:
+    drift = scan(vault, state.files)
+    counts = {"managed": 0, "modified": 0, "volatile": 0, "missing": 0}
+    by_class: dict[str, dict[str, int]] = {}
+    for path, d in sorted(drift.items()):
+        counts[d.live] += 1
+        cls = state.files[path].content_class
+        by_class.setdefault(cls, {"managed": 0, "modified": 0, "volatile": 0, "missing": 0})[d.live] += 1
+        if d.live == "modified":
+            report.modified.append({"path": path, "class": cls})
+        elif d.live == "missing":
+            report.missing.append(path)
+    report.counts = counts
+    report.by_class = by_class
+
+
+def _values(report: StatusReport, vault: Path) -> Any:
+    from shardpy.shard.schema import load_schema
+    from shardpy.shard.values import problems, read_values_file
+
+    try:
+        schema = load_schema(vault / layout.CACHED_SCHEMA)
+    except ShardpyError as exc:
+        report.value_problems.append(f"cached schema unreadable: {exc.message}")
+        return None
+    try:
+        values = read_values_file(vault / layout.VALUES_FILE, display=layout.VALUES_FILE)
+    except ShardpyError as exc:
+        report.value_problems.append(exc.message)
+        return schema
+    report.value_problems.extend(problems(schema, values))
+    return schema
+
+
+def _update_check(vault: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((vault / UPDATE_CHECK).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _walk_user_files(vault: Path, produced: set[str]) -> tuple[int, list[str]]:
+    count = 0
+    notes: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+        rel_dir = os.path.relpath(dirpath, vault)
+        for name in filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            if rel in produced or layout.is_engine_path(rel):
+                continue
+            count += 1
+            if name.endswith(".md"):
+                notes.append(rel)
+    return count, notes
+
+
+def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> None:
+    from shardpy.flows.base import BaseRenderer
+
+    renderer = BaseRenderer.from_vault(vault, state)
+    for item in report.modified:
+        path = item["path"]
+        base = renderer.render(path)
+        if base is None:
+            continue
+        added, removed = _line_diff(base, (vault / path).read_bytes())
+        item.update(added=added, removed=removed)
+
+
+def _line_diff(old: bytes, new: bytes) -> tuple[int, int]:
+    import difflib
+
+    a = old.decode("utf-8", "replace").splitlines()
+    b = new.decode("utf-8", "replace").splitlines()
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
+
+
+def _frontmatter(report: StatusReport, vault: Path, schema: Any, notes: list[str]) -> None:
+    from shardpy.shard.rules import missing_keys
+
+    if schema is None or not schema.frontmatter:
+        return
+    for rel in notes:
+        try:
+            text = (vault / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        kind, missing = missing_keys(rel, text, schema)
+        if missing:
+            report.frontmatter.setdefault(kind or "global", []).append({"path": rel, "missing": missing})
+
+
+def _tool_version(argv: list[str]) -> str:
+    if shutil.which(argv[0]) is None:
+        return "not found"
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def status(start: Path, *, verbose: bool = False) -> StatusReport:
+    vault = layout.find_vault_root(start)
+    report = StatusReport(vault=vault, verbose=verbose)
+    if vault is None:
+        return report
+    if pending_journal(vault) is not None:
+        from shardpy.vault.lock import vault_lock
+
+        try:
+            with vault_lock(vault, command="status"):
+                report.recovery = recover(vault)
+        except ShardpyError as exc:
+            report.error = exc
+            return report
+    try:
+        state = load_state(vault)
+    except ShardpyError as exc:
+        report.error = exc
+        return report
+    report.state = state
+    _count(report, vault, state)
+    schema = _values(report, vault)
+    report.update = _update_check(vault)
+    if verbose:
+        _modified_line_stats(report, vault, state)
+        produced = set(state.files)
+        report.user_files, notes = _walk_user_files(vault, produced)
+        _frontmatter(report, vault, schema, notes + [p for p in produced if p.endswith(".md")])
+        report.environment = {
+            "python": platform.python_version(),
+            "git": _tool_version(["git", "--version"]),
+            "node": _tool_version(["node", "--version"]),
+        }
+    return report

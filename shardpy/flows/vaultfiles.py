@@ -1,0 +1,72 @@
+"""Writing the engine's own files: state, caches, values file (shared by
+install, update and adopt)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from shardpy import __version__
+from shardpy.apply.transaction import Op
+from shardpy.fsutil import atomic_write
+from shardpy.shard.content import ContentRules
+from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
+from shardpy.shard.produce import Output
+from shardpy.shard.values import render_values_file
+from shardpy.vault import layout
+from shardpy.vault.state import FileRecord, State
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def record_for(out: Output, content: ContentRules) -> FileRecord:
+    return FileRecord(
+        template=out.source,
+        rendered_hash=out.sha256,
+        ownership="volatile" if out.volatile else "managed",
+        volatile=out.volatile,
+        iterator_key=out.iterator_key,
+        module=out.module,
+        content_class=content.classify(out.path),
+    )
+
+
+def cache_ops(shard: Shard, sources: set[str]) -> list[Op]:
+    """Cached manifest, schema and the template sources of produced files."""
+    ops = [
+        Op.write(layout.CACHED_MANIFEST, (shard.root / MANIFEST_PATH).read_bytes()),
+        Op.write(layout.CACHED_SCHEMA, (shard.root / SCHEMA_PATH).read_bytes()),
+    ]
+    ops.extend(Op.write(layout.template_cache_path(s), shard.read(s)) for s in sorted(sources))
+    return ops
+
+
+def stale_cache_ops(vault_root: Path, keep: set[str]) -> list[Op]:
+    """Delete cached template sources no longer producing anything."""
+    base = vault_root / layout.TEMPLATES
+    if not base.is_dir():
+        return []
+    ops: list[Op] = []
+    for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(base).as_posix()
+        if rel not in keep:
+            ops.append(Op.delete(f"{layout.TEMPLATES}/{rel}"))
+    return ops
+
+
+def values_file_op(shard: Shard, values: dict[str, Any], existing: str | None) -> Op:
+    text = render_values_file(shard.schema, values, identity=shard.manifest.identity, existing=existing)
+    return Op.write(layout.VALUES_FILE, text.encode("utf-8"))
+
+
+def state_op(state: State) -> Op:
+    state.engine = f"shardpy {__version__}"
+    return Op.write(layout.STATE, state.to_json().encode("utf-8"))
+
+
+def save_state(vault_root: Path, state: State) -> None:
+    state.engine = f"shardpy {__version__}"
+    atomic_write(vault_root, layout.STATE, state.to_json().encode("utf-8"))

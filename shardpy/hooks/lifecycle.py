@@ -1,0 +1,143 @@
+"""Which hooks run when, their context, consent, and the re-hash that
+follows every hook (CONTRACT §6 invariants 2 and 3, §8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shardpy.fsutil import atomic_write, sha256_file
+from shardpy.hooks.runner import HookResult, run_hook
+from shardpy.shard.manifest import Manifest
+from shardpy.vault.ownership import classify
+from shardpy.vault.state import State
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str
+    script: str
+    fingerprint: str | None = None
+
+
+def install_slots(manifest: Manifest, *, values_are_defaults: bool) -> list[Slot]:
+    """bootstrap, then personalize (never on all-defaults: Invariant 2,
+    enforced here), then the legacy post-install."""
+    hooks = manifest.hooks
+    slots: list[Slot] = []
+    if hooks.bootstrap is not None:
+        slots.append(Slot("bootstrap", hooks.bootstrap.script, hooks.bootstrap.fingerprint))
+    if hooks.personalize is not None and not values_are_defaults:
+        slots.append(Slot("personalize", hooks.personalize))
+    if hooks.post_install is not None:
+        slots.append(Slot("post-install", hooks.post_install))
+    return slots
+
+
+def update_slots(manifest: Manifest, *, changed: bool, recorded_fingerprint: str | None) -> list[Slot]:
+    hooks = manifest.hooks
+    slots: list[Slot] = []
+    if changed and hooks.post_update is not None:
+        slots.append(Slot("post-update", hooks.post_update))
+    bootstrap = hooks.bootstrap
+    if bootstrap is not None and bootstrap.fingerprint and bootstrap.fingerprint != recorded_fingerprint:
+        slots.append(Slot("bootstrap", bootstrap.script, bootstrap.fingerprint))
+    return slots
+
+
+def context(
+    slot: Slot,
+    *,
+    vault_root: Path,
+    state: State,
+    values_are_defaults: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    ctx: dict[str, Any] = {
+        "slot": slot.name,
+        "vault_root": str(vault_root),
+        "values": state.values,
+        "modules": dict(state.modules),
+        "shard": {"namespace": state.namespace, "name": state.name, "version": state.version},
+        "values_are_defaults": values_are_defaults,
+    }
+    if slot.fingerprint is not None:
+        ctx["fingerprint"] = slot.fingerprint
+    ctx.update(extra or {})
+    return ctx
+
+
+def _managed_snapshot(vault_root: Path, state: State, skip: set[str]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for path, rec in state.files.items():
+        if path in skip or rec.volatile:
+            continue
+        target = vault_root / path
+        if classify(rec, sha256_file(target)) == "managed":
+            out[path] = target.read_bytes()
+    return out
+
+
+def enforce_additive(vault_root: Path, before: dict[str, bytes]) -> list[str]:
+    """Invariant 3: restore managed files a post-update hook changed."""
+    restored: list[str] = []
+    for path, data in before.items():
+        target = vault_root / path
+        current = target.read_bytes() if target.is_file() else None
+        if current != data:
+            atomic_write(vault_root, path, data)
+            restored.append(path)
+    return restored
+
+
+def rehash(vault_root: Path, state: State) -> bool:
+    """Record bytes a hook left in managed files; True when state changed."""
+    changed = False
+    for path, rec in state.files.items():
+        if rec.volatile:
+            continue
+        disk = sha256_file(vault_root / path)
+        if disk is None or disk in (rec.rendered_hash, rec.installed_hash):
+            continue
+        if rec.ownership == "managed":
+            rec.installed_hash = disk
+            changed = True
+    return changed
+
+
+@dataclass
+class HookRun:
+    results: list[HookResult]
+    restored: list[str]
+
+
+def run_slots(
+    slots: list[Slot],
+    *,
+    shard_root: Path,
+    vault_root: Path,
+    state: State,
+    values_are_defaults: bool,
+    timeout_ms: int,
+    extra: Mapping[str, Any] | None = None,
+    additive_new_files: set[str] | None = None,
+) -> HookRun:
+    """Run each slot in order; with ``additive_new_files`` set, the
+    post-update invariant is enforced around that slot."""
+    results: list[HookResult] = []
+    restored: list[str] = []
+    for slot in slots:
+        guard = additive_new_files is not None and slot.name == "post-update"
+        before = _managed_snapshot(vault_root, state, additive_new_files or set()) if guard else {}
+        ctx = context(
+            slot, vault_root=vault_root, state=state, values_are_defaults=values_are_defaults, extra=extra
+        )
+        results.append(
+            run_hook(slot.name, shard_root / slot.script, slot.script, ctx, vault_root, timeout_ms)
+        )
+        if guard:
+            restored.extend(enforce_additive(vault_root, before))
+        rehash(vault_root, state)
+    return HookRun(results, restored)

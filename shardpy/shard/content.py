@@ -1,0 +1,78 @@
+"""Infrastructure vs user content (CONTRACT §5), from `vault-manifest.json`.
+
+A shard says which of its paths are template machinery and which are the
+user's notes. The engine never overwrites a changed file under a user
+content root, and never deletes one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+VAULT_MANIFEST = "vault-manifest.json"
+ContentClass = Literal["infrastructure", "user_content"]
+_GLOB_CHARS = set("*?[")
+
+
+def _anchored(pattern: str) -> str:
+    pattern = pattern.strip()
+    return pattern if pattern.startswith(("/", "**")) else "/" + pattern
+
+
+@dataclass
+class ContentRules:
+    declared: bool = False
+    infrastructure: list[str] = field(default_factory=list)
+    user_content_roots: list[str] = field(default_factory=list)
+    scaffold: dict[str, str] = field(default_factory=dict)
+    memory_root: str | None = None
+    _user: Any = None
+    _infra_exact: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        import pathspec
+
+        self._user = pathspec.GitIgnoreSpec.from_lines(
+            [_anchored(p) for p in self.user_content_roots if p.strip()]
+        )
+        self._infra_exact = frozenset(
+            p.strip().rstrip("/") for p in self.infrastructure if not (_GLOB_CHARS & set(p))
+        )
+
+    def classify(self, path: str) -> ContentClass:
+        """Explicit infrastructure paths win; then user-content roots; the rest
+        (and everything, when the shard declares nothing) is infrastructure."""
+        if not self.declared or path in self._infra_exact:
+            return "infrastructure"
+        return "user_content" if self._user.match_file(path) else "infrastructure"
+
+    def is_scaffold(self, path: str) -> bool:
+        return path in self.scaffold
+
+
+def parse_content_rules(data: bytes | None) -> ContentRules:
+    """Rules from the bytes of a shard's vault-manifest.json (None → undeclared)."""
+    if data is None:
+        return ContentRules()
+    try:
+        raw = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return ContentRules()
+    if not isinstance(raw, dict):
+        return ContentRules()
+
+    def strings(key: str) -> list[str]:
+        value = raw.get(key)
+        return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    scaffold = raw.get("scaffold")
+    memory_root = raw.get("memory_root")
+    return ContentRules(
+        declared="user_content_roots" in raw or "infrastructure" in raw,
+        infrastructure=strings("infrastructure"),
+        user_content_roots=strings("user_content_roots"),
+        scaffold={str(k): str(v) for k, v in scaffold.items()} if isinstance(scaffold, dict) else {},
+        memory_root=memory_root if isinstance(memory_root, str) and memory_root else None,
+    )

@@ -1,0 +1,72 @@
+"""A shard on disk: manifest, schema, the walked files and content rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardpy.errors import ShardpyError
+from shardpy.shard.content import VAULT_MANIFEST, ContentRules, parse_content_rules
+from shardpy.shard.manifest import Manifest, load_manifest
+from shardpy.shard.schema import Schema, load_schema
+from shardpy.shard.walk import SourceFile, walk_shard
+
+MANIFEST_PATH = ".shardmind/shard.yaml"
+SCHEMA_PATH = ".shardmind/shard-schema.yaml"
+
+
+@dataclass
+class Shard:
+    source_root: Path
+    root: Path
+    manifest: Manifest
+    schema: Schema
+    files: list[SourceFile]
+    content: ContentRules
+    migrations_dir: Path | None
+
+    def read(self, source_path: str) -> bytes:
+        return (self.root / source_path).read_bytes()
+
+    def hook_script(self, script: str) -> Path:
+        return self.root / script
+
+
+def _nearest_migrations(source_root: Path, shard_root: Path) -> Path | None:
+    current = shard_root
+    while True:
+        candidate = current / "migrations"
+        if candidate.is_dir() and not candidate.is_symlink():
+            return candidate
+        if current == source_root or current == current.parent:
+            return None
+        current = current.parent
+
+
+def load_shard(source_root: Path, shard_root: Path) -> Shard:
+    """Parse and validate a shard whose root is ``shard_root``."""
+    if not (shard_root / MANIFEST_PATH).is_file():
+        raise ShardpyError(
+            "SHARD_MANIFEST_MISSING",
+            f"No .shardmind/shard.yaml in {shard_root}",
+            "A shard root holds .shardmind/shard.yaml; name a sub-folder with SOURCE//subdir.",
+            path=MANIFEST_PATH,
+        )
+    manifest = load_manifest(shard_root / MANIFEST_PATH, display=MANIFEST_PATH)
+    schema = load_schema(shard_root / SCHEMA_PATH, display=SCHEMA_PATH)
+    files = walk_shard(source_root, shard_root, schema)
+    vault_manifest = next((f for f in files if f.output == VAULT_MANIFEST and not f.template), None)
+    content = parse_content_rules((shard_root / vault_manifest.path).read_bytes() if vault_manifest else None)
+    return Shard(
+        source_root=source_root,
+        root=shard_root,
+        manifest=manifest,
+        schema=schema,
+        files=files,
+        content=content,
+        migrations_dir=_nearest_migrations(source_root, shard_root),
+    )
+
+
+def included_modules(schema: Schema, excluded: set[str]) -> list[str]:
+    return [m for m in schema.modules if m not in excluded]

@@ -1,0 +1,319 @@
+"""Rendering `.njk` templates (CONTRACT §4) in a Jinja2 sandbox.
+
+Static files never pass through here: the caller copies their bytes. A
+template's output is decided only by its source, the values and the fixed
+render context, so re-rendering the cached templates reproduces the merge
+base exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from io import StringIO
+from typing import Any
+
+from shardpy.errors import ShardpyError
+
+VOLATILE_MARKER = "{# shardmind: volatile #}"
+_FRONTMATTER_RE = re.compile(r"^---\r?\n(.*?)\r?\n---\r?\n(.*)$", re.S)
+_TEMPLATE_MARK_RE = re.compile(r"\{\{|\{%")
+_SAFE_SLUG_RE = re.compile(r"^[^/\\\x00]+$")
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    values: Mapping[str, Any]
+    included_modules: list[str]
+    shard_name: str
+    shard_namespace: str
+    shard_version: str
+    install_date: str  # ISO-8601 UTC, fixed at first install
+
+    def as_dict(self) -> dict[str, Any]:
+        ctx: dict[str, Any] = dict(self.values)
+        ctx.update(
+            values=dict(self.values),
+            included_modules=list(self.included_modules),
+            shard={"name": self.shard_name, "namespace": self.shard_namespace, "version": self.shard_version},
+            install_date=self.install_date,
+            # Derived from install_date so a re-render years later matches
+            # what was installed (the merge base must be reproducible).
+            year=int(self.install_date[:4]),
+        )
+        return ctx
+
+
+@dataclass(frozen=True)
+class Rendered:
+    output: str
+    text: str
+    volatile: bool
+    iterator_key: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A value printed inside a non-YAML frontmatter block, as a safe YAML scalar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _plain_finalize(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _expr_finalize(value: Any) -> Any:
+    """Computed defaults: booleans print as true/false, lists as JSON arrays."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return "" if value is None else value
+
+
+_FINALIZERS: dict[str, Callable[[Any], Any]] = {
+    "plain": _plain_finalize,
+    "yaml": _yaml_scalar,
+    "expr": _expr_finalize,
+}
+
+
+_ENVS: dict[str, Any] = {}
+
+
+def make_env(kind: str = "plain") -> Any:
+    """A sandboxed environment; ``kind`` picks how printed values are finalised
+    ('yaml' escapes each one as a YAML scalar)."""
+    env = _ENVS.get(kind)
+    if env is None:
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        env = ImmutableSandboxedEnvironment(
+            autoescape=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            finalize=_FINALIZERS[kind],
+        )
+        _ENVS[kind] = env
+    return env
+
+
+def _error_line(exc: BaseException, name: str) -> int | None:
+    lineno = getattr(exc, "lineno", None)
+    if isinstance(lineno, int):
+        return lineno
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == name:
+            line = frame.lineno
+    return line
+
+
+def render_string(
+    source: str, ctx: Mapping[str, Any], *, name: str, line_offset: int = 0, kind: str = "plain"
+) -> str:
+    """Render one template string; failures name the file and line."""
+    from jinja2 import TemplateError
+
+    env = make_env(kind)
+    try:
+        code = env.compile(source, name=name, filename=name)
+        template = env.template_class.from_code(env, code, env.make_globals(None))
+        return str(template.render(**ctx))
+    except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
+        line = _error_line(exc, name)
+        raise ShardpyError(
+            "RENDER_TEMPLATE_ERROR",
+            f"Template {name} failed to render: {getattr(exc, 'message', None) or exc}",
+            "Fix the template at the line shown (Jinja2 syntax, sandboxed).",
+            path=name,
+            line=None if line is None else line + line_offset,
+        ) from None
+
+
+def split_volatile(source: str) -> tuple[str, bool]:
+    stripped = source.lstrip()
+    if stripped.startswith(VOLATILE_MARKER):
+        rest = stripped[len(VOLATILE_MARKER) :]
+        return re.sub(r"^\r?\n", "", rest, count=1), True
+    return source, False
+
+
+def _yaml_rt() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.width = 1_000_000
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _dump(data: Any) -> str:
+    stream = StringIO()
+    _yaml_rt().dump(data, stream)
+    return stream.getvalue()
+
+
+def _scalars(node: Any) -> list[str]:
+    out: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.extend(_scalars(k))
+            out.extend(_scalars(v))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(_scalars(v))
+    elif isinstance(node, str):
+        out.append(node)
+    return out
+
+
+def _render_tree(node: Any, render: Callable[[str], str]) -> Any:
+    """Render template strings in keys and scalars in place (round-trip nodes)."""
+    if isinstance(node, dict):
+        items = list(node.items())
+        for k, v in items:
+            new_key = render(k) if isinstance(k, str) and _TEMPLATE_MARK_RE.search(k) else k
+            new_val = _render_tree(v, render)
+            if new_key != k:
+                position = list(node.keys()).index(k)
+                del node[k]
+                node.insert(position, new_key, new_val)  # type: ignore[attr-defined]
+            else:
+                node[k] = new_val
+        return node
+    if isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = _render_tree(v, render)
+        return node
+    if isinstance(node, str) and _TEMPLATE_MARK_RE.search(node):
+        return render(node)
+    return node
+
+
+def _structured_frontmatter(block: str) -> Any | None:
+    """The parsed block when its template syntax sits only inside scalars."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = _yaml_rt().load(block)
+    except (YAMLError, ValueError, TypeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    inside = sum(len(_TEMPLATE_MARK_RE.findall(s)) for s in _scalars(data))
+    return data if inside == len(_TEMPLATE_MARK_RE.findall(block)) else None
+
+
+def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
+    from ruamel.yaml.error import YAMLError
+
+    data = _structured_frontmatter(block)
+    if data is not None:
+        _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        return _dump(data)
+    text = render_string(block, ctx, name=name, line_offset=1, kind="yaml")
+    try:
+        parsed = _yaml_rt().load(text)
+    except YAMLError as exc:
+        raise ShardpyError(
+            "RENDER_FRONTMATTER_INVALID",
+            f"Template {name}: the frontmatter is not valid YAML after rendering ({exc.__class__.__name__})",
+            "Check the frontmatter block's YAML syntax around the template tags.",
+            path=name,
+        ) from None
+    if parsed is None:
+        return ""
+    if not isinstance(parsed, dict):
+        raise ShardpyError(
+            "RENDER_FRONTMATTER_INVALID",
+            f"Template {name}: the frontmatter does not render to a YAML mapping",
+            "A frontmatter block must be a mapping of keys to values.",
+            path=name,
+        )
+    return _dump(parsed)
+
+
+def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
+    """Frontmatter-aware rendering of a template's text (marker already removed)."""
+    match = _FRONTMATTER_RE.match(source)
+    if not match:
+        return render_string(source, ctx, name=name)
+    block, body = match.group(1), match.group(2)
+    body_offset = block.count("\n") + 2
+    fm = _render_frontmatter(block, ctx, name)
+    return f"---\n{fm}---\n{render_string(body, ctx, name=name, line_offset=body_offset)}"
+
+
+def _slug(item: Any, *, name: str, key: str) -> str:
+    raw = item.get("slug", item.get("name")) if isinstance(item, Mapping) else item
+    slug = "" if raw is None else str(raw)
+    if not slug or slug in (".", "..") or not _SAFE_SLUG_RE.match(slug):
+        raise ShardpyError(
+            "RENDER_ITERATOR_INVALID",
+            f"Template {name}: an item of '{key}' has no usable slug/name ({slug!r})",
+            "Give every item a `slug` (or `name`) that is a plain file name.",
+            path=name,
+        )
+    return slug
+
+
+def render_template(
+    source: str, output: str, ctx: RenderContext, *, name: str, iterator: str | None = None
+) -> list[Rendered]:
+    """Render one `.njk` source to one output (or one per `_each` item)."""
+    text, volatile = split_volatile(source)
+    base = ctx.as_dict()
+    if iterator is None:
+        return [Rendered(output=output, text=render_text(text, base, name=name), volatile=volatile)]
+    items = ctx.values.get(iterator)
+    if not isinstance(items, list):
+        raise ShardpyError(
+            "RENDER_ITERATOR_INVALID",
+            f"Template {name} iterates over '{iterator}', which is not a list value",
+            f"Declare '{iterator}' as a list value in the schema and give it a list in shard-values.yaml.",
+            path=name,
+        )
+    out: list[Rendered] = []
+    seen: set[str] = set()
+    for item in items:
+        slug = _slug(item, name=name, key=iterator)
+        if slug in seen:
+            raise ShardpyError(
+                "RENDER_ITERATOR_INVALID",
+                f"Template {name}: two items of '{iterator}' share the slug {slug!r}",
+                "Give each item a distinct slug.",
+                path=name,
+            )
+        seen.add(slug)
+        item_ctx = dict(base, item=item)
+        head, _, tail = output.rpartition("/")
+        target = (head + "/" if head else "") + tail.replace("_each", slug, 1)
+        out.append(
+            Rendered(
+                output=target,
+                text=render_text(text, item_ctx, name=name),
+                volatile=volatile,
+                iterator_key=slug,
+            )
+        )
+    return out
+
+
+def render_expression(expression: str, answers: Mapping[str, Any], *, name: str) -> str:
+    """Computed defaults: render ``{{ … }}`` against the other answers."""
+    ctx = dict(answers)
+    ctx["values"] = dict(answers)
+    return render_string(expression, ctx, name=name, kind="expr")

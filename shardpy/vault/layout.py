@@ -1,0 +1,34 @@
+"""Where things live inside an installed vault (CONTRACT §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SIDECAR = ".shardmind"
+STATE = f"{SIDECAR}/state.json"
+CACHED_MANIFEST = f"{SIDECAR}/shard.yaml"
+CACHED_SCHEMA = f"{SIDECAR}/shard-schema.yaml"
+TEMPLATES = f"{SIDECAR}/templates"
+BACKUPS = f"{SIDECAR}/backups"
+JOURNAL = f"{SIDECAR}/journal.json"
+VALUES_FILE = "shard-values.yaml"
+
+
+def template_cache_path(source_path: str) -> str:
+    return f"{TEMPLATES}/{source_path}"
+
+
+def find_vault_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding a shardpy sidecar
+    with a state file (or an unfinished transaction journal)."""
+    current = start.resolve()
+    for candidate in (current, *current.parents):
+        side = candidate / SIDECAR
+        if (side / "state.json").is_file() or (side / "journal.json").is_file():
+            return candidate
+    return None
+
+
+def is_engine_path(path: str) -> bool:
+    """Paths the engine owns that are never shard output or user notes."""
+    return path in (SIDECAR, VALUES_FILE) or path.startswith(SIDECAR + "/")
