@@ -154,5 +154,76 @@ def status(
     guarded(run, as_json=as_json)
 
 
+OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
+
+
+@app.command()
+def update(
+    release: Annotated[
+        str | None, typer.Option("--release", help="Update to this release (tag or version).")
+    ] = None,
+    include_prerelease: Annotated[
+        bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="No questions: take every default answer.")
+    ] = False,
+    on_conflict: Annotated[str | None, OnConflictOpt] = None,
+    conflict_style: Annotated[
+        str, typer.Option("--conflict-style", help="Conflict markers: merge, or diff3 (adds the base).")
+    ] = "merge",
+    add_module: Annotated[
+        list[str] | None, typer.Option("--add-module", help="Include a module (repeatable).")
+    ] = None,
+    remove_module: Annotated[
+        list[str] | None, typer.Option("--remove-module", help="Deselect a removable module (repeatable).")
+    ] = None,
+    restore_missing: Annotated[
+        bool, typer.Option("--restore-missing", help="Reinstall managed files you deleted.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List unchanged files and hook output.")
+    ] = False,
+    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
+    ] = False,
+) -> None:
+    """Upgrade the vault to a newer shard release with a three-way merge."""
+
+    def run() -> None:
+        from shardpy.cli import render
+        from shardpy.errors import UsageError
+        from shardpy.flows.update import UpdateOptions
+        from shardpy.flows.update import update as do_update
+
+        if on_conflict not in (None, "keep", "theirs", "markers"):
+            raise UsageError(f"--on-conflict must be keep, theirs or markers (got {on_conflict})")
+        if conflict_style not in ("merge", "diff3"):
+            raise UsageError(f"--conflict-style must be merge or diff3 (got {conflict_style})")
+        opts = UpdateOptions(
+            release=release,
+            include_prerelease=include_prerelease,
+            yes=yes,
+            on_conflict=on_conflict,  # type: ignore[arg-type]
+            style=conflict_style,  # type: ignore[arg-type]
+            add_modules=list(add_module or []),
+            remove_modules=list(remove_module or []),
+            restore_missing=restore_missing,
+            dry_run=dry_run,
+            no_hooks=no_hooks,
+            trust=trust,
+        )
+        result = do_update(opts, _ui(non_interactive=as_json or yes), progress=_download_progress())
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render.update_result(result, verbose=verbose)
+
+    guarded(run, as_json=as_json)
+
+
 def run() -> None:
     app()

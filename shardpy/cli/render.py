@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
     from shardpy.flows.install import InstallResult
     from shardpy.flows.status import StatusReport
+    from shardpy.flows.update import UpdateResult
     from shardpy.hooks.runner import HookResult
 
 
@@ -146,3 +147,87 @@ def status_report(report: StatusReport) -> None:
             con.print(f"    {note['path']}: {', '.join(note['missing'])}")
     env = report.environment
     con.print(f"environment: python {env.get('python')}, {env.get('git')}, node {env.get('node')}")
+
+
+_ACTION_STYLE = {
+    "add": "green",
+    "update": "cyan",
+    "merge": "cyan",
+    "conflict": "bold red",
+    "delete": "red",
+    "orphan": "yellow",
+    "keep": "magenta",
+    "missing": "yellow",
+    "restore": "green",
+    "links": "blue",
+    "move": "blue",
+    "moved": "blue",
+}
+
+
+def update_result(result: UpdateResult, *, verbose: bool) -> None:
+    con = console()
+    recovery_line(result.recovery)
+    if result.up_to_date:
+        con.print(f"[green]Up to date[/]: {result.shard} {result.to_version}.")
+        return
+    if result.dry_run:
+        con.print("[bold]Dry run[/]: nothing was written.")
+    con.print(f"[bold]{result.shard}[/] {result.from_version} → {result.to_version}")
+    for line in result.migrations:
+        con.print(f"  migration {line}")
+    for line in result.values_applied:
+        con.print(f"  values: {line}")
+    if result.values_asked:
+        con.print(f"  new values: {', '.join(result.values_asked)}")
+    added = [
+        m
+        for m, v in result.modules_after.items()
+        if v == "included" and result.modules_before.get(m) != "included"
+    ]
+    removed = [
+        m
+        for m, v in result.modules_before.items()
+        if v == "included" and result.modules_after.get(m) != "included"
+    ]
+    if added or removed:
+        con.print(f"  modules: +{', +'.join(added) or '0'}  -{', -'.join(removed) or '0'}")
+    table = Table(show_edge=False)
+    for col in ("action", "path", "class", "details"):
+        table.add_column(col)
+    for a in result.actions:
+        if a.action == "unchanged" and not verbose:
+            continue
+        details = (
+            a.reason
+            if a.outcome.label in ("apply", "merge") or a.question is None
+            else f"{a.reason} → {a.outcome.label}"
+        )
+        stats = a.stats()
+        if stats is not None:
+            details += (
+                f" [dim](unchanged {stats['unchanged']}, merged {stats['auto_merged']}, "
+                f"conflicted {stats['conflicted']}, both added {stats['both_added']})[/]"
+            )
+        if a.from_path:
+            details += f" [dim](from {a.from_path})[/]"
+        if a.links_rewritten:
+            details += f" [dim]({a.links_rewritten} link(s) rewritten)[/]"
+        style = _ACTION_STYLE.get(a.action, "")
+        table.add_row(f"[{style}]{a.action}[/]" if style else a.action, a.path, a.content_class, details)
+    if table.row_count:
+        con.print(table)
+    counts = result.summary()
+    con.print("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    conflicts = [a for a in result.actions if a.action == "conflict"]
+    for a in conflicts:
+        con.print(f"[red]conflict[/] {a.path}: {a.outcome.label}")
+    both = [a for a in result.actions if a.merge is not None and a.merge.both_added]
+    for a in both:
+        assert a.merge is not None
+        con.print(
+            f"[cyan]both added here[/] {a.path}: {len(a.merge.both_added)} place(s), shard's lines first"
+        )
+    hook_lines(result.hooks, verbose=verbose)
+    for w in result.warnings:
+        con.print(f"[yellow]warning:[/] {w}")

@@ -31,11 +31,17 @@ class BaseRenderer:
         )
 
     def render(self, path: str) -> bytes | None:
-        """The base bytes for ``path``; None when its cached source is gone
-        or no longer reproduces the recorded hash (no trustworthy base)."""
+        """The base bytes for ``path``: a pinned base when one was kept (a
+        conflict skipped, an adopted old version), else the cached template
+        rendered again; None when neither reproduces the recorded hash."""
         rec = self.state.files.get(path)
         if rec is None:
             return None
+        pinned = self.vault / layout.pinned_base_path(path)
+        if pinned.is_file() and not pinned.is_symlink():
+            data = pinned.read_bytes()
+            if sha256_bytes(data) == rec.rendered_hash:
+                return data
         cached = self.vault / layout.template_cache_path(rec.template)
         try:
             data = cached.read_bytes()

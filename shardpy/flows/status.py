@@ -22,7 +22,6 @@ from shardpy.vault import layout
 from shardpy.vault.ownership import scan
 from shardpy.vault.state import State, load_state
 
-UPDATE_CHECK = f"{layout.SIDECAR}/update-check.json"
 _SKIP_DIRS = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
 
 
@@ -119,7 +118,7 @@ def _values(report: StatusReport, vault: Path) -> Any:
 
 def _update_check(vault: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((vault / UPDATE_CHECK).read_text(encoding="utf-8"))
+        data = json.loads((vault / layout.UPDATE_CHECK).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None

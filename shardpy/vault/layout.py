@@ -10,12 +10,18 @@ CACHED_MANIFEST = f"{SIDECAR}/shard.yaml"
 CACHED_SCHEMA = f"{SIDECAR}/shard-schema.yaml"
 TEMPLATES = f"{SIDECAR}/templates"
 BACKUPS = f"{SIDECAR}/backups"
+PINNED_BASES = f"{SIDECAR}/bases"
+UPDATE_CHECK = f"{SIDECAR}/update-check.json"
 JOURNAL = f"{SIDECAR}/journal.json"
 VALUES_FILE = "shard-values.yaml"
 
 
 def template_cache_path(source_path: str) -> str:
     return f"{TEMPLATES}/{source_path}"
+
+
+def pinned_base_path(path: str) -> str:
+    return f"{PINNED_BASES}/{path}"
 
 
 def find_vault_root(start: Path) -> Path | None:

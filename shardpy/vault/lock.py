@@ -1,7 +1,8 @@
 """One writer per vault at a time.
 
 The lock is an advisory ``flock`` on ``.shardmind/lock``: the kernel drops
-it when the process dies, so a crash never leaves a stale lock behind.
+it when the process dies, so a crash never leaves a stale lock behind. The
+file's bytes never change, so taking the lock is not a visible write.
 """
 
 from __future__ import annotations
@@ -34,29 +35,21 @@ def vault_lock(vault_root: Path, *, command: str = "shardpy") -> Iterator[None]:
             path=".shardmind",
         )
     sidecar.mkdir(parents=True, exist_ok=True)
-    path = sidecar / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    fd = os.open(sidecar / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                holder = ""
-                with contextlib.suppress(OSError):
-                    holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
                 raise ShardpyError(
                     "VAULT_LOCKED",
-                    "Another shardpy command is writing to this vault" + (f" ({holder})" if holder else ""),
+                    f"Another shardpy command is writing to this vault (this one was: {command})",
                     "Wait for it to finish, then run this command again.",
                 ) from None
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{command} pid {os.getpid()}".encode(), 0)
         try:
             yield
         finally:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

@@ -1,0 +1,594 @@
+"""`shardpy update`: resolve the recorded source → values (migrations, new
+keys) and modules → render → plan (pure) → decisions → apply in one
+transaction → post-update / bootstrap hooks → re-hash."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.errors import ShardpyError
+from shardpy.flows.base import BaseRenderer
+from shardpy.flows.choices import check_module_flags, collect_values, select_modules
+from shardpy.flows.source import Prepared, bundled_spec, prepared
+from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, stale_cache_ops, state_op, values_file_op
+from shardpy.fsutil import sha256_file
+from shardpy.hooks.lifecycle import run_slots, update_slots
+from shardpy.hooks.runner import HookResult
+from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
+from shardpy.shard.migrations import FileMigration, load_file_migrations, rename_map, select_migrations
+from shardpy.shard.produce import Production, produce
+from shardpy.shard.render import RenderContext
+from shardpy.shard.values import (
+    apply_value_migrations,
+    read_values_file,
+    validate_values,
+    values_are_defaults,
+)
+from shardpy.sources import ProgressFn, SourceSpec, parse_source
+from shardpy.ui import UI
+from shardpy.vault import layout
+from shardpy.vault.links import LinkRenames
+from shardpy.vault.lock import vault_lock
+from shardpy.vault.ownership import hash_paths
+from shardpy.vault.state import State, load_state, values_hash
+from shardpy.versions import is_version
+
+
+@dataclass
+class UpdateOptions:
+    cwd: Path = field(default_factory=Path.cwd)
+    release: str | None = None
+    include_prerelease: bool = False
+    yes: bool = False
+    on_conflict: OnConflict | None = None
+    style: ConflictStyle = "merge"
+    add_modules: list[str] = field(default_factory=list)
+    remove_modules: list[str] = field(default_factory=list)
+    restore_missing: bool = False
+    dry_run: bool = False
+    no_hooks: bool = False
+    trust: bool = False
+
+
+@dataclass
+class UpdateResult:
+    vault: Path
+    shard: str
+    from_version: str
+    to_version: str
+    up_to_date: bool = False
+    dry_run: bool = False
+    actions: list[FileAction] = field(default_factory=list)
+    values_applied: list[str] = field(default_factory=list)
+    values_asked: list[str] = field(default_factory=list)
+    modules_before: dict[str, str] = field(default_factory=dict)
+    modules_after: dict[str, str] = field(default_factory=dict)
+    migrations: list[str] = field(default_factory=list)
+    hooks: list[HookResult] = field(default_factory=list)
+    restored_by_hook_guard: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    recovery: RecoveryReport | None = None
+    commit: str | None = None
+    values_rewrite: bool = False
+
+    def changed(self) -> list[FileAction]:
+        return [a for a in self.actions if a.outcome.write is not None or a.outcome.delete]
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for a in self.actions:
+            counts[a.action] = counts.get(a.action, 0) + 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "update",
+            "vault": str(self.vault),
+            "shard": self.shard,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
+            "commit": self.commit,
+            "up_to_date": self.up_to_date,
+            "dry_run": self.dry_run,
+            "summary": self.summary(),
+            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "unchanged": sum(1 for a in self.actions if a.action == "unchanged"),
+            "values": {"migrated": self.values_applied, "asked": self.values_asked},
+            "modules": {"before": self.modules_before, "after": self.modules_after},
+            "migrations": self.migrations,
+            "hooks": [h.to_json() for h in self.hooks],
+            "hook_changes_restored": self.restored_by_hook_guard,
+            "warnings": self.warnings,
+            "recovered": None if self.recovery is None else self.recovery.__dict__,
+        }
+
+
+def _action_json(a: FileAction) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": a.path,
+        "action": a.action,
+        "outcome": a.outcome.label,
+        "choice": a.choice,
+        "reason": a.reason,
+        "class": a.content_class,
+        "module": a.module,
+    }
+    if a.from_path:
+        out["from"] = a.from_path
+    stats = a.stats()
+    if stats is not None:
+        out["merge"] = stats
+    if a.merge is not None and a.merge.frontmatter_conflicts:
+        out["frontmatter_conflicts"] = [c.key for c in a.merge.frontmatter_conflicts]
+    if a.links_rewritten:
+        out["links_rewritten"] = a.links_rewritten
+    return out
+
+
+class _Disk:
+    """The vault as the planner sees it: hashes computed once, in parallel."""
+
+    def __init__(self, root: Path, paths: set[str]) -> None:
+        self.root = root
+        self._hashes = hash_paths(root, sorted(paths))
+
+    def hash(self, path: str) -> str | None:
+        if path not in self._hashes:
+            self._hashes[path] = sha256_file(self.root / path)
+        return self._hashes[path]
+
+    def read(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()
+
+
+def find_vault(cwd: Path) -> Path:
+    vault = layout.find_vault_root(cwd)
+    if vault is None:
+        raise ShardpyError(
+            "VAULT_NOT_FOUND",
+            f"{cwd} is not inside a shardpy vault",
+            "Run this inside a vault made by `shardpy install` (or `shardpy adopt` an existing clone).",
+        )
+    return vault
+
+
+def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
+    """The recorded source, re-addressed for this update."""
+    spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
+    if state.ref is not None:
+        if opts.release or opts.include_prerelease:
+            raise ShardpyError(
+                "UPDATE_REF_FLAGS",
+                f"This vault tracks #{state.ref}; --release and --include-prerelease do not apply",
+                "Run `shardpy update` without them to pull the ref's newest commit.",
+            )
+        return spec.with_version(None, state.ref)
+    if opts.release:
+        if spec.kind in ("local", "bundled", "tarball"):
+            raise ShardpyError(
+                "UPDATE_NO_RELEASES",
+                f"--release needs a source with releases; this vault came from {spec.kind} {state.source}",
+                "Update from the directory or archive as it is now: run `shardpy update` without --release.",
+            )
+        return spec.with_version(opts.release, None)
+    return spec.with_version(None, None)
+
+
+def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
+    try:
+        return read_values_file(vault / layout.VALUES_FILE, display=layout.VALUES_FILE)
+    except ShardpyError as exc:
+        if exc.code != "VALUES_FILE_MISSING":
+            raise
+        warnings.append(
+            f"{layout.VALUES_FILE} is missing; using the values recorded at the last install/update."
+        )
+        return dict(state.values)
+
+
+def _values(
+    prep: Prepared, state: State, current: dict[str, Any], opts: UpdateOptions, ui: UI, result: UpdateResult
+) -> dict[str, Any]:
+    schema = prep.shard.schema
+    migrated = current
+    if is_version(state.version) and state.version != prep.version:
+        mig = apply_value_migrations(current, state.version, prep.version, schema.migrations)
+        migrated = mig.values
+        result.values_applied = mig.applied
+        result.warnings.extend(mig.warnings)
+    dropped = [k for k in migrated if k not in schema.values]
+    if dropped:
+        result.warnings.append(f"values no longer in the schema were dropped: {', '.join(dropped)}")
+    known = validate_values(schema, {k: v for k, v in migrated.items() if k in schema.values})
+    new_keys = [k for k in schema.values if k not in known]
+    result.values_asked = new_keys
+    return collect_values(schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui)
+
+
+def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[str, str]:
+    schema = prep.shard.schema
+    check_module_flags(schema, opts.remove_modules, flag="--remove-module")
+    counts: dict[str, int] = {}
+    for f in prep.shard.files:
+        if f.module is not None:
+            counts[f.module] = counts.get(f.module, 0) + 1
+    current = {m: v for m, v in state.modules.items() if m in schema.modules}
+    interactive_review = ui.interactive and not opts.yes
+    return select_modules(
+        schema,
+        excluded=opts.remove_modules,
+        added=opts.add_modules,
+        counts=counts,
+        review=interactive_review,
+        ui=ui,
+        current=current,
+    )
+
+
+def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
+    m = prep.shard.manifest
+    included = [k for k, v in modules.items() if v == "included"]
+    ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
+    return produce(prep.shard.files, prep.shard.read, ctx, included)
+
+
+def _migrations(prep: Prepared, state: State, result: UpdateResult) -> list[FileMigration]:
+    if not is_version(state.version) or state.version == prep.version:
+        return []
+    chosen = select_migrations(load_file_migrations(prep.shard.migrations_dir), state.version, prep.version)
+    result.migrations = [f"{m.version}: {m.description or m.file}" for m in chosen]
+    return chosen
+
+
+def _user_moves(
+    vault: Path, state: State, migrations: list[FileMigration], outputs: set[str]
+) -> dict[str, str]:
+    """User notes inside folders a migration moves go along with the folder."""
+    folders = [r.source for m in migrations for r in m.renames if r.folder]
+    if not folders:
+        return {}
+    found: list[str] = []
+    for folder in folders:
+        base = vault / folder
+        if base.is_dir() and not base.is_symlink():
+            for path in base.rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    rel = path.relative_to(vault).as_posix()
+                    if rel not in state.files:
+                        found.append(rel)
+    moves = rename_map(found, migrations)
+    return {a: b for a, b in moves.items() if b not in outputs and not (vault / b).exists()}
+
+
+def _rewrite_links(
+    vault: Path, actions: list[FileAction], renames: dict[str, str], tracked: set[str]
+) -> None:
+    links = LinkRenames.from_moves(renames)
+    if not links:
+        return
+    for action in actions:
+        if not action.path.endswith(".md") or action.outcome.delete:
+            continue
+        outcome = action.outcome
+        if outcome.write is not None:
+            data = outcome.write
+        elif (vault / action.path).is_file() and outcome.record is not None:
+            data = (vault / action.path).read_bytes()
+        else:
+            continue
+        text, count = _rewrite_bytes(links, data)
+        if count:
+            action.outcomes[action.choice] = replace(outcome, write=text)
+            action.links_rewritten = count
+    moving = {a.from_path for a in actions if a.from_path}
+    for path in sorted(_vault_notes(vault)):
+        if path in tracked or path in moving:
+            continue
+        data = (vault / path).read_bytes()
+        text, count = _rewrite_bytes(links, data)
+        if count:
+            fa = FileAction(
+                path,
+                "links",
+                "links to renamed notes rewritten",
+                "user_content",
+                None,
+                {"apply": Outcome("rewrite links", write=text)},
+                "apply",
+            )
+            fa.links_rewritten = count
+            actions.append(fa)
+
+
+def _rewrite_bytes(links: LinkRenames, data: bytes) -> tuple[bytes, int]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data, 0
+    new, count = links.rewrite(text)
+    return new.encode("utf-8"), count
+
+
+def _vault_notes(vault: Path) -> Iterator[str]:
+    skip = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
+    import os
+
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if d not in skip]
+        rel = os.path.relpath(dirpath, vault)
+        for name in filenames:
+            if name.endswith(".md"):
+                yield name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
+
+
+def _user_move_actions(vault: Path, moves: dict[str, str]) -> list[FileAction]:
+    actions: list[FileAction] = []
+    for old, new in sorted(moves.items()):
+        data = (vault / old).read_bytes()
+        actions.append(
+            FileAction(
+                new,
+                "move",
+                f"your file moved with its folder from {old}",
+                "user_content",
+                None,
+                {"apply": Outcome("move", write=data)},
+                "apply",
+                from_path=old,
+            )
+        )
+        actions.append(
+            FileAction(
+                old,
+                "moved",
+                f"moved to {new}",
+                "user_content",
+                None,
+                {"apply": Outcome("move away", delete=True)},
+                "apply",
+            )
+        )
+    return actions
+
+
+def _decide(actions: list[FileAction], opts: UpdateOptions, ui: UI) -> None:
+    """Ask the questions the plan left open (interactive, without --yes)."""
+    if not ui.interactive or opts.yes:
+        return
+    group_answers: dict[str, str] = {}
+    for action in actions:
+        if action.question is None:
+            continue
+        if action.group is not None:
+            if action.group not in group_answers:
+                group_answers[action.group] = ui.choose(
+                    action.question, [(k, v.label) for k, v in action.outcomes.items()], default=action.choice
+                )
+            action.choice = group_answers[action.group]
+            continue
+        if action.action == "conflict" and opts.on_conflict is not None:
+            continue  # --on-conflict answered for every conflict
+        if action.merge is not None and action.merge.has_conflicts:
+            ui.show_conflict(action.path, action.merge.describe_conflicts())
+        choices = [(k, v.label) for k, v in action.outcomes.items()]
+        if action.action == "conflict" and "markers" in action.outcomes:
+            choices.insert(3, ("edit", "open in $EDITOR"))
+        while True:
+            choice = ui.choose(action.question, choices, default=action.choice)
+            if choice != "edit":
+                action.choice = choice
+                break
+            edited = ui.edit_file(
+                action.path, (action.outcomes["markers"].write or b"").decode("utf-8", "replace")
+            )
+            if edited is not None:
+                base = action.outcomes["markers"]
+                action.outcomes["edit"] = replace(base, label="your edit", write=edited.encode("utf-8"))
+                action.choice = "edit"
+                break
+
+
+def _ops(
+    vault: Path,
+    prep: Prepared,
+    actions: list[FileAction],
+    state: State,
+    values_text_needed: bool,
+    values: dict[str, Any],
+) -> list[Op]:
+    ops: list[Op] = []
+    for a in actions:
+        out = a.outcome
+        if out.write is not None:
+            ops.append(Op.write(a.path, out.write))
+        if out.delete:
+            ops.append(Op.delete(a.path))
+        pinned = vault / layout.pinned_base_path(a.path)
+        if out.pin_base is not None:
+            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+        elif pinned.is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.path)))
+        if a.from_path and (vault / layout.pinned_base_path(a.from_path)).is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.from_path)))
+    if values_text_needed:
+        existing = None
+        with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
+            existing = (vault / layout.VALUES_FILE).read_text(encoding="utf-8")
+        ops.append(values_file_op(prep.shard, values, existing))
+    sources = {rec.template for rec in state.files.values()}
+    ops.extend(cache_ops(prep.shard, sources))
+    ops.extend(stale_cache_ops(vault, sources))
+    ops.append(
+        Op.write(layout.UPDATE_CHECK, json.dumps({"checked_at": now_iso(), "latest": prep.version}).encode())
+    )
+    ops.append(state_op(state))
+    return ops
+
+
+@contextlib.contextmanager
+def _maybe_lock(vault: Path, dry_run: bool) -> Iterator[None]:
+    if dry_run and pending_journal(vault) is None:
+        yield
+        return
+    with vault_lock(vault, command="update"):
+        yield
+
+
+def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -> UpdateResult:
+    vault = find_vault(opts.cwd)
+    with _maybe_lock(vault, opts.dry_run):
+        recovery = recover(vault) if pending_journal(vault) is not None else None
+        state = load_state(vault)
+        result = UpdateResult(
+            vault, state.shard, state.version, state.version, dry_run=opts.dry_run, recovery=recovery
+        )
+        spec = source_spec(state, opts, vault)
+        current = _current_values(vault, state, result.warnings)
+        with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
+            _check_identity(prep, state)
+            result.to_version = prep.version
+            result.commit = prep.fetched.resolved.commit
+            if _up_to_date(prep, state, current, opts, vault):
+                result.up_to_date = True
+                return result
+            _plan(prep, state, current, opts, ui, result, vault)
+            if opts.dry_run:
+                return result
+            _apply_and_hooks(prep, state, opts, ui, result, vault)
+        return result
+
+
+def _check_identity(prep: Prepared, state: State) -> None:
+    if prep.shard.manifest.identity != state.shard:
+        raise ShardpyError(
+            "UPDATE_SOURCE_CHANGED",
+            f"The source now holds {prep.shard.manifest.identity}, but this vault has {state.shard}",
+            "The recorded source changed identity; check `source` in .shardmind/state.json.",
+        )
+
+
+def _up_to_date(
+    prep: Prepared, state: State, current: dict[str, Any], opts: UpdateOptions, vault: Path
+) -> bool:
+    same_source = (
+        prep.version == state.version
+        and prep.fetched.resolved.commit == state.resolved_commit
+        and prep.fetched.archive_sha256 == state.archive_sha256
+    )
+    if not same_source or opts.add_modules or opts.remove_modules:
+        return False
+    if values_hash(current) != state.values_hash:
+        return False
+    return not (opts.restore_missing and any(sha256_file(vault / p) is None for p in state.files))
+
+
+def _plan(
+    prep: Prepared,
+    state: State,
+    current: dict[str, Any],
+    opts: UpdateOptions,
+    ui: UI,
+    result: UpdateResult,
+    vault: Path,
+) -> None:
+    values = _values(prep, state, current, opts, ui, result)
+    modules = _modules(prep, state, opts, ui)
+    result.modules_before, result.modules_after = dict(state.modules), modules
+    production = _render(prep, values, modules, state.install_date)
+    migrations = _migrations(prep, state, result)
+    renames = rename_map(state.files, migrations)
+    deselected = frozenset(
+        m for m, v in state.modules.items() if v == "included" and modules.get(m) != "included"
+    )
+    disk = _Disk(vault, set(state.files) | set(production.outputs))
+    base = BaseRenderer.from_vault(vault, state)
+    inputs = UpdateInputs(
+        old=state.files,
+        outputs=production.outputs,
+        disk=disk,
+        base=base.render,
+        content=prep.shard.content,
+        shard_label=f"shard {prep.version}",
+        renames=renames,
+        deselected=deselected,
+        on_conflict=opts.on_conflict or "keep",
+        style=opts.style,
+        restore_missing=opts.restore_missing,
+    )
+    actions = plan_update(inputs)
+    user_moves = _user_moves(vault, state, migrations, set(production.outputs))
+    actions.extend(_user_move_actions(vault, user_moves))
+    all_moves = {**renames, **user_moves}
+    tracked = set(state.files) | set(production.outputs)
+    _rewrite_links(vault, actions, all_moves, tracked)
+    _decide(actions, opts, ui)
+    result.actions = actions
+    result.values_rewrite = values != current
+    _new_state(prep, state, values, modules, actions)
+
+
+def _new_state(
+    prep: Prepared, state: State, values: dict[str, Any], modules: dict[str, str], actions: list[FileAction]
+) -> None:
+    """Turn ``state`` into the state after the update (applied last)."""
+    files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
+    state.version = prep.version
+    state.resolved_commit = prep.fetched.resolved.commit
+    state.archive_sha256 = prep.fetched.archive_sha256
+    state.updated_at = now_iso()
+    state.values = values
+    state.values_hash = values_hash(values)
+    state.modules = modules
+    state.files = {p: r for p, r in files.items() if r is not None}
+
+
+def _apply_and_hooks(
+    prep: Prepared, state: State, opts: UpdateOptions, ui: UI, result: UpdateResult, vault: Path
+) -> None:
+    previous = result.from_version
+    old_fingerprint = state.hooks.get("bootstrap_fingerprint")
+    ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values)
+    Transaction(vault, "update").run(ops, progress=ui.progress("Updating", len(ops)))
+    changed = bool(result.changed()) or previous != state.version
+    slots = update_slots(prep.shard.manifest, changed=changed, recorded_fingerprint=old_fingerprint)
+    if not slots or opts.no_hooks:
+        return
+    if (
+        prep.remote
+        and not opts.trust
+        and not (ui.interactive and ui.confirm("Run the shard's hook scripts?", default=False))
+    ):
+        result.warnings.append("Hooks from a remote source were not run; pass --trust to run them.")
+        return
+    new_files = sorted(a.path for a in result.actions if a.action in ("add", "restore"))
+    removed = sorted(a.path for a in result.actions if a.outcome.delete and a.action != "moved")
+    run = run_slots(
+        slots,
+        shard_root=prep.shard.root,
+        vault_root=vault,
+        state=state,
+        values_are_defaults=values_are_defaults(prep.shard.schema, state.values),
+        timeout_ms=prep.shard.manifest.hooks.timeout_ms,
+        extra={"previous_version": previous, "new_files": new_files, "removed_files": removed},
+        additive_new_files=set(new_files),
+    )
+    result.hooks = run.results
+    result.restored_by_hook_guard = run.restored
+    for path in run.restored:
+        result.warnings.append(
+            f"post-update hook changed {path}, which this update did not add: restored (Invariant 3)"
+        )
+    bootstrap = prep.shard.manifest.hooks.bootstrap
+    if (
+        bootstrap is not None
+        and bootstrap.fingerprint
+        and any(h.slot == "bootstrap" and h.status != "skipped" for h in run.results)
+    ):
+        state.hooks["bootstrap_fingerprint"] = bootstrap.fingerprint
+    save_state(vault, state)
