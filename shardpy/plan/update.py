@@ -451,22 +451,17 @@ def plan_update(inp: UpdateInputs) -> list[FileAction]:
                 handled_old.add(old_path)
                 planner.both(path, inp.old[old_path], out, old_path)
     for path, rec in sorted(inp.old.items()):
-        if path in handled_old:
-            continue
-        if inp.renames.get(path) in planner_paths(planner):
-            # Moved: the old location is emptied as part of the move.
+        if path not in handled_old:
+            planner.removed(path, rec)
+        elif path not in inp.outputs:
+            # Moved by a migration: the move empties the old location.
+            present = inp.disk.hash(path) is not None
             planner.act(
                 path,
                 "moved",
                 f"moved to {inp.renames[path]}",
                 None,
                 rec,
-                {"apply": Outcome("remove old location", delete=inp.disk.hash(path) is not None)},
+                {"apply": Outcome("move away", delete=present)},
             )
-            continue
-        planner.removed(path, rec)
     return planner.actions
-
-
-def planner_paths(planner: _Planner) -> set[str]:
-    return {a.path for a in planner.actions if a.from_path is not None}

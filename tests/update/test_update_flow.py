@@ -1,0 +1,171 @@
+"""Update beyond the table: migrations, links, hooks, resolution, dry run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from tests.update.kit import Scenario
+from tests.update.test_table import NOTE_V1, base_files
+
+
+def tree(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def test_dry_run_and_json_write_nothing(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    sc.write("brain/Note.md", NOTE_V1.replace("beta", "beta (mine)"))
+    sc.shard("1.1.0", {**base_files(NOTE_V1.replace("alpha", "alpha 2")), "brain/New.md": "n\n"})
+    before = tree(sc.vault)
+    report = sc.update_json("--dry-run")
+    assert report["dry_run"] is True
+    assert {f["path"]: f["action"] for f in report["files"]} == {"brain/New.md": "add", "brain/Note.md": "merge"}
+    assert report["files"][1]["merge"]["auto_merged"] >= 1
+    text = sc.update("--dry-run").out
+    assert "Dry run" in text and "brain/New.md" in text
+    assert tree(sc.vault) == before
+
+
+def test_rename_migration_keeps_edits_and_rewrites_links(sc: Scenario) -> None:
+    files = {**base_files(), ".claude/commands/standup.md": "# Standup\nsteps\n"}
+    sc.shard("1.0.0", files)
+    sc.install("--defaults")
+    sc.write("brain/Note.md", NOTE_V1.replace("alpha", "alpha (mine)"))
+    sc.write("journal/today.md", "see [[Note]] and [[Note|the note]] and [[brain/Note#Section B]]\n```\n[[Note]]\n```\n")
+    new_files = {
+        "brain/Renamed.md": NOTE_V1.replace("gamma", "gamma v2"),
+        "brain/Other.md": "other links [[Renamed]]\n",
+        "extra/x.md": "x\n",
+        ".claude/commands/daily-standup.md": "# Standup\nsteps\n",
+    }
+    migration = (
+        "version: 1.1.0\ndescription: rename\nrenames:\n"
+        "  - {from: brain/Note.md, to: brain/Renamed.md}\n"
+        "  - {from: .claude/commands/standup.md, to: .claude/commands/daily-standup.md}\n"
+    )
+    sc.shard("1.1.0", new_files, file_migrations={"1.1.0.yaml": migration})
+    report = sc.update_json("--yes")
+    assert not (sc.vault / "brain/Note.md").exists()
+    assert sc.read("brain/Renamed.md") == NOTE_V1.replace("alpha", "alpha (mine)").replace("gamma", "gamma v2")
+    assert sc.action(report, "brain/Renamed.md")["from"] == "brain/Note.md"
+    assert sc.read(".claude/commands/daily-standup.md") == "# Standup\nsteps\n"
+    assert not (sc.vault / ".claude/commands/standup.md").exists()
+    assert sc.read("journal/today.md") == (
+        "see [[Renamed]] and [[Renamed|the note]] and [[brain/Renamed#Section B]]\n```\n[[Note]]\n```\n"
+    )
+    assert sc.action(report, "journal/today.md")["links_rewritten"] == 3
+    assert sc.ownership("brain/Renamed.md") == "modified"
+    assert "brain/Note.md" not in sc.state()["files"]
+
+
+def test_ten_thousand_user_notes_untouched(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    notes = sc.vault / "notes"
+    notes.mkdir()
+    for i in range(10_000):
+        (notes / f"n{i}.md").write_text(f"note {i} [[Note]]\n")
+    stamp = 1_000_000_000
+    for p in notes.iterdir():
+        os.utime(p, (stamp, stamp))
+    sc.write("brain/Note.md", NOTE_V1.replace("gamma", "mine"))
+    sc.shard("1.1.0", base_files(NOTE_V1.replace("alpha", "alpha 2")))
+    sc.update("--yes")
+    for i, p in enumerate(sorted(notes.iterdir())):
+        st = p.stat()
+        assert st.st_mtime == stamp and st.st_atime == stamp, p
+    assert all(p.read_text().startswith("note ") for p in notes.iterdir())
+    assert sc.read("brain/Note.md") == NOTE_V1.replace("alpha", "alpha 2").replace("gamma", "mine")
+
+
+def test_value_migrations_and_new_values(sc: Scenario) -> None:
+    values_v1 = {"name": {"type": "string", "default": "", "group": "setup"}}
+    sc.shard("1.0.0", {**base_files(), "who.md.njk": "{{ name }}\n"}, values=values_v1)
+    sc.install("--defaults")
+    sc.write("shard-values.yaml", "# my comment\nname: Jane  # inline\n")
+    values_v2 = {
+        "user_name": {"type": "string", "default": "", "group": "setup"},
+        "org": {"type": "string", "default": "Independent", "group": "setup"},
+    }
+    migrations = [{"from_version": "1.1.0", "changes": [{"type": "rename", "old": "name", "new": "user_name"}]}]
+    sc.shard("1.1.0", {**base_files(), "who.md.njk": "{{ user_name }} @ {{ org }}\n"}, values=values_v2, migrations=migrations)
+    report = sc.update_json("--yes")
+    assert report["values"]["asked"] == ["org"]
+    assert sc.read("who.md") == "Jane @ Independent\n"
+    text = sc.read("shard-values.yaml")
+    assert "# my comment" in text and "user_name: Jane" in text and "org: Independent" in text
+
+
+def test_post_update_hook_is_additive_only(sc: Scenario) -> None:
+    hook = (
+        "import json, os, pathlib\n"
+        "ctx = json.load(open(os.environ['SHARDPY_HOOK_CONTEXT']))\n"
+        "pathlib.Path('brain/Other.md').write_text('clobbered\\n')\n"
+        "for p in ctx['new_files']:\n"
+        "    pathlib.Path(p).write_text(pathlib.Path(p).read_text() + 'hooked\\n')\n"
+        "pathlib.Path('hook-log.json').write_text(json.dumps(ctx))\n"
+    )
+    files = {**base_files(), ".shardmind/hooks/post_update.py": hook}
+    sc.shard("1.0.0", files, hooks={"post-update": ".shardmind/hooks/post_update.py"})
+    sc.install("--defaults")
+    sc.shard("1.1.0", {**files, "brain/New.md": "new\n"}, hooks={"post-update": ".shardmind/hooks/post_update.py"})
+    report = sc.update_json("--yes")
+    assert report["hooks"][0]["status"] == "ok"
+    assert sc.read("brain/Other.md") == "other\n"
+    assert report["hook_changes_restored"] == ["brain/Other.md"]
+    assert sc.read("brain/New.md") == "new\nhooked\n"
+    ctx = json.loads(sc.read("hook-log.json"))
+    assert ctx["previous_version"] == "1.0.0" and ctx["new_files"] == ["brain/New.md"]
+    assert sc.ownership("brain/New.md") == "managed"
+
+
+def test_bootstrap_reruns_when_fingerprint_changes(sc: Scenario) -> None:
+    hook = "import pathlib\np = pathlib.Path('boot.log')\np.write_text((p.read_text() if p.exists() else '') + 'run\\n')\n"
+    files = {**base_files(), ".shardmind/hooks/boot.py": hook}
+    sc.shard("1.0.0", files, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "a"}})
+    sc.install("--defaults")
+    assert sc.read("boot.log") == "run\n"
+    sc.shard("1.1.0", {**files, "brain/x.md": "x\n"}, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "a"}})
+    sc.update("--yes")
+    assert sc.read("boot.log") == "run\n"
+    sc.shard("1.2.0", files, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "b"}})
+    sc.update("--yes")
+    assert sc.read("boot.log") == "run\nrun\n"
+
+
+def test_not_in_vault_and_identity_change(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    run = sc.cli("update", "--json", cwd=sc.root)
+    assert run.code == 1 and run.json()["error"]["code"] == "VAULT_NOT_FOUND"
+    sc.install("--defaults")
+    sc.shard("1.1.0", base_files(), name="other")
+    run = sc.update("--json", ok=False)
+    assert run.code == 1 and run.json()["error"]["code"] == "UPDATE_SOURCE_CHANGED"
+
+
+def test_release_flag_refused_for_directory_source(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    run = sc.update("--json", "--release", "2.0.0", ok=False)
+    assert run.json()["error"]["code"] == "UPDATE_NO_RELEASES"
+
+
+def test_read_only_target_rolls_back(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    sc.shard("1.1.0", {"brain/Note.md": NOTE_V1 + "more\n", "brain/Other.md": "other 2\n", "extra/x.md": "x 2\n"})
+    (sc.vault / "extra/x.md").chmod(0o444)
+    before = tree(sc.vault)
+    run = sc.update("--json", "--yes", ok=False)
+    assert run.code == 1 and run.json()["error"]["code"] == "PATH_READ_ONLY"
+    after = tree(sc.vault)
+    assert after == before
+    assert not (sc.vault / ".shardmind/journal.json").exists()
