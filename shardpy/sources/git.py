@@ -55,12 +55,15 @@ def _env() -> dict[str, str]:
 
 
 def _summary(stderr: str) -> str:
+    """git's own diagnosis: its fatal/error lines, else its last words."""
     lines = [
         line.strip()
         for line in stderr.splitlines()
         if line.strip() and not line.lstrip().lower().startswith(("hint:", "warning: redirecting"))
     ]
-    return " / ".join(lines[-3:]) if lines else "no details"
+    errors = [line for line in lines if line.lower().startswith(("fatal:", "error:"))]
+    chosen = errors[:2] if errors else lines[-3:]
+    return " / ".join(chosen) if chosen else "no details"
 
 
 def run_git(args: list[str], *, what: str, location: str, cwd: Path | None = None) -> str:
@@ -129,7 +132,12 @@ class RemoteRefs:
 
 
 def ls_remote(location: str) -> RemoteRefs:
-    out = run_git(["ls-remote", location], what="Listing refs of", location=location)
+    # Patterns keep GitHub's thousands of refs/pull/* out of the answer.
+    out = run_git(
+        ["ls-remote", location, "HEAD", "refs/heads/*", "refs/tags/*"],
+        what="Listing refs of",
+        location=location,
+    )
     refs = RemoteRefs()
     for line in out.splitlines():
         sha, _, name = line.partition("\t")

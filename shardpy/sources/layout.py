@@ -79,7 +79,7 @@ def find_shard_root(source_root: Path, subdir: str | None) -> Path:
 
 
 def _explicit_root(source_root: Path, subdir: str) -> Path:
-    rel = PurePosixPath(subdir.strip("/"))
+    rel = PurePosixPath(subdir.rstrip("/"))
     if (
         not subdir.strip("/")
         or rel.is_absolute()
