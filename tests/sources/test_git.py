@@ -144,9 +144,17 @@ def test_missing_repository_is_a_typed_error(tmp_path: Path, scratch: Path) -> N
     spec = parse_source(f"git+{gone}", cwd=tmp_path)
     with pytest.raises(ShardpyError) as err:
         resolve(spec)
-    assert err.value.code in ("SOURCE_NOT_FOUND", "SOURCE_GIT_FAILED")
+    assert err.value.code == "SOURCE_NOT_FOUND"
     assert str(gone) in err.value.message
+    assert "does not appear to be a git repository" in err.value.message  # git's own words
     assert list(scratch.iterdir()) == []
+
+
+def test_git_not_installed(repo_spec: SourceSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(ShardpyError) as err:
+        resolve(repo_spec)
+    assert err.value.code == "SOURCE_GIT_NOT_INSTALLED"
 
 
 def test_unreachable_remote(refused_port: int, scratch: Path) -> None:
