@@ -170,7 +170,9 @@ class StubGitHub:
         self.registry: dict[str, Any] = {"shards": {}}
         self.files: dict[str, bytes] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def base(self) -> str:
