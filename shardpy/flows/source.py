@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.shard.loader import Shard, load_shard
-from shardpy.sources import Fetched, ProgressFn, SourceSpec, fetch, parse_source, resolve
-from shardpy.sources.layout import find_shard_root
+from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
 
 
 @dataclass
@@ -30,8 +29,7 @@ class Prepared:
 def bundled_spec() -> SourceSpec:
     from shardpy.bundled import BUNDLED_SUBDIR, bundled_source_root
 
-    root = bundled_source_root()
-    return SourceSpec("bundled", str(root), None, None, BUNDLED_SUBDIR, "(bundled)")
+    return bundled_source(bundled_source_root(), subdir=BUNDLED_SUBDIR)
 
 
 def spec_for(text: str | None, *, cwd: Path) -> SourceSpec:
@@ -46,7 +44,6 @@ def prepared(
     resolved = resolve(spec, include_prerelease=include_prerelease)
     fetched = fetch(resolved, progress=progress)
     try:
-        shard_root = find_shard_root(fetched.root, fetched.subdir)
-        yield Prepared(spec, fetched, load_shard(fetched.root, shard_root))
+        yield Prepared(spec, fetched, load_shard(fetched.root, fetched.shard_root()))
     finally:
         fetched.cleanup()

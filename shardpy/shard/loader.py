@@ -10,6 +10,7 @@ from shardpy.shard.content import VAULT_MANIFEST, ContentRules, parse_content_ru
 from shardpy.shard.manifest import Manifest, load_manifest
 from shardpy.shard.schema import Schema, load_schema
 from shardpy.shard.walk import SourceFile, walk_shard
+from shardpy.sources.layout import migrations_dir
 
 MANIFEST_PATH = ".shardmind/shard.yaml"
 SCHEMA_PATH = ".shardmind/shard-schema.yaml"
@@ -30,17 +31,6 @@ class Shard:
 
     def hook_script(self, script: str) -> Path:
         return self.root / script
-
-
-def _nearest_migrations(source_root: Path, shard_root: Path) -> Path | None:
-    current = shard_root
-    while True:
-        candidate = current / "migrations"
-        if candidate.is_dir() and not candidate.is_symlink():
-            return candidate
-        if current == source_root or current == current.parent:
-            return None
-        current = current.parent
 
 
 def load_shard(source_root: Path, shard_root: Path) -> Shard:
@@ -64,7 +54,7 @@ def load_shard(source_root: Path, shard_root: Path) -> Shard:
         schema=schema,
         files=files,
         content=content,
-        migrations_dir=_nearest_migrations(source_root, shard_root),
+        migrations_dir=migrations_dir(source_root, shard_root),
     )
 
 

@@ -95,10 +95,12 @@ def _read_ignore(path: Path) -> list[str] | None:
 
 
 def _ancestor_rules(source_root: Path, shard_root: Path) -> IgnoreRules:
+    from shardpy.sources.layout import ignore_chain
+
     rules = IgnoreRules()
-    rel = shard_root.relative_to(source_root)
-    chain = [source_root] + [source_root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
-    for directory in chain[:-1]:  # the shard root's own file is added by the walk
+    for directory in ignore_chain(source_root, shard_root)[
+        :-1
+    ]:  # the shard root's own file is added by the walk
         lines = _read_ignore(directory / IGNORE_FILE)
         if lines is not None:
             prefix = shard_root.relative_to(directory).as_posix() + "/"

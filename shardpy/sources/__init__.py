@@ -1,77 +1,30 @@
-"""PLACEHOLDER (local directories only) until the sources branch lands."""
+"""Shard sources: parse what the user typed, resolve it, fetch a source tree.
 
-from __future__ import annotations
+    spec = parse_source("github:owner/repo@1.2.0", cwd=Path.cwd())
+    resolved = resolve(spec)                 # version, tag, commit
+    with fetch(resolved) as fetched:         # a directory; temp dirs removed on exit
+        shard_root = fetched.shard_root()
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Literal
+Importing this package is cheap: httpx is imported only when a download runs.
+"""
 
-from shardpy.errors import ShardpyError
+from shardpy.sources.fetch import fetch, list_releases, resolve
+from shardpy.sources.layout import find_shard_root, ignore_chain, migrations_dir
+from shardpy.sources.model import Fetched, ProgressFn, Release, Resolved
+from shardpy.sources.spec import SourceSpec, bundled_source, parse_source
 
-ProgressFn = Callable[[str, int, int | None], None]
-
-
-@dataclass(frozen=True)
-class SourceSpec:
-    kind: Literal["local", "git", "tarball", "github", "registry", "bundled"]
-    location: str
-    version: str | None
-    ref: str | None
-    subdir: str | None
-    raw: str
-
-    def display(self) -> str:
-        return self.location + (f"//{self.subdir}" if self.subdir else "")
-
-    def with_version(self, version: str | None, ref: str | None = None) -> SourceSpec:
-        return replace(self, version=version, ref=ref)
-
-
-@dataclass(frozen=True)
-class Release:
-    version: str | None
-    tag: str
-    prerelease: bool
-    commit: str | None
-
-
-@dataclass
-class Resolved:
-    spec: SourceSpec
-    version: str | None
-    tag: str | None
-    ref: str | None
-    commit: str | None
-
-
-@dataclass
-class Fetched:
-    resolved: Resolved
-    root: Path
-    subdir: str | None
-    archive_sha256: str | None
-    remote: bool
-
-    def cleanup(self) -> None:
-        return None
-
-
-def parse_source(text: str, *, cwd: Path) -> SourceSpec:
-    location, _, subdir = text.partition("//")
-    path = (cwd / location).resolve()
-    if not path.is_dir():
-        raise ShardpyError("SOURCE_NOT_FOUND", f"No such source: {text}", "Give a shard directory.")
-    return SourceSpec("local", str(path), None, None, subdir or None, text)
-
-
-def list_releases(spec: SourceSpec, *, progress: ProgressFn | None = None) -> list[Release]:
-    return []
-
-
-def resolve(spec: SourceSpec, *, include_prerelease: bool = False) -> Resolved:
-    return Resolved(spec, None, None, None, None)
-
-
-def fetch(resolved: Resolved, *, progress: ProgressFn | None = None) -> Fetched:
-    return Fetched(resolved, Path(resolved.spec.location), resolved.spec.subdir, None, remote=False)
+__all__ = [
+    "Fetched",
+    "ProgressFn",
+    "Release",
+    "Resolved",
+    "SourceSpec",
+    "bundled_source",
+    "fetch",
+    "find_shard_root",
+    "ignore_chain",
+    "list_releases",
+    "migrations_dir",
+    "parse_source",
+    "resolve",
+]

@@ -50,7 +50,9 @@ def test_modified_nothing_upstream_keeps_user_bytes(sc: Scenario) -> None:
     sc.write("brain/Note.md", mine)
     sc.shard("1.1.0", {**base_files(), "brain/Other.md": "other v2\n"})
     report = sc.update_json("--yes")
-    assert sc.action(report, "brain/Note.md") is None or sc.action(report, "brain/Note.md")["action"] == "keep"
+    assert (
+        sc.action(report, "brain/Note.md") is None or sc.action(report, "brain/Note.md")["action"] == "keep"
+    )
     assert sc.read("brain/Note.md") == mine
     assert sc.ownership("brain/Note.md") == "modified"
 
@@ -126,9 +128,9 @@ def test_user_additions_are_kept(sc: Scenario) -> None:
     sc.write("brain/Note.md", NOTE_V1.replace("## Section B\n", "## Section B\nmy added line\n"))
     sc.shard("1.1.0", base_files(NOTE_V1.replace("gamma", "gamma v2")))
     sc.update("--yes")
-    assert sc.read("brain/Note.md") == NOTE_V1.replace("## Section B\n", "## Section B\nmy added line\n").replace(
-        "gamma", "gamma v2"
-    )
+    assert sc.read("brain/Note.md") == NOTE_V1.replace(
+        "## Section B\n", "## Section B\nmy added line\n"
+    ).replace("gamma", "gamma v2")
 
 
 def test_both_appended_keeps_both_shard_first(sc: Scenario) -> None:
@@ -255,7 +257,12 @@ def test_binary_never_text_merged(sc: Scenario) -> None:
 
 def test_user_content_root_never_overwritten_or_deleted(sc: Scenario) -> None:
     manifest = '{"user_content_roots": ["work/"], "infrastructure": ["brain/"]}\n'
-    files = {**base_files(), "vault-manifest.json": manifest, "work/Start.md": "start\n", "work/Old.md": "old\n"}
+    files = {
+        **base_files(),
+        "vault-manifest.json": manifest,
+        "work/Start.md": "start\n",
+        "work/Old.md": "old\n",
+    }
     sc.shard("1.0.0", files)
     sc.install("--defaults")
     sc.write("work/Start.md", "start, mine\n")
@@ -272,7 +279,10 @@ def test_frontmatter_tags_merge_both_sides(sc: Scenario) -> None:
     sc.shard("1.0.0", {**base_files(), "brain/Tagged.md": v1})
     sc.install("--defaults")
     sc.write("brain/Tagged.md", "---\ntitle: Note\ntags:\n  - a\n  - b\n  - mine\n---\n# Note\nbody\n")
-    sc.shard("1.1.0", {**base_files(), "brain/Tagged.md": "---\ntitle: Note\ntags:\n  - b\n  - shard\n---\n# Note\nbody\n"})
+    sc.shard(
+        "1.1.0",
+        {**base_files(), "brain/Tagged.md": "---\ntitle: Note\ntags:\n  - b\n  - shard\n---\n# Note\nbody\n"},
+    )
     sc.update("--yes")
     text = sc.read("brain/Tagged.md")
     fm = text.split("---\n")[1]
@@ -287,7 +297,9 @@ def test_utf8_byte_exact_and_crlf_kept(sc: Scenario) -> None:
     sc.write("brain/Intl.md", mine.encode("utf-8"))
     sc.shard("1.1.0", {**base_files(), "brain/Intl.md": v1.replace("line 3", "line 3 — über")})
     sc.update("--yes")
-    expected = v1.replace("line 1 🎉", "line 1 🎉 ñandú").replace("line 3", "line 3 — über").replace("\n", "\r\n")
+    expected = (
+        v1.replace("line 1 🎉", "line 1 🎉 ñandú").replace("line 3", "line 3 — über").replace("\n", "\r\n")
+    )
     assert sc.read_bytes("brain/Intl.md") == expected.encode("utf-8")
 
 
@@ -297,7 +309,9 @@ def test_edits_survive_three_updates_in_a_row(sc: Scenario) -> None:
     sc.write("brain/Note.md", NOTE_V1.replace("gamma", "gamma (mine)"))
     note = NOTE_V1
     for i, version in enumerate(["1.1.0", "1.2.0", "1.3.0"], 1):
-        note = note.replace("intro line", f"intro line v{i}") if i == 1 else note.replace(f"v{i - 1}", f"v{i}")
+        note = (
+            note.replace("intro line", f"intro line v{i}") if i == 1 else note.replace(f"v{i - 1}", f"v{i}")
+        )
         sc.shard(version, base_files(note))
         sc.update("--yes")
         assert sc.read("brain/Note.md") == note.replace("gamma", "gamma (mine)"), version

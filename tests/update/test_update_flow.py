@@ -27,7 +27,10 @@ def test_dry_run_and_json_write_nothing(sc: Scenario) -> None:
     before = tree(sc.vault)
     report = sc.update_json("--dry-run")
     assert report["dry_run"] is True
-    assert {f["path"]: f["action"] for f in report["files"]} == {"brain/New.md": "add", "brain/Note.md": "merge"}
+    assert {f["path"]: f["action"] for f in report["files"]} == {
+        "brain/New.md": "add",
+        "brain/Note.md": "merge",
+    }
     assert report["files"][1]["merge"]["auto_merged"] >= 1
     text = sc.update("--dry-run").out
     assert "Dry run" in text and "brain/New.md" in text
@@ -39,7 +42,10 @@ def test_rename_migration_keeps_edits_and_rewrites_links(sc: Scenario) -> None:
     sc.shard("1.0.0", files)
     sc.install("--defaults")
     sc.write("brain/Note.md", NOTE_V1.replace("alpha", "alpha (mine)"))
-    sc.write("journal/today.md", "see [[Note]] and [[Note|the note]] and [[brain/Note#Section B]]\n```\n[[Note]]\n```\n")
+    sc.write(
+        "journal/today.md",
+        "see [[Note]] and [[Note|the note]] and [[brain/Note#Section B]]\n```\n[[Note]]\n```\n",
+    )
     new_files = {
         "brain/Renamed.md": NOTE_V1.replace("gamma", "gamma v2"),
         "brain/Other.md": "other links [[Renamed]]\n",
@@ -54,7 +60,9 @@ def test_rename_migration_keeps_edits_and_rewrites_links(sc: Scenario) -> None:
     sc.shard("1.1.0", new_files, file_migrations={"1.1.0.yaml": migration})
     report = sc.update_json("--yes")
     assert not (sc.vault / "brain/Note.md").exists()
-    assert sc.read("brain/Renamed.md") == NOTE_V1.replace("alpha", "alpha (mine)").replace("gamma", "gamma v2")
+    assert sc.read("brain/Renamed.md") == NOTE_V1.replace("alpha", "alpha (mine)").replace(
+        "gamma", "gamma v2"
+    )
     assert sc.action(report, "brain/Renamed.md")["from"] == "brain/Note.md"
     assert sc.read(".claude/commands/daily-standup.md") == "# Standup\nsteps\n"
     assert not (sc.vault / ".claude/commands/standup.md").exists()
@@ -79,7 +87,7 @@ def test_ten_thousand_user_notes_untouched(sc: Scenario) -> None:
     sc.write("brain/Note.md", NOTE_V1.replace("gamma", "mine"))
     sc.shard("1.1.0", base_files(NOTE_V1.replace("alpha", "alpha 2")))
     sc.update("--yes")
-    for i, p in enumerate(sorted(notes.iterdir())):
+    for p in sorted(notes.iterdir()):
         st = p.stat()
         assert st.st_mtime == stamp and st.st_atime == stamp, p
     assert all(p.read_text().startswith("note ") for p in notes.iterdir())
@@ -95,8 +103,15 @@ def test_value_migrations_and_new_values(sc: Scenario) -> None:
         "user_name": {"type": "string", "default": "", "group": "setup"},
         "org": {"type": "string", "default": "Independent", "group": "setup"},
     }
-    migrations = [{"from_version": "1.1.0", "changes": [{"type": "rename", "old": "name", "new": "user_name"}]}]
-    sc.shard("1.1.0", {**base_files(), "who.md.njk": "{{ user_name }} @ {{ org }}\n"}, values=values_v2, migrations=migrations)
+    migrations = [
+        {"from_version": "1.1.0", "changes": [{"type": "rename", "old": "name", "new": "user_name"}]}
+    ]
+    sc.shard(
+        "1.1.0",
+        {**base_files(), "who.md.njk": "{{ user_name }} @ {{ org }}\n"},
+        values=values_v2,
+        migrations=migrations,
+    )
     report = sc.update_json("--yes")
     assert report["values"]["asked"] == ["org"]
     assert sc.read("who.md") == "Jane @ Independent\n"
@@ -116,7 +131,9 @@ def test_post_update_hook_is_additive_only(sc: Scenario) -> None:
     files = {**base_files(), ".shardmind/hooks/post_update.py": hook}
     sc.shard("1.0.0", files, hooks={"post-update": ".shardmind/hooks/post_update.py"})
     sc.install("--defaults")
-    sc.shard("1.1.0", {**files, "brain/New.md": "new\n"}, hooks={"post-update": ".shardmind/hooks/post_update.py"})
+    sc.shard(
+        "1.1.0", {**files, "brain/New.md": "new\n"}, hooks={"post-update": ".shardmind/hooks/post_update.py"}
+    )
     report = sc.update_json("--yes")
     assert report["hooks"][0]["status"] == "ok"
     assert sc.read("brain/Other.md") == "other\n"
@@ -128,12 +145,19 @@ def test_post_update_hook_is_additive_only(sc: Scenario) -> None:
 
 
 def test_bootstrap_reruns_when_fingerprint_changes(sc: Scenario) -> None:
-    hook = "import pathlib\np = pathlib.Path('boot.log')\np.write_text((p.read_text() if p.exists() else '') + 'run\\n')\n"
+    hook = (
+        "import pathlib\np = pathlib.Path('boot.log')\n"
+        "p.write_text((p.read_text() if p.exists() else '') + 'run\\n')\n"
+    )
     files = {**base_files(), ".shardmind/hooks/boot.py": hook}
     sc.shard("1.0.0", files, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "a"}})
     sc.install("--defaults")
     assert sc.read("boot.log") == "run\n"
-    sc.shard("1.1.0", {**files, "brain/x.md": "x\n"}, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "a"}})
+    sc.shard(
+        "1.1.0",
+        {**files, "brain/x.md": "x\n"},
+        hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "a"}},
+    )
     sc.update("--yes")
     assert sc.read("boot.log") == "run\n"
     sc.shard("1.2.0", files, hooks={"bootstrap": {"script": ".shardmind/hooks/boot.py", "fingerprint": "b"}})
@@ -161,7 +185,9 @@ def test_release_flag_refused_for_directory_source(sc: Scenario) -> None:
 def test_read_only_target_rolls_back(sc: Scenario) -> None:
     sc.shard("1.0.0", base_files())
     sc.install("--defaults")
-    sc.shard("1.1.0", {"brain/Note.md": NOTE_V1 + "more\n", "brain/Other.md": "other 2\n", "extra/x.md": "x 2\n"})
+    sc.shard(
+        "1.1.0", {"brain/Note.md": NOTE_V1 + "more\n", "brain/Other.md": "other 2\n", "extra/x.md": "x 2\n"}
+    )
     (sc.vault / "extra/x.md").chmod(0o444)
     before = tree(sc.vault)
     run = sc.update("--json", "--yes", ok=False)
