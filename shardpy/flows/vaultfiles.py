@@ -36,9 +36,10 @@ def record_for(out: Output, content: ContentRules) -> FileRecord:
 
 def cache_ops(shard: Shard, sources: set[str]) -> list[Op]:
     """Cached manifest, schema and the template sources of produced files."""
+    schema = shard.root / SCHEMA_PATH
     ops = [
         Op.write(layout.CACHED_MANIFEST, (shard.root / MANIFEST_PATH).read_bytes()),
-        Op.write(layout.CACHED_SCHEMA, (shard.root / SCHEMA_PATH).read_bytes()),
+        Op.write(layout.CACHED_SCHEMA, schema.read_bytes() if schema.is_file() else b"schema_version: 1\n"),
     ]
     ops.extend(Op.write(layout.template_cache_path(s), shard.read(s)) for s in sorted(sources))
     return ops

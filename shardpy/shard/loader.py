@@ -43,7 +43,9 @@ def load_shard(source_root: Path, shard_root: Path) -> Shard:
             path=MANIFEST_PATH,
         )
     manifest = load_manifest(shard_root / MANIFEST_PATH, display=MANIFEST_PATH)
-    schema = load_schema(shard_root / SCHEMA_PATH, display=SCHEMA_PATH)
+    # A shard with no values and no modules may leave the schema out.
+    schema_file = shard_root / SCHEMA_PATH
+    schema = load_schema(schema_file, display=SCHEMA_PATH) if schema_file.exists() else Schema()
     files = walk_shard(source_root, shard_root, schema)
     vault_manifest = next((f for f in files if f.output == VAULT_MANIFEST and not f.template), None)
     content = parse_content_rules((shard_root / vault_manifest.path).read_bytes() if vault_manifest else None)
