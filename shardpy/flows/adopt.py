@@ -1,0 +1,347 @@
+"""`shardpy adopt SOURCE`: bring an existing clone under management.
+
+values and modules → render the target → (merge mode) detect the release
+the vault came from and plan an update from it → decide per file by mode →
+apply in one transaction (backups first) → state, caches, values file →
+bootstrap and personalize hooks → re-hash.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.errors import ShardpyError
+from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.discover import Detected, detect_base
+from shardpy.flows.install import _hooks_allowed, _module_counts, _render
+from shardpy.flows.source import Prepared, prepared
+from shardpy.flows.update import _action_json, _Disk, _rewrite_links
+from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, state_op, values_file_op
+from shardpy.hooks.lifecycle import install_slots, run_slots
+from shardpy.hooks.runner import HookResult
+from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
+from shardpy.plan.update import FileAction, OnConflict
+from shardpy.shard.migrations import load_file_migrations, rename_map, select_migrations
+from shardpy.shard.values import values_are_defaults
+from shardpy.sources import ProgressFn, parse_source
+from shardpy.ui import UI
+from shardpy.vault import layout
+from shardpy.vault.lock import vault_lock
+from shardpy.vault.state import State, values_hash
+
+
+@dataclass
+class AdoptOptions:
+    source: str
+    dest: Path | None = None
+    values_file: Path | None = None
+    defaults: bool = False
+    yes: bool = False
+    mode: Mode | None = None
+    from_version: str | None = None
+    on_conflict: OnConflict | None = None
+    dry_run: bool = False
+    no_hooks: bool = False
+    trust: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class AdoptResult:
+    vault: Path
+    shard: str
+    version: str
+    mode: str
+    dry_run: bool
+    actions: list[FileAction] = field(default_factory=list)
+    detected: str | None = None
+    detected_matched: int = 0
+    detected_produced: int = 0
+    detection_scores: dict[str, int] = field(default_factory=dict)
+    left_alone: int = 0
+    hooks: list[HookResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    recovery: RecoveryReport | None = None
+
+    def summary(self) -> dict[str, int]:
+        out = {
+            "matched": 0,
+            "kept": 0,
+            "replaced": 0,
+            "merged": 0,
+            "conflicted": 0,
+            "installed": 0,
+            "missing": 0,
+        }
+        for a in self.actions:
+            if a.action == "unchanged":
+                out["matched"] += 1
+            elif a.action in ("add", "restore"):
+                out["installed"] += 1
+            elif a.action == "missing":
+                out["missing"] += 1
+            elif a.action == "conflict":
+                out["conflicted"] += 1
+            elif a.action == "merge":
+                out["merged"] += 1
+            elif a.outcome.write is not None and a.action in ("differs", "update"):
+                out["replaced"] += 1
+            elif a.action in ("differs", "keep", "volatile"):
+                out["kept"] += 1
+        out["left_alone"] = self.left_alone
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "adopt",
+            "vault": str(self.vault),
+            "shard": self.shard,
+            "version": self.version,
+            "mode": self.mode,
+            "dry_run": self.dry_run,
+            "detected_version": self.detected,
+            "detected_matched": self.detected_matched,
+            "detected_produced": self.detected_produced,
+            "detection_scores": self.detection_scores,
+            "summary": self.summary(),
+            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "hooks": [h.to_json() for h in self.hooks],
+            "warnings": self.warnings,
+            "recovered": None if self.recovery is None else self.recovery.__dict__,
+        }
+
+
+def _refuse(vault: Path) -> None:
+    if (vault / layout.STATE).exists():
+        raise ShardpyError(
+            "ADOPT_ALREADY_MANAGED",
+            f"{vault} is already a shardpy vault",
+            "Run `shardpy update` to upgrade it.",
+        )
+    if (vault / layout.VALUES_FILE).exists():
+        raise ShardpyError(
+            "ADOPT_STRAY_VALUES",
+            f"{layout.VALUES_FILE} exists but there is no .shardmind/state.json",
+            "This vault was managed before and lost its sidecar. Restore .shardmind/ from a backup "
+            f"or version control, or move {layout.VALUES_FILE} away (pass it with --values) to adopt afresh.",
+        )
+
+
+def _mode(opts: AdoptOptions, ui: UI) -> Mode:
+    if opts.mode is not None:
+        return opts.mode
+    if opts.yes or opts.defaults or not ui.interactive:
+        return "keep-mine"
+    return "ask"
+
+
+def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> AdoptResult:
+    vault = Path(os.path.abspath(opts.dest if opts.dest is not None else opts.cwd))
+    if not vault.is_dir():
+        raise ShardpyError(
+            "ADOPT_NOT_A_DIRECTORY", f"{vault} is not a directory", "Run adopt inside your vault."
+        )
+    recovery = None
+    if pending_journal(vault) is not None:
+        with vault_lock(vault, command="adopt"):
+            recovery = recover(vault)
+    _refuse(vault)
+    mode = _mode(opts, ui)
+    spec = parse_source(opts.source, cwd=opts.cwd)
+    with prepared(spec, progress=progress) as prep:
+        result = AdoptResult(
+            vault, prep.shard.manifest.identity, prep.version, mode, opts.dry_run, recovery=recovery
+        )
+        values, modules = _answers(prep, opts, ui)
+        install_date = now_iso()
+        production = _render(prep, values, modules, install_date)
+        disk = _Disk(vault, set(production.outputs))
+        actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
+        _decide(actions, mode, opts, ui)
+        result.actions = actions
+        result.left_alone = _count_user_files(
+            vault, {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
+        )
+        if opts.dry_run:
+            return result
+        state = _state(prep, values, modules, install_date, actions)
+        ops = _ops(prep, vault, actions, state)
+        with vault_lock(vault, command="adopt"):
+            _refuse(vault)
+            Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))
+        defaults = values_are_defaults(prep.shard.schema, values)
+        slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
+        from shardpy.flows.install import InstallOptions
+
+        hook_opts = InstallOptions(dest=vault, no_hooks=opts.no_hooks, trust=opts.trust)
+        if _hooks_allowed(prep, hook_opts, slots, ui, result.warnings):
+            run = run_slots(
+                slots,
+                shard_root=prep.shard.root,
+                vault_root=vault,
+                state=state,
+                values_are_defaults=defaults,
+                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
+            )
+            result.hooks = run.results
+            save_state(vault, state)
+        return result
+
+
+def _answers(prep: Prepared, opts: AdoptOptions, ui: UI) -> tuple[dict[str, Any], dict[str, str]]:
+    schema = prep.shard.schema
+    use_defaults = opts.defaults or opts.yes
+    values = collect_values(
+        schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
+    )
+    modules = select_modules(schema, excluded=[], counts=_module_counts(prep), review=not use_defaults, ui=ui)
+    return values, modules
+
+
+def _plan(
+    prep: Prepared,
+    vault: Path,
+    disk: _Disk,
+    values: dict[str, Any],
+    modules: dict[str, str],
+    outputs: dict[str, Any],
+    mode: Mode,
+    opts: AdoptOptions,
+    result: AdoptResult,
+) -> list[FileAction]:
+    detected: Detected | None = None
+    if mode in ("merge", "ask") or opts.from_version is not None:
+        detected = detect_base(
+            prep, vault, disk, values, modules, from_version=opts.from_version, warnings=result.warnings
+        )
+        if detected is None:
+            result.warnings.append(
+                "No earlier release matched this vault: differing files are decided without a merge base."
+            )
+    if detected is None:
+        return plan_without_base(
+            outputs, disk, prep.shard.content, "use-shard" if mode == "use-shard" else "keep-mine"
+        )
+    result.detected, result.detected_matched, result.detected_produced = (
+        detected.version,
+        detected.matched,
+        detected.produced,
+    )
+    result.detection_scores = detected.scores
+    migrations = select_migrations(
+        load_file_migrations(prep.shard.migrations_dir), detected.version, prep.version
+    )
+    renames = rename_map(detected.base, migrations)
+    actions = plan_with_base(
+        outputs,
+        detected.base,
+        disk,
+        prep.shard.content,
+        shard_label=f"shard {prep.version}",
+        renames=renames,
+        on_conflict=opts.on_conflict or "keep",
+    )
+    actions = [_for_mode(a, mode) for a in actions]
+    if renames:
+        tracked = set(outputs) | set(detected.base)
+        _rewrite_links(vault, actions, renames, tracked)
+    return actions
+
+
+def _for_mode(action: FileAction, mode: Mode) -> FileAction:
+    """An update planned from the detected base, seen through the mode."""
+    if action.action in ("delete", "orphan", "gone"):
+        # Files the shard stopped producing are left alone by adopt.
+        return replace(
+            action,
+            action="left",
+            outcomes={"apply": replace(action.outcome, delete=False, record=None)},
+            choice="apply",
+            question=None,
+        )
+    if (
+        mode == "use-shard"
+        and action.action in ("merge", "conflict", "keep")
+        and action.content_class != "user_content"
+    ):
+        theirs = action.outcomes.get("theirs")
+        if theirs is not None:
+            return replace(action, choice="theirs")
+    if mode == "keep-mine" and action.action in ("merge", "conflict") and "keep" in action.outcomes:
+        return replace(action, choice="keep")
+    return action
+
+
+def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI) -> None:
+    if mode != "ask" or not ui.interactive or opts.yes:
+        return
+    for action in actions:
+        if action.question is None:
+            continue
+        choices = [(k, v.label) for k, v in action.outcomes.items()]
+        if action.merge is not None and action.merge.has_conflicts:
+            ui.show_conflict(action.path, action.merge.describe_conflicts())
+        action.choice = ui.choose(action.question, choices, default=action.choice)
+
+
+def _count_user_files(vault: Path, produced: set[str]) -> int:
+    count = 0
+    skip = {".git", ".shardmind", ".obsidian", ".trash"}
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if d not in skip]
+        rel = os.path.relpath(dirpath, vault)
+        for name in filenames:
+            path = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
+            if path not in produced:
+                count += 1
+    return count
+
+
+def _state(
+    prep: Prepared,
+    values: dict[str, Any],
+    modules: dict[str, str],
+    install_date: str,
+    actions: list[FileAction],
+) -> State:
+    fetched = prep.fetched
+    hooks = prep.shard.manifest.hooks
+    return State(
+        shard=prep.shard.manifest.identity,
+        version=prep.version,
+        source=prep.spec.display(),
+        source_kind=prep.spec.kind,
+        install_date=install_date,
+        installed_at=install_date,
+        updated_at=install_date,
+        values_hash=values_hash(values),
+        values=values,
+        modules=modules,
+        files={a.path: a.outcome.record for a in actions if a.outcome.record is not None},
+        ref=fetched.resolved.ref,
+        resolved_commit=fetched.resolved.commit,
+        archive_sha256=fetched.archive_sha256,
+        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
+        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
+        else {},
+    )
+
+
+def _ops(prep: Prepared, vault: Path, actions: list[FileAction], state: State) -> list[Op]:
+    ops: list[Op] = []
+    for a in actions:
+        out = a.outcome
+        if out.write is not None:
+            ops.append(Op.write(a.path, out.write))
+        if out.delete:
+            ops.append(Op.delete(a.path))
+        if out.pin_base is not None:
+            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+    ops.append(values_file_op(prep.shard, state.values, None))
+    ops.extend(cache_ops(prep.shard, {rec.template for rec in state.files.values()}))
+    ops.append(state_op(state))
+    return ops
