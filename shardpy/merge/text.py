@@ -148,6 +148,23 @@ def merge3(
     style: Style = "merge",
 ) -> TextMerge:
     """Three-way merge LF-normalised texts; see the module docstring for the rules."""
+    return merge3_git(base, user, shard, shard_label=shard_label, style=style, both_added=True)
+
+
+def merge3_git(
+    base: str,
+    user: str,
+    shard: str,
+    *,
+    shard_label: str = "shard",
+    style: Style = "merge",
+    both_added: bool = False,
+) -> TextMerge:
+    """``merge3`` with the both-added rule optional: without it, exactly ``git merge-file``.
+
+    Exists so tests (and anyone wanting plain git semantics) can check the
+    engine against git on every input, conflicts included.
+    """
     if style not in ("merge", "diff3"):
         raise ValueError(f"unknown merge style {style!r}")
     label = " ".join(shard_label.split()) or "shard"
@@ -170,6 +187,9 @@ def merge3(
         _copy(out, u_lines, 0, len(u_lines), u_changed)
     else:
         regions = _combine(x1, x2, len(b_lines), len(u_lines), len(s_lines), uc, sc)
+        if not both_added:
+            for m in regions:
+                m.both = False
         if style == "merge":
             regions = _refine(regions, uc, sc, only_both=False)
             regions = _mark_both(regions)

@@ -53,7 +53,8 @@ class GitRef:
             args.append("--diff3")
         args += ["-L", "yours", "-L", "base", "-L", label, "user.txt", "base.txt", "shard.txt"]
         proc = subprocess.run(args, cwd=self.dir, env=self.env, capture_output=True, check=False)
-        if proc.returncode < 0 or proc.returncode >= 127:
+        # The exit code is the number of conflicts, capped at 127; errors are negative.
+        if proc.returncode < 0 or proc.returncode > 127 or proc.stderr.startswith(b"error"):
             raise RuntimeError(proc.stderr.decode(errors="replace"))
         return proc.stdout.decode("utf-8"), proc.returncode
 

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shardpy.merge.document import diff_stats, is_binary, merge_document, unified_diff
-from shardpy.merge.frontmatter import KeyConflict
+from shardpy.merge.frontmatter import KeyConflict, split_frontmatter
 from shardpy.merge.text import MergeStats, merge3
 from tests.merge.gitref import GitRef
-from tests.merge.strategies import edited, join, texts
+from tests.merge.strategies import edited, join, texts, triples
 
 BODY = "# Title\n\nintro\n\n## Part\n\nalpha\nbeta\ngamma\ndelta\n"
 
@@ -216,3 +216,20 @@ def test_unified_diff_agrees_with_git_on_random_edits(gitref: GitRef, data: st.D
     ours = unified_diff(old.encode(), new.encode(), context=context)
     theirs = gitref.diff(old, new, context=context)
     assert (ours.split("\n", 2)[2] if ours else "").encode() == theirs
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(triples())
+def test_crlf_and_bom_users_get_the_same_merge_in_their_encoding(abc: tuple[str, str, str]) -> None:
+    base, user, shard = (t.replace("\r", "") for t in abc)
+    plain = merge_document(base.encode(), user.encode(), shard.encode(), shard_label="s")
+    if not any(split_frontmatter(t)[0] for t in (base, user, shard)):
+        # Without frontmatter the document merge is the text merge, byte for byte.
+        assert plain.data == merge3(base, user, shard, shard_label="s").text.encode()
+    crlf_user = user.replace("\n", "\r\n").encode()
+    crlf = merge_document(base.encode(), crlf_user, shard.encode(), shard_label="s")
+    if "\n" in user:
+        assert crlf.data == plain.data.replace(b"\n", b"\r\n")
+    bom = merge_document(base.encode(), b"\xef\xbb\xbf" + user.encode(), shard.encode(), shard_label="s")
+    assert bom.data == b"\xef\xbb\xbf" + plain.data
+    assert crlf.kind == bom.kind == plain.kind

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from shardpy.merge.text import merge3
+from shardpy.merge.text import merge3, merge3_git
 from shardpy.merge.xdiff import Classifier, changed_flags, split_lines
 from tests.merge.gitref import GitRef
 from tests.merge.strategies import edited, join, texts, triples
@@ -95,3 +98,54 @@ def test_agrees_with_git_merge_file(gitref: GitRef, abc: tuple[str, str, str]) -
             event(f"{style}: both-added applied")
             # What stays a conflict always replaced or deleted base lines.
             assert all(c.base for c in result.conflicts)
+        # Without the both-added rule the engine is git, conflicts included.
+        plain = merge3_git(base, user, shard, style=style, shard_label="shard 1.2.0")  # type: ignore[arg-type]
+        assert plain.text == expected
+        assert len(plain.conflicts) == git_conflicts
+
+
+def _note(rng: random.Random, size: int) -> list[str]:
+    words = ["alpha", "beta", "gamma", "delta", "note", "task", "idea", "link"]
+    pool = ["\n", "---\n", "- [ ] todo\n", "}\n"]
+    return [
+        rng.choice(pool) if rng.random() < 0.3 else " ".join(rng.choices(words, k=rng.randint(1, 4))) + "\n"
+        for _ in range(size)
+    ]
+
+
+def _edit(rng: random.Random, lines: list[str], count: int, tag: str) -> list[str]:
+    out = list(lines)
+    for n in range(count):
+        k = rng.randrange(len(out))
+        roll = rng.random()
+        if roll < 0.4:
+            out[k] = f"{tag} {n}\n"
+        elif roll < 0.7:
+            out.insert(k, f"{tag} {n}\n" if rng.random() < 0.7 else rng.choice(lines))
+        else:
+            del out[k]
+    return out
+
+
+def _check_large(gitref: GitRef, seed: int, size: int, edits: int) -> None:
+    rng = random.Random(seed)
+    lines = _note(rng, size)
+    base = "".join(lines)
+    user = "".join(_edit(rng, lines, edits, "user"))
+    shard = "".join(_edit(rng, lines, edits, "shard"))
+    for style in ("merge", "diff3"):
+        expected, conflicts = gitref.merge_file(base, user, shard, style=style)  # type: ignore[arg-type]
+        plain = merge3_git(base, user, shard, style=style)  # type: ignore[arg-type]
+        assert plain.text == expected
+        assert min(len(plain.conflicts), 127) == conflicts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_agrees_with_git_on_long_notes(gitref: GitRef, seed: int) -> None:
+    _check_large(gitref, seed, size=2000, edits=60)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_agrees_with_git_on_1mb_notes(gitref: GitRef, seed: int) -> None:
+    _check_large(gitref, seed, size=40_000, edits=1500)
