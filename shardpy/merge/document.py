@@ -31,8 +31,8 @@ the disk.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from shardpy.merge.frontmatter import KeyConflict, merge_frontmatter, split_frontmatter
 from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
@@ -90,6 +90,26 @@ class DocumentMerge:
             last = min(len(lines), c.output_end + context_lines)
             out.append("\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(first, last + 1)))
         return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (no file content beyond conflicting lines) for ``--json`` reports."""
+        return {
+            "kind": self.kind,
+            "has_conflicts": self.has_conflicts,
+            "stats": asdict(self.stats),
+            "conflicts": [
+                {
+                    "line": c.output_line,
+                    "end_line": c.output_end,
+                    "user": list(c.user),
+                    "shard": list(c.shard),
+                }
+                for c in self.conflicts
+            ],
+            "both_added": [{"line": b.output_line, "lines": b.output_count} for b in self.both_added],
+            "frontmatter_conflicts": [c.to_dict() for c in self.frontmatter_conflicts],
+            "frontmatter_fallback": self.frontmatter_fallback,
+        }
 
     def describe_conflicts(self, context_lines: int = 3) -> list[str]:
         """Frontmatter key conflicts (one line each), then the text conflict excerpts."""

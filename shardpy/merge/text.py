@@ -34,6 +34,8 @@ This runs after git's refinement and before git joins nearby conflicts, so
 a both-added stretch never swallows a neighbouring line into a duplicate.
 Each such stretch is reported as a :class:`BothAdded` region. Every other
 region git calls a conflict stays a conflict, exactly as git writes it.
+:func:`merge3_git` is the same engine with this rule off, i.e. plain
+``git merge-file`` (used to check the engine against git on any input).
 
 Statistics count output lines, markers excluded: ``unchanged`` lines equal
 to the base, ``auto_merged`` lines of a non-conflicting change from either
@@ -49,7 +51,7 @@ from typing import Literal
 
 from shardpy.merge.xdiff import Change, Classifier, diff, diff_with_flags, split_lines
 
-__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "TextMerge", "merge3"]
+__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"]
 
 Style = Literal["merge", "diff3"]
 

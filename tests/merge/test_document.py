@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -233,3 +235,16 @@ def test_crlf_and_bom_users_get_the_same_merge_in_their_encoding(abc: tuple[str,
     bom = merge_document(base.encode(), b"\xef\xbb\xbf" + user.encode(), shard.encode(), shard_label="s")
     assert bom.data == b"\xef\xbb\xbf" + plain.data
     assert crlf.kind == bom.kind == plain.kind
+
+
+def test_to_dict_is_json_ready() -> None:
+    user = FM_BASE.replace("title: Note", "title: Mine").replace("beta\n", "beta 1\n")
+    shard = FM_BASE.replace("title: Note", "title: 2024-01-01").replace("beta\n", "beta 2\n")
+    result = merge_document(FM_BASE.encode(), user.encode(), shard.encode(), shard_label="s")
+    summary = json.loads(json.dumps(result.to_dict()))
+    assert summary["kind"] == "conflict" and summary["has_conflicts"] is True
+    assert summary["conflicts"][0]["user"] == ["beta 1"]
+    assert summary["frontmatter_conflicts"] == [
+        {"key": "title", "base": '"Note"', "user": '"Mine"', "shard": '"2024-01-01"'}
+    ]
+    assert summary["stats"]["conflicted"] == 2

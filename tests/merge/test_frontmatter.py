@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shardpy.merge.frontmatter import ABSENT, Frontmatter, KeyConflict, merge_frontmatter, split_frontmatter
 
@@ -128,3 +132,44 @@ def test_not_a_mapping_or_invalid_yaml_falls_back() -> None:
         assert result.fallback_reason and "user frontmatter" in result.fallback_reason
     result = merge_frontmatter("a: 1\n", "a: 1\nb: 1\n", "- x\n")
     assert result.fallback_reason == "shard frontmatter is not a YAML mapping"
+
+
+# --- properties -----------------------------------------------------------------
+
+_scalar = st.one_of(
+    st.sampled_from(["x", "y", "z", "yes", "1", ""]), st.integers(0, 3), st.booleans(), st.none()
+)
+_value = st.one_of(_scalar, st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4, unique=True))
+_mapping = st.dictionaries(st.sampled_from(["title", "tags", "status", "n", "aliases"]), _value, max_size=5)
+
+
+def _yaml(data: dict[str, object]) -> str:
+    return "".join(f"{k}: {json.dumps(v)}\n" for k, v in data.items())
+
+
+def _load(text: str | None) -> object:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(text or "") or {}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_mapping, _mapping, _mapping)
+def test_frontmatter_merge_properties(
+    base: dict[str, object], x: dict[str, object], y: dict[str, object]
+) -> None:
+    b, xt, yt = _yaml(base), _yaml(x), _yaml(y)
+    assert merge_frontmatter(b, b, xt).inner is not None
+    assert _load(merge_frontmatter(b, b, xt).inner) == x
+    assert merge_frontmatter(b, xt, b).inner == xt
+    assert merge_frontmatter(b, xt, xt).inner == xt
+    result = merge_frontmatter(b, xt, yt)
+    merged = _load(result.inner)
+    assert isinstance(merged, dict)
+    conflicted = {c.key for c in result.conflicts}
+    for key in set(base) | set(x) | set(y):
+        if key in conflicted:
+            # A key conflict keeps the user's value (or the user's removal).
+            assert merged.get(key, ABSENT) == x.get(key, ABSENT)
+        elif x.get(key, ABSENT) == base.get(key, ABSENT) and type(x.get(key)) is type(base.get(key)):
+            assert merged.get(key, ABSENT) == y.get(key, ABSENT)
