@@ -6,7 +6,7 @@ entry point for ``update``/``import``; ``merge3`` merges LF text.
 
 from shardpy.merge.document import DocumentMerge, diff_stats, is_binary, merge_document, unified_diff
 from shardpy.merge.frontmatter import ABSENT, KeyConflict, merge_frontmatter, split_frontmatter
-from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, TextMerge, merge3
+from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3, merge3_git
 
 __all__ = [
     "ABSENT",
@@ -15,10 +15,12 @@ __all__ = [
     "DocumentMerge",
     "KeyConflict",
     "MergeStats",
+    "Style",
     "TextMerge",
     "diff_stats",
     "is_binary",
     "merge3",
+    "merge3_git",
     "merge_document",
     "merge_frontmatter",
     "split_frontmatter",

@@ -13,9 +13,11 @@ the disk.
   everything else is compared exactly (no Unicode normalisation), so
   emoji, CJK and accented text come back byte for byte.
 * The output follows the user's file: BOM kept if the user's file had one;
-  every line that comes from the user's file keeps its own line ending;
-  other lines get the user's prevailing ending (CRLF when most of the
-  user's line breaks are CRLF; with no line break at all, the shard's).
+  a file with one line-ending style gets that style throughout; in a file
+  with mixed endings every output line that matches one of the user's
+  lines (aligned with the same diff) keeps that line's ending and other
+  lines get the prevailing one (CRLF when most of the user's line breaks
+  are CRLF; with no line break at all, the shard's style decides).
 * Frontmatter: if neither side changed the YAML block, the whole file is
   merged by lines (git's result exactly). If one side changed it (or both
   identically), that block is used verbatim and the rest of the note is
@@ -29,19 +31,12 @@ the disk.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from shardpy.merge.frontmatter import KeyConflict, merge_frontmatter, split_frontmatter
-from shardpy.merge.text import (
-    BothAdded,
-    ConflictRegion,
-    MergeStats,
-    Origin,
-    Style,
-    merge3_traced,
-)
-from shardpy.merge.xdiff import Change, Classifier, diff, split_lines
+from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
+from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
 
 __all__ = [
     "DocumentMerge",
@@ -96,6 +91,26 @@ class DocumentMerge:
             out.append("\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(first, last + 1)))
         return out
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (no file content beyond conflicting lines) for ``--json`` reports."""
+        return {
+            "kind": self.kind,
+            "has_conflicts": self.has_conflicts,
+            "stats": asdict(self.stats),
+            "conflicts": [
+                {
+                    "line": c.output_line,
+                    "end_line": c.output_end,
+                    "user": list(c.user),
+                    "shard": list(c.shard),
+                }
+                for c in self.conflicts
+            ],
+            "both_added": [{"line": b.output_line, "lines": b.output_count} for b in self.both_added],
+            "frontmatter_conflicts": [c.to_dict() for c in self.frontmatter_conflicts],
+            "frontmatter_fallback": self.frontmatter_fallback,
+        }
+
     def describe_conflicts(self, context_lines: int = 3) -> list[str]:
         """Frontmatter key conflicts (one line each), then the text conflict excerpts."""
         return [c.describe() for c in self.frontmatter_conflicts] + self.conflict_excerpts(context_lines)
@@ -149,20 +164,29 @@ def _default_eol(user: _Text, shard: _Text) -> str:
     return "\n"
 
 
-def _encode(lines: list[str], origins: list[Origin], user: _Text, eol: str) -> bytes:
-    text = "".join(lines)
+def _encode(text: str, user: _Text, eol: str) -> bytes:
+    """The merged LF text in the user's encoding details (BOM, line endings)."""
     if user.crlf == 0 or user.lf_only == 0:
         # The user's file has one line-ending style (or none): apply it to every line.
         if eol == "\r\n":
             text = text.replace("\n", "\r\n")
     else:
+        # Mixed endings: a line that is one of the user's lines (aligned by the
+        # same diff) keeps its own ending; new lines get the prevailing one.
+        lines = split_lines(text)
+        cf = Classifier()
+        user_flags, out_flags = changed_flags(cf.classify(split_lines(user.lf)), cf.classify(lines))
         out: list[str] = []
-        for line, (src, idx) in zip(lines, origins, strict=True):
-            if not line.endswith("\n"):
-                out.append(line)
-                continue
-            end = user.eols[idx] if src == "u" else ""
-            out.append(line[:-1] + (end or eol))
+        k = 0
+        for j, line in enumerate(lines):
+            if out_flags[j + 1]:
+                end = eol
+            else:
+                while user_flags[k + 1]:
+                    k += 1
+                end = user.eols[k] or eol
+                k += 1
+            out.append(line[:-1] + end if line.endswith("\n") else line)
         text = "".join(out)
     return ((_BOM if user.bom else "") + text).encode("utf-8")
 
@@ -188,33 +212,24 @@ def merge_document(
     ublock = ufm.block if ufm else ""
     sblock = sfm.block if sfm else ""
 
-    fallback: str | None = None
     key_conflicts: list[KeyConflict] = []
     if ublock == bblock and sblock == bblock:
         return _whole(bt.lf, ut, st.lf, shard_label, style, eol, None)
     if bblock in (ublock, sblock) or ublock == sblock:
         # One side changed the block (or both alike): that block, verbatim.
-        from_user = ublock != bblock
-        block = ublock if from_user else sblock
+        block = ublock if ublock != bblock else sblock
     elif ufm is not None and sfm is not None:
         fm = merge_frontmatter(bfm.inner if bfm else None, ufm.inner, sfm.inner)
         if fm.inner is None:
             return _whole(bt.lf, ut, st.lf, shard_label, style, eol, fm.fallback_reason)
-        from_user = fm.inner == ufm.inner
         block = "---\n" + fm.inner + ufm.block[len("---\n") + len(ufm.inner) :]
         key_conflicts = fm.conflicts
     else:
-        fallback = "one side removed the frontmatter block the other side changed"
-        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, fallback)
+        reason = "one side removed the frontmatter block the other side changed"
+        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, reason)
 
-    traced = merge3_traced(bbody, ubody, sbody, shard_label=shard_label, style=style)
-    body = traced.result
-    block_lines = split_lines(block)
-    n_block = len(block_lines)
-    n_user_block = len(split_lines(ublock))
-    lines = block_lines + split_lines(body.text)
-    origins: list[Origin] = [("u", k) if from_user else ("m", -1) for k in range(n_block)]
-    origins += [(src, idx + n_user_block) if src == "u" else (src, idx) for src, idx in traced.origins]
+    body = merge3(bbody, ubody, sbody, shard_label=shard_label, style=style)
+    n_block = len(split_lines(block))
     unchanged, auto = _block_stats(bblock, block)
     stats = MergeStats(
         unchanged=body.stats.unchanged + unchanged,
@@ -229,23 +244,21 @@ def merge_document(
     both = [BothAdded(b.output_line + n_block, b.output_count, b.user, b.shard) for b in body.both_added]
     return DocumentMerge(
         kind="clean" if body.clean else "conflict",
-        data=_encode(lines, origins, ut, eol),
+        data=_encode(block + body.text, ut, eol),
         stats=stats,
         conflicts=conflicts,
         both_added=both,
         frontmatter_conflicts=key_conflicts,
-        frontmatter_fallback=fallback,
     )
 
 
 def _whole(
     base: str, user: _Text, shard: str, label: str, style: Style, eol: str, fallback: str | None
 ) -> DocumentMerge:
-    traced = merge3_traced(base, user.lf, shard, shard_label=label, style=style)
-    r = traced.result
+    r: TextMerge = merge3(base, user.lf, shard, shard_label=label, style=style)
     return DocumentMerge(
         kind="clean" if r.clean else "conflict",
-        data=_encode(split_lines(r.text), traced.origins, user, eol),
+        data=_encode(r.text, user, eol),
         stats=r.stats,
         conflicts=r.conflicts,
         both_added=r.both_added,

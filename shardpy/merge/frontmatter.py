@@ -113,6 +113,15 @@ class KeyConflict:
     user: Any
     shard: Any
 
+    def to_dict(self) -> dict[str, str | None]:
+        """JSON-ready: each value as JSON text, or None when the key is absent on that side."""
+        return {
+            "key": self.key,
+            "base": None if self.base is ABSENT else _show(self.base),
+            "user": None if self.user is ABSENT else _show(self.user),
+            "shard": None if self.shard is ABSENT else _show(self.shard),
+        }
+
     def describe(self) -> str:
         return (
             f"frontmatter key '{self.key}': base {_show(self.base)}, "

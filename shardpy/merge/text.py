@@ -34,6 +34,8 @@ This runs after git's refinement and before git joins nearby conflicts, so
 a both-added stretch never swallows a neighbouring line into a duplicate.
 Each such stretch is reported as a :class:`BothAdded` region. Every other
 region git calls a conflict stays a conflict, exactly as git writes it.
+:func:`merge3_git` is the same engine with this rule off, i.e. plain
+``git merge-file`` (used to check the engine against git on any input).
 
 Statistics count output lines, markers excluded: ``unchanged`` lines equal
 to the base, ``auto_merged`` lines of a non-conflicting change from either
@@ -49,7 +51,7 @@ from typing import Literal
 
 from shardpy.merge.xdiff import Change, Classifier, diff, diff_with_flags, split_lines
 
-__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "TextMerge", "merge3"]
+__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"]
 
 Style = Literal["merge", "diff3"]
 
@@ -63,9 +65,6 @@ _TAKE_USER = 1
 _TAKE_SHARD = 2
 _IDENTICAL = 4
 _BOTH_ADDED = 5
-
-# Where an output line came from: user/shard/base line index, or a marker.
-Origin = tuple[Literal["u", "s", "b", "m"], int]
 
 
 @dataclass(frozen=True)
@@ -134,21 +133,12 @@ class _Region:
 @dataclass
 class _Output:
     lines: list[str] = field(default_factory=list)
-    origins: list[Origin] = field(default_factory=list)
     unchanged: int = 0
     auto_merged: int = 0
     conflicted: int = 0
     both_added: int = 0
     conflicts: list[ConflictRegion] = field(default_factory=list)
     both_regions: list[BothAdded] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _Merged:
-    """What ``merge3`` computes, with the origin of every output line (used by document merges)."""
-
-    result: TextMerge
-    origins: list[Origin]
 
 
 def merge3(
@@ -160,17 +150,23 @@ def merge3(
     style: Style = "merge",
 ) -> TextMerge:
     """Three-way merge LF-normalised texts; see the module docstring for the rules."""
-    return merge3_traced(base, user, shard, shard_label=shard_label, style=style).result
+    return merge3_git(base, user, shard, shard_label=shard_label, style=style, both_added=True)
 
 
-def merge3_traced(
+def merge3_git(
     base: str,
     user: str,
     shard: str,
     *,
     shard_label: str = "shard",
     style: Style = "merge",
-) -> _Merged:
+    both_added: bool = False,
+) -> TextMerge:
+    """``merge3`` with the both-added rule optional: without it, exactly ``git merge-file``.
+
+    Exists so tests (and anyone wanting plain git semantics) can check the
+    engine against git on every input, conflicts included.
+    """
     if style not in ("merge", "diff3"):
         raise ValueError(f"unknown merge style {style!r}")
     label = " ".join(shard_label.split()) or "shard"
@@ -188,11 +184,14 @@ def merge3_traced(
     out = _Output()
     if not x1:
         # git returns the shard's bytes verbatim when the user changed nothing.
-        _copy(out, s_lines, "s", 0, len(s_lines), s_changed)
+        _copy(out, s_lines, 0, len(s_lines), s_changed)
     elif not x2:
-        _copy(out, u_lines, "u", 0, len(u_lines), u_changed)
+        _copy(out, u_lines, 0, len(u_lines), u_changed)
     else:
         regions = _combine(x1, x2, len(b_lines), len(u_lines), len(s_lines), uc, sc)
+        if not both_added:
+            for m in regions:
+                m.both = False
         if style == "merge":
             regions = _refine(regions, uc, sc, only_both=False)
             regions = _mark_both(regions)
@@ -202,15 +201,13 @@ def merge3_traced(
             regions = _mark_both(regions)
         _fill(out, regions, b_lines, u_lines, s_lines, u_changed, s_changed, label, style)
 
-    text = "".join(out.lines)
-    result = TextMerge(
-        text=text,
+    return TextMerge(
+        text="".join(out.lines),
         clean=not out.conflicts,
         conflicts=out.conflicts,
         both_added=out.both_regions,
         stats=MergeStats(out.unchanged, out.auto_merged, out.conflicted, out.both_added),
     )
-    return _Merged(result, out.origins)
 
 
 def _append(
@@ -350,9 +347,7 @@ def _simplify(regions: list[_Region], u_lines: list[str]) -> list[_Region]:
     return out
 
 
-def _copy(
-    out: _Output, lines: list[str], src: Literal["u", "s", "b"], start: int, count: int, changed: bytearray
-) -> None:
+def _copy(out: _Output, lines: list[str], start: int, count: int, changed: bytearray) -> None:
     """Copy lines verbatim, counting them as unchanged or auto-merged by their diff flag."""
     if count <= 0:
         return
@@ -360,7 +355,6 @@ def _copy(
     auto = changed.count(1, start + 1, start + count + 1)
     out.auto_merged += auto
     out.unchanged += count - auto
-    out.origins.extend((src, k) for k in range(start, start + count))
 
 
 def _eol_crlf(lines: list[str], i: int) -> int:
@@ -386,9 +380,7 @@ def _needs_cr(m: _Region, b: list[str], u: list[str], s: list[str]) -> bool:
     return needs > 0
 
 
-def _side(
-    out: _Output, lines: list[str], src: Literal["u", "s", "b"], start: int, count: int, eol: str
-) -> None:
+def _side(out: _Output, lines: list[str], start: int, count: int, eol: str) -> None:
     """Copy a conflict side; its last line gets a line end if it has none (git's add_nl)."""
     if count <= 0:
         return
@@ -396,12 +388,10 @@ def _side(
     if not chunk[-1].endswith("\n"):
         chunk[-1] += eol
     out.lines.extend(chunk)
-    out.origins.extend((src, k) for k in range(start, start + count))
 
 
 def _marker(out: _Output, text: str) -> None:
     out.lines.append(text)
-    out.origins.append(("m", -1))
 
 
 def _fill(
@@ -420,17 +410,17 @@ def _fill(
     for m in regions:
         if m.mode == _IDENTICAL:
             continue
-        _copy(out, u, "u", i, m.i1 - i, u_changed)
+        _copy(out, u, i, m.i1 - i, u_changed)
         if m.mode == _CONFLICT:
             eol = "\r\n" if _needs_cr(m, b, u, s) else "\n"
             start = len(out.lines) + 1
             _marker(out, "<" * _MARKER + " " + _USER_LABEL + eol)
-            _side(out, u, "u", m.i1, m.chg1, eol)
+            _side(out, u, m.i1, m.chg1, eol)
             if style == "diff3":
                 _marker(out, "|" * _MARKER + " " + _BASE_LABEL + eol)
-                _side(out, b, "b", m.i0, m.chg0, eol)
+                _side(out, b, m.i0, m.chg0, eol)
             _marker(out, "=" * _MARKER + eol)
-            _side(out, s, "s", m.i2, m.chg2, eol)
+            _side(out, s, m.i2, m.chg2, eol)
             _marker(out, ">" * _MARKER + " " + label + eol)
             out.conflicted += m.chg1 + m.chg2
             out.conflicts.append(
@@ -443,19 +433,17 @@ def _fill(
                 )
             )
         elif m.mode == _TAKE_USER:
-            _copy(out, u, "u", m.i1, m.chg1, u_changed)
+            _copy(out, u, m.i1, m.chg1, u_changed)
         elif m.mode == _TAKE_SHARD:
-            _copy(out, s, "s", m.i2, m.chg2, s_changed)
+            _copy(out, s, m.i2, m.chg2, s_changed)
         elif m.mode == _BOTH_ADDED:
             start = len(out.lines) + 1
             shard_part = s[m.i2 : m.i2 + m.chg2]
             if m.chg1 and shard_part and not shard_part[-1].endswith("\n"):
-                _side(out, s, "s", m.i2, m.chg2, "\n")
-            elif shard_part:
+                _side(out, s, m.i2, m.chg2, "\n")
+            else:
                 out.lines.extend(shard_part)
-                out.origins.extend(("s", k) for k in range(m.i2, m.i2 + m.chg2))
             out.lines.extend(u[m.i1 : m.i1 + m.chg1])
-            out.origins.extend(("u", k) for k in range(m.i1, m.i1 + m.chg1))
             out.both_added += m.chg1 + m.chg2
             out.both_regions.append(
                 BothAdded(
@@ -466,7 +454,7 @@ def _fill(
                 )
             )
         i = m.i1 + m.chg1
-    _copy(out, u, "u", i, len(u) - i, u_changed)
+    _copy(out, u, i, len(u) - i, u_changed)
 
 
 def _strip(lines: list[str]) -> tuple[str, ...]:

@@ -424,6 +424,9 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
 
     ``ch``/``cho`` hold one flag per record at index ``record + 1`` with a
     zero sentinel on either end, so ``ch[x + 1]`` is "record x changed".
+    ``gs..ge`` is the current group of changed records in this file and
+    ``os_..oe`` the group at the same place in the other file (groups may be
+    empty); both advance in lockstep over unchanged records.
     """
     n = len(ch) - 2
     no = len(cho) - 2
@@ -438,6 +441,7 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
             while True:
                 groupsize = ge - gs
                 end_matching_other = -1
+                # Slide the group up as far as equal lines allow (joining groups it meets)...
                 while gs > 0 and recs[gs - 1] == recs[ge - 1]:
                     gs -= 1
                     ch[gs + 1] = 1
@@ -454,6 +458,7 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
                 earliest_end = ge
                 if oe > os_:
                     end_matching_other = ge
+                # ...then down as far as possible, noting where it lines up with a change opposite.
                 while ge < n and recs[gs] == recs[ge]:
                     ch[gs + 1] = 0
                     gs += 1
@@ -472,6 +477,7 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
                 if groupsize == ge - gs:
                     break
             if ge != earliest_end and end_matching_other != -1:
+                # Move back up to the lowest position facing a change in the other file.
                 while oe == os_:
                     if not (gs > 0 and recs[gs - 1] == recs[ge - 1]):
                         raise AssertionError("match disappeared")
