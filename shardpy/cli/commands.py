@@ -225,5 +225,67 @@ def update(
     guarded(run, as_json=as_json)
 
 
+@app.command()
+def adopt(
+    source: Annotated[str, typer.Argument(help="The shard this vault was cloned from (any source form).")],
+    dest: Annotated[str | None, typer.Argument(help="The vault folder (default: here).")] = None,
+    values: Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")] = None,
+    defaults: Annotated[
+        bool, typer.Option("--defaults", help="Every default value and module; no prompts.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="No questions; differing files: keep mine.")
+    ] = False,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="Differing files: keep-mine, use-shard, merge or ask.")
+    ] = None,
+    from_version: Annotated[
+        str | None, typer.Option("--from-version", help="The release the vault was cloned from.")
+    ] = None,
+    on_conflict: Annotated[str | None, OnConflictOpt] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
+    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
+    ] = False,
+) -> None:
+    """Bring an existing clone of a shard under management."""
+
+    def run() -> None:
+        from shardpy.cli import render
+        from shardpy.errors import UsageError
+        from shardpy.flows.adopt import AdoptOptions
+        from shardpy.flows.adopt import adopt as do_adopt
+
+        if mode not in (None, "keep-mine", "use-shard", "merge", "ask"):
+            raise UsageError(f"--mode must be keep-mine, use-shard, merge or ask (got {mode})")
+        if on_conflict not in (None, "keep", "theirs", "markers"):
+            raise UsageError(f"--on-conflict must be keep, theirs or markers (got {on_conflict})")
+        opts = AdoptOptions(
+            source=source,
+            dest=Path(dest) if dest else None,
+            values_file=values,
+            defaults=defaults,
+            yes=yes,
+            mode=mode,  # type: ignore[arg-type]
+            from_version=from_version,
+            on_conflict=on_conflict,  # type: ignore[arg-type]
+            dry_run=dry_run,
+            no_hooks=no_hooks,
+            trust=trust,
+        )
+        result = do_adopt(
+            opts, _ui(non_interactive=as_json or yes or defaults), progress=_download_progress()
+        )
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render.adopt_result(result, verbose=verbose)
+
+    guarded(run, as_json=as_json)
+
+
 def run() -> None:
     app()

@@ -10,10 +10,12 @@ from shardpy.cli.output import console
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
+    from shardpy.flows.adopt import AdoptResult
     from shardpy.flows.install import InstallResult
     from shardpy.flows.status import StatusReport
     from shardpy.flows.update import UpdateResult
     from shardpy.hooks.runner import HookResult
+    from shardpy.plan.update import FileAction
 
 
 def recovery_line(report: RecoveryReport | None) -> None:
@@ -165,6 +167,54 @@ _ACTION_STYLE = {
 }
 
 
+def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
+    table = Table(show_edge=False)
+    for col in ("action", "path", "class", "details"):
+        table.add_column(col)
+    for a in actions:
+        if a.action == "unchanged" and not verbose:
+            continue
+        decided = a.question is not None and a.outcome.label not in ("apply", "merge")
+        details = f"{a.reason} → {a.outcome.label}" if decided else a.reason
+        stats = a.stats()
+        if stats is not None:
+            details += (
+                f" [dim](unchanged {stats['unchanged']}, merged {stats['auto_merged']}, "
+                f"conflicted {stats['conflicted']}, both added {stats['both_added']})[/]"
+            )
+        if a.from_path:
+            details += f" [dim](from {a.from_path})[/]"
+        if a.links_rewritten:
+            details += f" [dim]({a.links_rewritten} link(s) rewritten)[/]"
+        style = _ACTION_STYLE.get(a.action, "")
+        table.add_row(f"[{style}]{a.action}[/]" if style else a.action, a.path, a.content_class, details)
+    if table.row_count:
+        console().print(table)
+
+
+def adopt_result(result: AdoptResult, *, verbose: bool) -> None:
+    con = console()
+    recovery_line(result.recovery)
+    if result.dry_run:
+        con.print("[bold]Dry run[/]: nothing was written.")
+    con.print(f"[bold]{result.shard}[/] {result.version} adopting {result.vault} (mode {result.mode})")
+    if result.detected:
+        con.print(
+            f"detected base: {result.detected} "
+            f"({result.detected_matched} of {result.detected_produced} files identical)"
+        )
+    _action_table(result.actions, verbose=verbose)
+    s = result.summary()
+    con.print(
+        f"summary: {s['matched']} matched, {s['kept']} kept, {s['replaced']} replaced, {s['merged']} merged, "
+        f"{s['conflicted']} conflicted, {s['installed']} installed fresh, {s['missing']} left deleted, "
+        f"{s['left_alone']} left as your files"
+    )
+    hook_lines(result.hooks, verbose=verbose)
+    for w in result.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+
+
 def update_result(result: UpdateResult, *, verbose: bool) -> None:
     con = console()
     recovery_line(result.recovery)
@@ -192,31 +242,7 @@ def update_result(result: UpdateResult, *, verbose: bool) -> None:
     ]
     if added or removed:
         con.print(f"  modules: +{', +'.join(added) or '0'}  -{', -'.join(removed) or '0'}")
-    table = Table(show_edge=False)
-    for col in ("action", "path", "class", "details"):
-        table.add_column(col)
-    for a in result.actions:
-        if a.action == "unchanged" and not verbose:
-            continue
-        details = (
-            a.reason
-            if a.outcome.label in ("apply", "merge") or a.question is None
-            else f"{a.reason} → {a.outcome.label}"
-        )
-        stats = a.stats()
-        if stats is not None:
-            details += (
-                f" [dim](unchanged {stats['unchanged']}, merged {stats['auto_merged']}, "
-                f"conflicted {stats['conflicted']}, both added {stats['both_added']})[/]"
-            )
-        if a.from_path:
-            details += f" [dim](from {a.from_path})[/]"
-        if a.links_rewritten:
-            details += f" [dim]({a.links_rewritten} link(s) rewritten)[/]"
-        style = _ACTION_STYLE.get(a.action, "")
-        table.add_row(f"[{style}]{a.action}[/]" if style else a.action, a.path, a.content_class, details)
-    if table.row_count:
-        con.print(table)
+    _action_table(result.actions, verbose=verbose)
     counts = result.summary()
     con.print("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     conflicts = [a for a in result.actions if a.action == "conflict"]

@@ -154,16 +154,9 @@ def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> Non
 
 
 def _line_diff(old: bytes, new: bytes) -> tuple[int, int]:
-    import difflib
+    from shardpy.merge.document import diff_stats
 
-    a = old.decode("utf-8", "replace").splitlines()
-    b = new.decode("utf-8", "replace").splitlines()
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            removed += i2 - i1
-            added += j2 - j1
-    return added, removed
+    return diff_stats(old, new)
 
 
 def _frontmatter(report: StatusReport, vault: Path, schema: Any, notes: list[str]) -> None:

@@ -1,8 +1,8 @@
 """One writer per vault at a time.
 
-The lock is an advisory ``flock`` on ``.shardmind/lock``: the kernel drops
-it when the process dies, so a crash never leaves a stale lock behind. The
-file's bytes never change, so taking the lock is not a visible write.
+The lock is an advisory ``flock`` on the vault directory itself: the kernel
+drops it when the process dies, so a crash never leaves a stale lock, and
+no lock file is ever created (a refused or failed command leaves nothing).
 """
 
 from __future__ import annotations
@@ -16,26 +16,12 @@ from pathlib import Path
 
 from shardpy.errors import ShardpyError
 
-LOCK_NAME = "lock"
-
 
 @contextlib.contextmanager
 def vault_lock(vault_root: Path, *, command: str = "shardpy") -> Iterator[None]:
-    """Hold the vault's write lock for the duration of the block.
-
-    Creates ``.shardmind/`` when needed; raises ``VAULT_LOCKED`` at once
-    (never waits) when another process holds the lock.
-    """
-    sidecar = vault_root / ".shardmind"
-    if sidecar.is_symlink():
-        raise ShardpyError(
-            "PATH_SYMLINK",
-            "Refusing to use .shardmind: it is a symbolic link",
-            "Replace the link with a real directory.",
-            path=".shardmind",
-        )
-    sidecar.mkdir(parents=True, exist_ok=True)
-    fd = os.open(sidecar / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    """Hold the vault's write lock for the duration of the block; raise
+    ``VAULT_LOCKED`` at once (never wait) when another process holds it."""
+    fd = os.open(vault_root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
