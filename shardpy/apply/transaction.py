@@ -135,6 +135,7 @@ class Transaction:
             dst = self.root / self.backup_dir / entry["path"]
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
+            _fsync(dst)
             entry["hash"] = sha256_file(src)
 
     # -- apply ----------------------------------------------------------------
@@ -142,7 +143,7 @@ class Transaction:
     def _apply_op(self, op: Op) -> None:
         if op.kind == "write":
             assert op.data is not None
-            atomic_write(self.root, op.path, op.data, mode=op.mode, durable=False)
+            atomic_write(self.root, op.path, op.data, mode=op.mode)
         elif op.kind == "delete":
             remove_file(self.root, op.path)
         else:
@@ -150,7 +151,7 @@ class Transaction:
             src = safe_target(self.root, op.path)
             data = src.read_bytes()
             mode = os.stat(src).st_mode & 0o7777
-            atomic_write(self.root, op.dest, data, mode=mode, durable=False)
+            atomic_write(self.root, op.dest, data, mode=mode)
             remove_file(self.root, op.path)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
@@ -160,7 +161,6 @@ class Transaction:
         self._save_journal()
         try:
             self._backup()
-            os.sync()
             self._journal["phase"] = "applying"
             self._save_journal()
             delay = _test_delay()
@@ -170,7 +170,6 @@ class Transaction:
                     progress(i, len(ordered))
                 if delay:
                     time.sleep(delay)
-            os.sync()
             self._journal["phase"] = "committed"
             self._save_journal()
         except BaseException:
@@ -178,6 +177,17 @@ class Transaction:
                 _rollback(self.root, self._journal)
             raise
         _finish(self.root, self._journal)
+
+
+def _fsync(path: Path) -> None:
+    # Each backup must be on disk before the journal says "applying": a
+    # rollback after power loss restores from them. Per file, not os.sync():
+    # that flushes every filesystem on the machine.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

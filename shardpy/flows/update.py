@@ -422,7 +422,7 @@ def _ops(
             existing = (vault / layout.VALUES_FILE).read_text(encoding="utf-8")
         ops.append(values_file_op(prep.shard, values, existing))
     sources = {rec.template for rec in state.files.values()}
-    ops.extend(cache_ops(prep.shard, sources))
+    ops.extend(cache_ops(prep.shard, sources, vault))
     ops.extend(stale_cache_ops(vault, sources))
     ops.append(
         Op.write(layout.UPDATE_CHECK, json.dumps({"checked_at": now_iso(), "latest": prep.version}).encode())

@@ -34,15 +34,30 @@ def record_for(out: Output, content: ContentRules) -> FileRecord:
     )
 
 
-def cache_ops(shard: Shard, sources: set[str]) -> list[Op]:
-    """Cached manifest, schema and the template sources of produced files."""
+def cache_ops(shard: Shard, sources: set[str], vault: Path | None = None) -> list[Op]:
+    """Cached manifest, schema and the template sources of produced files.
+
+    With ``vault`` given, files whose cached bytes are already right are
+    not rewritten (an update touches only what changed).
+    """
     schema = shard.root / SCHEMA_PATH
-    ops = [
-        Op.write(layout.CACHED_MANIFEST, (shard.root / MANIFEST_PATH).read_bytes()),
-        Op.write(layout.CACHED_SCHEMA, schema.read_bytes() if schema.is_file() else b"schema_version: 1\n"),
+    wanted = {
+        layout.CACHED_MANIFEST: (shard.root / MANIFEST_PATH).read_bytes(),
+        layout.CACHED_SCHEMA: schema.read_bytes() if schema.is_file() else b"schema_version: 1\n",
+    }
+    wanted.update((layout.template_cache_path(s), shard.read(s)) for s in sorted(sources))
+    return [
+        Op.write(path, data)
+        for path, data in wanted.items()
+        if vault is None or not _same(vault / path, data)
     ]
-    ops.extend(Op.write(layout.template_cache_path(s), shard.read(s)) for s in sorted(sources))
-    return ops
+
+
+def _same(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def stale_cache_ops(vault_root: Path, keep: set[str]) -> list[Op]:
