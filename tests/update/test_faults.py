@@ -91,7 +91,10 @@ def test_killed_update_is_all_old_or_all_new(sc: Scenario, tmp_path: Path) -> No
         outcomes["old" if after == old else "new"] += 1
         shutil.rmtree(vault)
     assert outcomes["old"] + outcomes["new"] == TRIALS
-    print(f"\nkilled mid-transaction: {interrupted}/{TRIALS}; ended old {outcomes['old']}, new {outcomes['new']}")
+    print(
+        f"\nkilled mid-transaction: {interrupted}/{TRIALS}; "
+        f"ended old {outcomes['old']}, new {outcomes['new']}"
+    )
     assert interrupted > 0, "no trial hit the transaction window"
 
 
