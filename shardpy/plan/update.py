@@ -197,7 +197,7 @@ class _Planner:
             )
             return
         managed = disk in (rec.rendered_hash, rec.installed_hash)
-        if rec.content_class == "user_content":
+        if "user_content" in (rec.content_class, self.inp.content.classify(path)):
             self.act(
                 path,
                 "orphan",
