@@ -87,9 +87,9 @@ def claim(rel: str, modules: dict[str, Any]) -> str | None:
     return None
 
 
-def _ignore_specs(source_root: Path, shard_root: Path) -> list[tuple[str, pathspec.PathSpec]]:
+def _ignore_specs(source_root: Path, shard_root: Path) -> list[tuple[str, Any]]:
     """(prefix of the shard root relative to the file's folder, spec), outermost first."""
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, Any]] = []
     rel = shard_root.relative_to(source_root)
     chain = [source_root, *(source_root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts)))]
     for folder in chain:
@@ -103,7 +103,7 @@ def _ignore_specs(source_root: Path, shard_root: Path) -> list[tuple[str, pathsp
     return specs
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, Any]]) -> bool:
     candidate = rel + "/" if is_dir else rel
     for prefix, spec in reversed(specs):  # nearer files win
         result = spec.check_file(prefix + candidate)
@@ -207,3 +207,36 @@ def lay_out_vault(
         lines = [f"{k}: {json.dumps(v)}" for k, v in vals.items()]
         (dest / "shard-values.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Layout(dest, vals, mods)
+
+
+def _note(path: Path, i: int, task: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = f"---\ndate: 2026-01-01\ndescription: note {i}\ntags: [x]\n---\n# Note {i}\nSee [[Home]].\n"
+    if task:
+        body += f"- [ ] follow up on item {i} with the platform team before the quarterly review\n"
+    path.write_text(body, encoding="utf-8")
+
+
+def populate_heavy_vault(root: Path, count: int) -> int:
+    """A heavy, realistic vault: many small project and area folders (each
+    under the collapse threshold, so the listing really is large), a few big
+    flat ones, open tasks in active projects. Returns the notes written."""
+    plan = [
+        ("work/archive/2025/Project {g:03d}", 8, 0.40),
+        ("reference/Area {g:03d}", 8, 0.16),
+        ("work/active/Initiative {g:03d}", 5, 0.06),
+        ("work/meetings/2025-{g:02d}", 25, 0.24),
+        ("org/people", 400, 0.08),
+        ("thinking", 300, 0.06),
+    ]
+    written = 0
+    for pattern, per_folder, share in plan:
+        n = int(count * share)
+        for i in range(n):
+            folder = pattern.format(g=i // per_folder)
+            _note(root / folder / f"Note {written:05d}.md", written, task=folder.startswith("work/active"))
+            written += 1
+    while written < count:
+        _note(root / "thinking" / f"Extra {written:05d}.md", written)
+        written += 1
+    return written

@@ -13,7 +13,7 @@ import pytest
 
 from tests.flagship import payloads
 from tests.flagship.conftest import run_script
-from tests.flagship.shardtools import Layout
+from tests.flagship.shardtools import Layout, populate_heavy_vault
 
 SCRIPT = "session_start.py"
 METER_PREFIX = "[eager layer: "
@@ -108,44 +108,11 @@ def test_tasks_and_git_activity(make_vault: Callable[..., Layout], isolated_env:
     assert "Uncommitted: 1 untracked" in text
 
 
-def _note(path: Path, i: int, task: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = f"---\ndate: 2026-01-01\ndescription: note {i}\ntags: [x]\n---\n# Note {i}\nSee [[Home]].\n"
-    if task:
-        body += f"- [ ] follow up on item {i} with the platform team before the quarterly review\n"
-    path.write_text(body, encoding="utf-8")
-
-
-def _populate(root: Path, count: int) -> int:
-    """A heavy, realistic vault: many small project and area folders (each
-    under the collapse threshold, so the listing really is large), a few big
-    flat ones, open tasks in active projects. Returns the notes written."""
-    plan = [
-        ("work/archive/2025/Project {g:03d}", 8, 0.40),
-        ("reference/Area {g:03d}", 8, 0.16),
-        ("work/active/Initiative {g:03d}", 5, 0.06),
-        ("work/meetings/2025-{g:02d}", 25, 0.24),
-        ("org/people", 400, 0.08),
-        ("thinking", 300, 0.06),
-    ]
-    written = 0
-    for pattern, per_folder, share in plan:
-        n = int(count * share)
-        for i in range(n):
-            folder = pattern.format(g=i // per_folder)
-            _note(root / folder / f"Note {written:05d}.md", written, task=folder.startswith("work/active"))
-            written += 1
-    while written < count:
-        _note(root / "thinking" / f"Extra {written:05d}.md", written)
-        written += 1
-    return written
-
-
 def test_five_thousand_notes_stay_under_budget_and_name_what_dropped(
     make_vault: Callable[..., Layout], isolated_env: dict[str, str]
 ) -> None:
     v = make_vault()
-    assert _populate(v.root, 5000) == 5000
+    assert populate_heavy_vault(v.root, 5000) == 5000
     budget = _budget(v.root)
     r = run_script(v.root, SCRIPT, payloads.session_start("claude", v.root))
     assert r.returncode == 0, r.stderr
@@ -166,7 +133,7 @@ def test_tight_budget_degrades_in_order_and_never_drops_identity(
     make_vault: Callable[..., Layout], isolated_env: dict[str, str]
 ) -> None:
     v = make_vault()
-    _populate(v.root, 700)
+    populate_heavy_vault(v.root, 700)
     _set_manifest(v.root, eager_layer_budget_bytes=3_800)
     text = run_script(v.root, SCRIPT, payloads.session_start("codex", v.root)).context()
     meter = _meter(text)

@@ -77,8 +77,7 @@ def target_paths(payload: dict[str, Any]) -> list[str]:
             value = "\n".join(v for v in value if isinstance(v, str))
         if isinstance(value, str) and "*** " in value:
             paths.extend(m.group(1) for m in PATCH_TARGET.finditer(value))
-    seen: set[str] = set()
-    return [p for p in paths if not (p in seen or seen.add(p))]
+    return list(dict.fromkeys(paths))  # de-duplicated, first occurrence first
 
 
 def private_memory(path: str) -> bool:

@@ -133,7 +133,12 @@ def personalize_home(text: str, vals: dict[str, Any]) -> str:
         if not value:
             continue
         value = " ".join(value.split())
-        text = _card_line(label).sub(lambda m, v=value: f"{m.group(1)} {v}{m.group(2)}", text, count=1)
+        line = value
+
+        def fill(m: re.Match[str], line: str = line) -> str:
+            return f"{m.group(1)} {line}{m.group(2)}"
+
+        text = _card_line(label).sub(fill, text, count=1)
     return text
 
 

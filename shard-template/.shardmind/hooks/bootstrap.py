@@ -24,6 +24,7 @@ sys.dont_write_bytecode = True
 import os  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -170,7 +171,8 @@ def main() -> int:
         print(f"bootstrap: {exc}", file=sys.stderr)
         return 1
     ok = True
-    for step in (lambda: setup_git(root), lambda: setup_qmd(root, values(ctx))):
+    steps: list[Callable[[], bool]] = [lambda: setup_git(root), lambda: setup_qmd(root, values(ctx))]
+    for step in steps:
         try:
             ok = step() and ok
         except (OSError, subprocess.SubprocessError) as exc:

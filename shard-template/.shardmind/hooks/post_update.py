@@ -30,7 +30,8 @@ def main() -> int:
     new_files = [p for p in raw_new if isinstance(p, str)] if isinstance(raw_new, list) else []
     raw_removed = ctx.get("removed_files")
     removed = [p for p in raw_removed if isinstance(p, str)] if isinstance(raw_removed, list) else []
-    shard = ctx.get("shard") if isinstance(ctx.get("shard"), dict) else {}
+    raw_shard = ctx.get("shard")
+    shard = raw_shard if isinstance(raw_shard, dict) else {}
     before, after = ctx.get("previous_version") or "?", shard.get("version") or "?"
 
     if ctx.get("values_are_defaults") is not True:
