@@ -9,10 +9,13 @@ shardpy's own walk: if the two ever disagree, one of them is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,6 +32,18 @@ TIER1_DIRS = frozenset({".shardmind", ".git", ".github"})
 TIER1_FILES = frozenset(
     {".obsidian/workspace.json", ".obsidian/workspace-mobile.json", ".obsidian/graph.json"}
 )
+
+
+@contextlib.contextmanager
+def no_bytecode() -> Iterator[None]:
+    """Import the shard's own Python (vaultlib, _hooklib) without leaving
+    __pycache__ in the shard source, whatever PYTHONDONTWRITEBYTECODE says."""
+    previous = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = previous
 
 
 def load_yaml(path: Path) -> Any:

@@ -28,13 +28,15 @@ from tests.flagship.shardtools import (
     installable_files,
     lay_out_vault,
     load_yaml,
+    no_bytecode,
     schema,
     strip_njk,
 )
 
-sys.path.insert(0, str(SHARD_ROOT / ".claude" / "scripts"))
-from vaultlib.notes import LinkIndex, check_note
-from vaultlib.vault import glob_match
+with no_bytecode():
+    sys.path.insert(0, str(SHARD_ROOT / ".claude" / "scripts"))
+    from vaultlib.notes import LinkIndex, check_note
+    from vaultlib.vault import glob_match
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from tests.flagship.shardtools import (
     installable_files,
     load_yaml,
     manifest,
+    no_bytecode,
     render,
     render_context,
     schema,
@@ -30,9 +31,10 @@ from tests.flagship.shardtools import (
     vault_manifest,
 )
 
-sys.path.insert(0, str(SHARD_ROOT / ".claude" / "scripts"))
-from vaultlib.notes import LinkIndex, check_note
-from vaultlib.vault import glob_match
+with no_bytecode():
+    sys.path.insert(0, str(SHARD_ROOT / ".claude" / "scripts"))
+    from vaultlib.notes import LinkIndex, check_note
+    from vaultlib.vault import glob_match
 
 SCHEMA = schema()
 MODULES: dict[str, Any] = SCHEMA["modules"]
@@ -453,9 +455,10 @@ def test_scripts_are_stdlib_only() -> None:
 
 
 def test_qmd_index_rule_is_the_same_in_scripts_and_hooks() -> None:
-    sys.path.insert(0, str(SHARD_ROOT / ".shardmind" / "hooks"))
-    import _hooklib
-    from vaultlib.qmd import slugify
+    with no_bytecode():
+        sys.path.insert(0, str(SHARD_ROOT / ".shardmind" / "hooks"))
+        import _hooklib
+        from vaultlib.qmd import slugify
 
     for name in ["agent-vault", "My Vault", "Ünïcode Notes", "  ", "work.vault_2026", "A--B", "---"]:
         assert slugify(name) == _hooklib.slugify(name), name
