@@ -312,8 +312,10 @@ def test_adopt_a_0_9_0_clone_with_history(tmp_path: Path, env: dict[str, str]) -
         tmp_path / "values.yaml",
         {"user_name": "", "org_name": "Independent", "vault_purpose": "engineering", "qmd_enabled": True},
     )
+    # CONTRACT §7 gives adopt no --yes; pass it only if the engine has one.
+    yes = ["--yes"] if "--yes" in shardpy(["adopt", "--help"], env).stdout else []
     done = shardpy(
-        ["adopt", str(repo), "--values", str(values), "--mode", "merge", "--from-version", "0.9.0", "--yes"],
+        ["adopt", str(repo), "--values", str(values), "--mode", "merge", "--from-version", "0.9.0", *yes],
         env,
         cwd=clone,
     )

@@ -435,6 +435,26 @@ def test_shipped_notes_pass_the_write_check() -> None:
         assert problems == [], (rel, problems)
 
 
+def test_always_installed_notes_never_link_into_removable_modules() -> None:
+    """A deselected module must not leave dangling links in the notes that stay."""
+    removable_names: dict[str, str] = {}
+    for rel in FILES:
+        owner = claim(rel, MODULES)
+        if owner and MODULES[owner]["removable"] and strip_njk(rel).endswith((".md", ".base")):
+            name = PurePosixPath(strip_njk(rel)).name
+            removable_names[name.lower()] = owner
+            removable_names[name.lower().removesuffix(".md")] = owner
+    for rel in FILES:
+        owner = claim(rel, MODULES)
+        if not rel.endswith(".md") or (owner and MODULES[owner]["removable"]):
+            continue
+        from vaultlib.notes import parse_frontmatter, wikilinks
+
+        _, body = parse_frontmatter((SHARD_ROOT / rel).read_text(encoding="utf-8"))
+        for link in wikilinks(body):
+            assert link.target.lower() not in removable_names, (rel, link.target)
+
+
 def test_links_in_infrastructure_notes_resolve() -> None:
     index = LinkIndex(OUTPUTS)
     for rel in ("Home.md", "thinking/README.md"):
