@@ -491,3 +491,59 @@ def test_root_ignore_file_is_relative_to_the_repository_root() -> None:
         if ln and not ln.startswith("#")
     ]
     assert "shard-template/CONTRIBUTING.md" in lines
+
+
+TEMPLATE_TYPES = {
+    "templates/Work Note.md": "work-note",
+    "templates/Incident.md": "incident",
+    "templates/1-1.md": "one-on-one",
+    "templates/Person.md": "person",
+    "templates/Team.md": "team",
+    "templates/Brain Note.md": "brain-note",
+}
+
+
+def test_templates_carry_the_frontmatter_of_their_note_type() -> None:
+    from vaultlib.notes import parse_frontmatter
+
+    rules = SCHEMA["frontmatter"]
+    templates = [o for o in OUTPUTS if o.startswith("templates/")]
+    assert len(templates) >= 12
+    for rel in templates:
+        fm, body = parse_frontmatter((SHARD_ROOT / rel).read_text(encoding="utf-8"))
+        assert fm.present and fm.closed, rel
+        needed = list(rules["global"])
+        if rel in TEMPLATE_TYPES:
+            needed += rules[TEMPLATE_TYPES[rel]]["required"]
+        assert fm.missing(needed) == [], (rel, fm.missing(needed))
+        assert "# {{title}}" in body, rel  # Obsidian's core Templates syntax, not Jinja
+
+
+def test_bases_are_valid_and_point_at_real_folders() -> None:
+    for rel in (o for o in OUTPUTS if o.endswith(".base")):
+        text = (SHARD_ROOT / rel).read_text(encoding="utf-8")
+        data = load_yaml(SHARD_ROOT / rel)
+        assert isinstance(data, dict) and isinstance(data.get("views"), list) and data["views"], rel
+        for view in data["views"]:
+            assert view["type"] in ("table", "cards", "list") and view["name"], rel
+            assert isinstance(view.get("order"), list) and view["order"], rel
+        for folder in re.findall(r'file\.inFolder\("([^"]+)"\)', text):
+            assert any(o.startswith(folder + "/") for o in OUTPUTS), (rel, folder)
+
+
+def test_agent_settings_are_valid_json_and_scripts_run_under_python3() -> None:
+    for rel in (
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+        ".obsidian/app.json",
+        ".obsidian/templates.json",
+        ".obsidian/core-plugins.json",
+        "vault-manifest.json",
+    ):
+        json.loads((SHARD_ROOT / rel).read_text(encoding="utf-8"))
+    for rel in (".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json"):
+        for groups in json.loads((SHARD_ROOT / rel).read_text())["hooks"].values():
+            for group in groups:
+                for hook in group["hooks"]:
+                    assert hook["command"].startswith("python3 "), hook["command"]
