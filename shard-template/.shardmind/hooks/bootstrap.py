@@ -1,0 +1,185 @@
+"""bootstrap: make the new vault a git repository and, when asked for and
+available, give it a QMD search index. Runs after install and adopt, and
+again on update when shard.yaml's bootstrap fingerprint changes.
+
+- git: `git init` when the vault is not a repository. Never commits — what
+  goes into the first commit is the user's call. A vault inside another
+  repository is left alone (no nested repository).
+- QMD: when `qmd_enabled` is true and `qmd` is on PATH, create the index
+  named after the vault folder (or vault-manifest.json's `qmd_index`),
+  copy `.obsidian/app.json` → userIgnoreFilters into the index's ignore
+  list, and index the notes once. Otherwise print how to do it by hand.
+
+It changes no file of the vault: git's own `.git/` and QMD's files under the
+user's config and cache directories are the only things it creates. Exit
+status 1 means a step failed; the engine reports that as a warning.
+"""
+
+from __future__ import annotations
+
+import sys
+
+sys.dont_write_bytecode = True
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _hooklib import (  # noqa: E402
+    HookError,
+    ignore_filters,
+    load_context,
+    qmd_ignore_globs,
+    qmd_index,
+    set_collection_ignore,
+    values,
+    vault_root,
+)
+
+GIT_TIMEOUT = 30
+QMD_TIMEOUT = 90
+
+
+def run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        cwd=str(cwd),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def setup_git(root: Path) -> bool:
+    git = shutil.which("git")
+    if git is None:
+        print("git: not found on PATH — install git, then run `git init` in the vault to keep its history.")
+        return True
+    probe = run([git, "rev-parse", "--show-toplevel"], root, GIT_TIMEOUT)
+    if probe.returncode == 0:
+        top = Path(probe.stdout.strip())
+        try:
+            same = top.resolve() == root.resolve()
+        except OSError:
+            same = False
+        if same:
+            print("git: the vault is already a repository.")
+        else:
+            print(f"git: the vault is inside the repository at {top}; not creating a nested one.")
+        return True
+    done = run([git, "init", "--quiet"], root, GIT_TIMEOUT)
+    if done.returncode != 0:
+        print(f"git: `git init` failed: {done.stderr.strip() or done.stdout.strip()}")
+        return False
+    print("git: initialised a repository (nothing committed — review and make the first commit yourself).")
+    return True
+
+
+def manual_qmd_steps(index: str) -> str:
+    return (
+        f"  qmd --index {index} collection add . --name {index} --mask '**/*.md'\n"
+        f"  qmd --index {index} update\n"
+        f"  qmd --index {index} embed        # builds the vectors; downloads models on first run"
+    )
+
+
+def qmd_config_file(index: str) -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(base) if base else Path.home() / ".config") / "qmd" / f"{index}.yml"
+
+
+def setup_qmd(root: Path, vals: dict[str, Any]) -> bool:
+    index = qmd_index(root)
+    enabled = vals.get("qmd_enabled", True)
+    if enabled is False or str(enabled).lower() == "false":
+        print(
+            "qmd: disabled (qmd_enabled: false). To enable later, install qmd and run:\n"
+            + manual_qmd_steps(index)
+        )
+        return True
+    qmd = shutil.which("qmd")
+    if qmd is None:
+        print(
+            "qmd: not installed, so search falls back to grep. To enable semantic search:\n"
+            "  npm install -g @tobilu/qmd\n" + manual_qmd_steps(index)
+        )
+        return True
+    ok = True
+    added = run(
+        [qmd, "--index", index, "collection", "add", ".", "--name", index, "--mask", "**/*.md"],
+        root,
+        QMD_TIMEOUT,
+    )
+    output = added.stdout + added.stderr
+    if added.returncode != 0 and "already exists" not in output.lower():
+        print(f"qmd: creating the index failed: {output.strip()}")
+        return False
+    globs = qmd_ignore_globs(ignore_filters(root))
+    config = qmd_config_file(index)
+    if globs:
+        try:
+            text = config.read_text(encoding="utf-8")
+        except OSError:
+            text = None
+        updated = set_collection_ignore(text, index, globs) if text is not None else None
+        if updated is None:
+            print(
+                f"qmd: could not find collection {index!r} in {config}; "
+                f"add these to its ignore list by hand: {', '.join(globs)}"
+            )
+            ok = False
+        elif updated != text:
+            config.write_text(updated, encoding="utf-8")
+            print(f"qmd: ignore list synced from .obsidian/app.json ({len(globs)} patterns).")
+    context = _manifest_context(root)
+    if context:
+        run([qmd, "--index", index, "context", "add", f"qmd://{index}", context], root, QMD_TIMEOUT)
+    updated_index = run([qmd, "--index", index, "update"], root, QMD_TIMEOUT)
+    if updated_index.returncode != 0:
+        print(f"qmd: indexing failed: {(updated_index.stderr or updated_index.stdout).strip()}")
+        return False
+    print(
+        f"qmd: index {index!r} ready for keyword search. Run `qmd --index {index} embed` once for "
+        "semantic search (downloads the models on first run)."
+    )
+    return ok
+
+
+def _manifest_context(root: Path) -> str:
+    import json
+
+    try:
+        data = json.loads((root / "vault-manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    value = data.get("qmd_context") if isinstance(data, dict) else None
+    return value.strip() if isinstance(value, str) else ""
+
+
+def main() -> int:
+    try:
+        ctx = load_context()
+        root = vault_root(ctx)
+    except HookError as exc:
+        print(f"bootstrap: {exc}", file=sys.stderr)
+        return 1
+    ok = True
+    steps: list[Callable[[], bool]] = [lambda: setup_git(root), lambda: setup_qmd(root, values(ctx))]
+    for step in steps:
+        try:
+            ok = step() and ok
+        except (OSError, subprocess.SubprocessError) as exc:
+            print(f"bootstrap: a step failed: {exc}", file=sys.stderr)
+            ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
