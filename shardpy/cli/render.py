@@ -112,7 +112,8 @@ def status_report(report: StatusReport) -> None:
     con.print(f"[bold]{st.shard}[/] {st.version}  [dim]{report.vault}[/]")
     ref = f" #{st.ref}" if st.ref else ""
     commit = f" @ {st.resolved_commit[:12]}" if st.resolved_commit else ""
-    con.print(f"source: {st.source}{ref}{commit}")
+    source = "the flagship shard bundled with shardpy" if st.source_kind == "bundled" else st.source
+    con.print(f"source: {source}{ref}{commit}")
     con.print(f"installed {st.installed_at}, updated {st.updated_at}")
     c = report.counts
     con.print(

@@ -25,7 +25,7 @@ from shardpy.shard.render import RenderContext
 from shardpy.shard.schema import Schema
 from shardpy.shard.values import check_value, resolve_defaults
 from shardpy.shard.walk import walk_shard
-from shardpy.sources import Release, fetch, list_releases, resolve
+from shardpy.sources import Release, SourceSpec, fetch, list_releases, parse_source, resolve
 from shardpy.sources.layout import find_shard_root
 from shardpy.versions import parse_version
 
@@ -129,7 +129,8 @@ def detect_base(
     from_version: str | None,
     warnings: list[str],
 ) -> Detected | None:
-    releases = list_releases(prep.spec.with_version(None, None))
+    history = history_spec(prep)
+    releases = list_releases(history)
     if from_version is not None:
         wanted = from_version.removeprefix("v")
         chosen = [r for r in releases if r.version == wanted or r.tag == from_version]
@@ -148,7 +149,7 @@ def detect_base(
     for release in candidates:
         assert release.version is not None
         try:
-            outputs, mig = _fetch_outputs(prep, release, values, modules)
+            outputs, mig = _fetch_outputs(prep, history, release, values, modules)
         except ShardpyError as exc:
             warnings.append(f"release {release.tag} could not be read for base detection: {exc.message}")
             continue
@@ -164,8 +165,17 @@ def detect_base(
     return Detected(best, matched, len(outputs), outputs, mig, scores)
 
 
+def history_spec(prep: Prepared) -> SourceSpec:
+    """Where the releases are: the source itself, or — for a local folder
+    that is a git work tree — its git history (the folder is the target)."""
+    spec = prep.spec.with_version(None, None)
+    if spec.kind == "local" and (Path(spec.location) / ".git").exists():
+        return parse_source(f"git+{spec.location}", cwd=Path(spec.location))
+    return spec
+
+
 def _fetch_outputs(
-    prep: Prepared, release: Release, values: dict[str, Any], modules: dict[str, str]
+    prep: Prepared, history: SourceSpec, release: Release, values: dict[str, Any], modules: dict[str, str]
 ) -> tuple[dict[str, bytes], Path | None]:
     if release.version == prep.version:
         shard = prep.shard
@@ -174,7 +184,7 @@ def _fetch_outputs(
         ctx = RenderContext(values, included, m.name, m.namespace, m.version, "2000-01-01T00:00:00Z")
         production = produce(shard.files, shard.read, ctx, included)
         return {p: o.data for p, o in production.outputs.items()}, shard.migrations_dir
-    resolved = resolve(prep.spec.with_version(release.tag, None))
+    resolved = resolve(history.with_version(release.tag, None))
     fetched = fetch(resolved)
     try:
         outputs, _mig = release_outputs(fetched.root, fetched.subdir, values, modules)

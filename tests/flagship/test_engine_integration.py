@@ -44,7 +44,7 @@ from tests.flagship.shardtools import (
     strip_njk,
 )
 
-EXCLUDE_FLAG = "--exclude"
+EXCLUDE_FLAG = "--exclude-module"
 
 # Runs shardpy with every socket connection and name lookup refused.
 NO_NETWORK = """
