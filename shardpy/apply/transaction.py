@@ -128,6 +128,7 @@ class Transaction:
         }
 
     def _backup(self) -> None:
+        delay = _test_delay()
         for entry in self._journal["touched"]:
             if not entry["existed"]:
                 continue
@@ -137,6 +138,8 @@ class Transaction:
             shutil.copy2(src, dst)
             _fsync(dst)
             entry["hash"] = sha256_file(src)
+            if delay:
+                time.sleep(delay)
 
     # -- apply ----------------------------------------------------------------
 
@@ -216,7 +219,10 @@ def _remove_temp_files(root: Path, paths: list[str]) -> None:
 def _rollback(root: Path, journal: dict[str, Any]) -> None:
     backup_dir = journal.get("backup_dir", "")
     touched = list(journal.get("touched", []))
-    for entry in reversed(touched):
+    # Until the journal says "applying" nothing in the vault was changed, and
+    # a backup may be half-copied: restore nothing, just clean up.
+    applying = journal.get("phase") == "applying"
+    for entry in reversed(touched if applying else []):
         path = entry["path"]
         target = root / path
         if entry.get("existed"):

@@ -80,7 +80,7 @@ def test_killed_update_is_all_old_or_all_new(sc: Scenario, tmp_path: Path) -> No
         vault = tmp_path / f"trial{trial}"
         shutil.copytree(pristine, vault)
         proc = shardpy(vault, "update", "--yes", env={"SHARDPY_TEST_APPLY_DELAY": "0.003"})
-        time.sleep(rng.uniform(0.15, 1.2))
+        time.sleep(rng.uniform(0.15, 2.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         interrupted += (vault / ".shardmind/journal.json").exists()
