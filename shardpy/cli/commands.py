@@ -28,3 +28,8 @@ def root(
 
 def run() -> None:
     app()
+
+
+from shardpy.cli import import_cmd as _import_cmd  # noqa: E402
+
+_import_cmd.register(app)
