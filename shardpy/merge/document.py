@@ -1,0 +1,326 @@
+"""Whole-file three-way merge as ``shardpy update`` (and the importer) calls it.
+
+:func:`merge_document` takes the three versions of one vault file as bytes —
+``base`` (what the shard rendered last time), ``user`` (what is on disk)
+and ``shard`` (what the new shard version renders) — and returns the bytes
+to write plus everything needed to report the outcome. It never touches
+the disk.
+
+* Binary files (not valid UTF-8, or containing a NUL byte, on any side)
+  are never text-merged: ``kind == "binary"`` and ``data`` is the user's
+  bytes unchanged; the caller chooses "keep mine" or "take theirs".
+* Text is compared after stripping a UTF-8 BOM and turning CRLF into LF;
+  everything else is compared exactly (no Unicode normalisation), so
+  emoji, CJK and accented text come back byte for byte.
+* The output follows the user's file: BOM kept if the user's file had one;
+  a file with one line-ending style gets that style throughout; in a file
+  with mixed endings every output line that matches one of the user's
+  lines (aligned with the same diff) keeps that line's ending and other
+  lines get the prevailing one (CRLF when most of the user's line breaks
+  are CRLF; with no line break at all, the shard's style decides).
+* Frontmatter: if neither side changed the YAML block, the whole file is
+  merged by lines (git's result exactly). If one side changed it (or both
+  identically), that block is used verbatim and the rest of the note is
+  merged by lines. If both changed it differently and all three blocks are
+  YAML mappings (a missing base block counts as empty), the block is
+  merged key by key (:mod:`shardpy.merge.frontmatter`) and the rest by
+  lines; otherwise the whole file is merged by lines and
+  ``frontmatter_fallback`` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from shardpy.merge.frontmatter import KeyConflict, merge_frontmatter, split_frontmatter
+from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
+from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
+
+__all__ = [
+    "DocumentMerge",
+    "diff_stats",
+    "is_binary",
+    "merge_document",
+    "unified_diff",
+]
+
+Kind = Literal["clean", "conflict", "binary"]
+
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class DocumentMerge:
+    """The merged file and what happened.
+
+    ``kind`` is ``"conflict"`` when ``data`` contains conflict markers,
+    ``"binary"`` when the file was not merged, ``"clean"`` otherwise — a
+    clean result can still carry ``frontmatter_conflicts`` (keys both sides
+    changed; the user's values were kept), so check :attr:`has_conflicts`
+    before writing without asking.
+    """
+
+    kind: Kind
+    data: bytes
+    stats: MergeStats = field(default_factory=MergeStats)
+    conflicts: list[ConflictRegion] = field(default_factory=list)
+    both_added: list[BothAdded] = field(default_factory=list)
+    frontmatter_conflicts: list[KeyConflict] = field(default_factory=list)
+    frontmatter_fallback: str | None = None
+
+    @property
+    def has_conflicts(self) -> bool:
+        return bool(self.conflicts or self.frontmatter_conflicts)
+
+    @property
+    def is_binary(self) -> bool:
+        return self.kind == "binary"
+
+    def conflict_excerpts(self, context_lines: int = 3) -> list[str]:
+        """Each conflict hunk with ``context_lines`` lines around it, numbered as in ``data``."""
+        if self.kind == "binary" or not self.conflicts:
+            return []
+        lines = _normalise(self.data.decode("utf-8"))[0].split("\n")
+        width = len(str(len(lines)))
+        out: list[str] = []
+        for c in self.conflicts:
+            first = max(1, c.output_line - context_lines)
+            last = min(len(lines), c.output_end + context_lines)
+            out.append("\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(first, last + 1)))
+        return out
+
+    def describe_conflicts(self, context_lines: int = 3) -> list[str]:
+        """Frontmatter key conflicts (one line each), then the text conflict excerpts."""
+        return [c.describe() for c in self.frontmatter_conflicts] + self.conflict_excerpts(context_lines)
+
+
+def is_binary(data: bytes) -> bool:
+    """Not UTF-8 text, or contains NUL: such a file is never merged by lines."""
+    if b"\0" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Text:
+    lf: str
+    bom: bool
+    # Original line ending of each LF line ("\r\n", "\n", or "" for a last line without one).
+    eols: list[str]
+    crlf: int
+    lf_only: int
+
+
+def _normalise(text: str) -> tuple[str, bool]:
+    bom = text.startswith(_BOM)
+    if bom:
+        text = text[1:]
+    return text.replace("\r\n", "\n"), bom
+
+
+def _decode(data: bytes) -> _Text:
+    raw = data.decode("utf-8")
+    lf, bom = _normalise(raw)
+    if bom:
+        raw = raw[1:]
+    parts = raw.split("\n")
+    eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]]
+    if parts[-1]:
+        eols.append("")
+    crlf = sum(1 for e in eols if e == "\r\n")
+    return _Text(lf=lf, bom=bom, eols=eols, crlf=crlf, lf_only=len(eols) - crlf - (1 if parts[-1] else 0))
+
+
+def _default_eol(user: _Text, shard: _Text) -> str:
+    for t in (user, shard):
+        if t.crlf or t.lf_only:
+            return "\r\n" if t.crlf > t.lf_only else "\n"
+    return "\n"
+
+
+def _encode(text: str, user: _Text, eol: str) -> bytes:
+    """The merged LF text in the user's encoding details (BOM, line endings)."""
+    if user.crlf == 0 or user.lf_only == 0:
+        # The user's file has one line-ending style (or none): apply it to every line.
+        if eol == "\r\n":
+            text = text.replace("\n", "\r\n")
+    else:
+        # Mixed endings: a line that is one of the user's lines (aligned by the
+        # same diff) keeps its own ending; new lines get the prevailing one.
+        lines = split_lines(text)
+        cf = Classifier()
+        user_flags, out_flags = changed_flags(cf.classify(split_lines(user.lf)), cf.classify(lines))
+        out: list[str] = []
+        k = 0
+        for j, line in enumerate(lines):
+            if out_flags[j + 1]:
+                end = eol
+            else:
+                while user_flags[k + 1]:
+                    k += 1
+                end = user.eols[k] or eol
+                k += 1
+            out.append(line[:-1] + end if line.endswith("\n") else line)
+        text = "".join(out)
+    return ((_BOM if user.bom else "") + text).encode("utf-8")
+
+
+def merge_document(
+    base: bytes,
+    user: bytes,
+    shard: bytes,
+    *,
+    shard_label: str,
+    style: Style = "merge",
+) -> DocumentMerge:
+    """Merge one file three ways; see the module docstring for the rules."""
+    if is_binary(base) or is_binary(user) or is_binary(shard):
+        return DocumentMerge(kind="binary", data=user)
+    bt, ut, st = _decode(base), _decode(user), _decode(shard)
+    eol = _default_eol(ut, st)
+
+    bfm, bbody = split_frontmatter(bt.lf)
+    ufm, ubody = split_frontmatter(ut.lf)
+    sfm, sbody = split_frontmatter(st.lf)
+    bblock = bfm.block if bfm else ""
+    ublock = ufm.block if ufm else ""
+    sblock = sfm.block if sfm else ""
+
+    key_conflicts: list[KeyConflict] = []
+    if ublock == bblock and sblock == bblock:
+        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, None)
+    if bblock in (ublock, sblock) or ublock == sblock:
+        # One side changed the block (or both alike): that block, verbatim.
+        block = ublock if ublock != bblock else sblock
+    elif ufm is not None and sfm is not None:
+        fm = merge_frontmatter(bfm.inner if bfm else None, ufm.inner, sfm.inner)
+        if fm.inner is None:
+            return _whole(bt.lf, ut, st.lf, shard_label, style, eol, fm.fallback_reason)
+        block = "---\n" + fm.inner + ufm.block[len("---\n") + len(ufm.inner) :]
+        key_conflicts = fm.conflicts
+    else:
+        reason = "one side removed the frontmatter block the other side changed"
+        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, reason)
+
+    body = merge3(bbody, ubody, sbody, shard_label=shard_label, style=style)
+    n_block = len(split_lines(block))
+    unchanged, auto = _block_stats(bblock, block)
+    stats = MergeStats(
+        unchanged=body.stats.unchanged + unchanged,
+        auto_merged=body.stats.auto_merged + auto,
+        conflicted=body.stats.conflicted,
+        both_added=body.stats.both_added,
+    )
+    conflicts = [
+        ConflictRegion(c.output_line + n_block, c.output_end + n_block, c.base, c.user, c.shard)
+        for c in body.conflicts
+    ]
+    both = [BothAdded(b.output_line + n_block, b.output_count, b.user, b.shard) for b in body.both_added]
+    return DocumentMerge(
+        kind="clean" if body.clean else "conflict",
+        data=_encode(block + body.text, ut, eol),
+        stats=stats,
+        conflicts=conflicts,
+        both_added=both,
+        frontmatter_conflicts=key_conflicts,
+    )
+
+
+def _whole(
+    base: str, user: _Text, shard: str, label: str, style: Style, eol: str, fallback: str | None
+) -> DocumentMerge:
+    r: TextMerge = merge3(base, user.lf, shard, shard_label=label, style=style)
+    return DocumentMerge(
+        kind="clean" if r.clean else "conflict",
+        data=_encode(r.text, user, eol),
+        stats=r.stats,
+        conflicts=r.conflicts,
+        both_added=r.both_added,
+        frontmatter_fallback=fallback,
+    )
+
+
+def _block_stats(base_block: str, block: str) -> tuple[int, int]:
+    """(unchanged, changed) lines of the chosen frontmatter block against the base's."""
+    cf = Classifier()
+    b = cf.classify(split_lines(base_block))
+    n = cf.classify(split_lines(block))
+    added = sum(c.chg2 for c in diff(b, n))
+    return len(n) - added, added
+
+
+def _byte_lines(data: bytes) -> list[bytes]:
+    if not data:
+        return []
+    parts = data.split(b"\n")
+    lines = [p + b"\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _script(old: Sequence[bytes], new: Sequence[bytes]) -> list[Change]:
+    cf = Classifier()
+    return diff(cf.classify(old), cf.classify(new))
+
+
+def diff_stats(old: bytes, new: bytes) -> tuple[int, int]:
+    """(added, removed) line counts between two versions of a file, on the raw bytes' lines."""
+    script = _script(_byte_lines(old), _byte_lines(new))
+    return sum(c.chg2 for c in script), sum(c.chg1 for c in script)
+
+
+def unified_diff(
+    old: bytes, new: bytes, *, old_label: str = "a", new_label: str = "b", context: int = 3
+) -> str:
+    """A git-style unified diff for display; binary files get git's one-line notice."""
+    if old == new:
+        return ""
+    if is_binary(old) or is_binary(new):
+        return f"Binary files {old_label} and {new_label} differ\n"
+    a = [line.decode("utf-8") for line in _byte_lines(old)]
+    b = [line.decode("utf-8") for line in _byte_lines(new)]
+    script = _script(_byte_lines(old), _byte_lines(new))
+    out = [f"--- {old_label}\n", f"+++ {new_label}\n"]
+    k = 0
+    while k < len(script):
+        # Changes closer than 2*context unchanged lines share a hunk, as in git.
+        j = k
+        while j + 1 < len(script) and script[j + 1].i1 - (script[j].i1 + script[j].chg1) <= 2 * context:
+            j += 1
+        first, last = script[k], script[j]
+        lead = min(context, first.i1)
+        s1, s2 = first.i1 - lead, first.i2 - lead
+        tail = min(context, len(a) - (last.i1 + last.chg1), len(b) - (last.i2 + last.chg2))
+        e1, e2 = last.i1 + last.chg1 + tail, last.i2 + last.chg2 + tail
+        out.append(f"@@ -{_range(s1, e1 - s1)} +{_range(s2, e2 - s2)} @@\n")
+        i1 = s1
+        for c in script[k : j + 1]:
+            out.extend(_emit(" ", a[i1 : c.i1]))
+            out.extend(_emit("-", a[c.i1 : c.i1 + c.chg1]))
+            out.extend(_emit("+", b[c.i2 : c.i2 + c.chg2]))
+            i1 = c.i1 + c.chg1
+        out.extend(_emit(" ", a[i1:e1]))
+        k = j + 1
+    return "".join(out)
+
+
+def _range(start: int, count: int) -> str:
+    first = start + 1 if count else start
+    return str(first) if count == 1 else f"{first},{count}"
+
+
+def _emit(prefix: str, lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        if line.endswith("\n"):
+            out.append(prefix + line)
+        else:
+            out.append(prefix + line + "\n\\ No newline at end of file\n")
+    return out

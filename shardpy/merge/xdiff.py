@@ -1,0 +1,565 @@
+"""A line diff that aligns exactly as git's xdiff (Myers) does.
+
+Three-way merges only reproduce ``git merge-file`` byte for byte when both
+underlying diffs pair up the same lines as git's, and git's Myers is not a
+textbook one. This module re-implements, in plain Python, the behaviour of
+xdiff with the options ``git merge-file`` uses (no whitespace flags, no
+indent heuristic, Myers with its speed heuristics):
+
+* records are lines *including* their ``\\n``, so a last line without a
+  newline never equals the same text with one;
+* common leading and trailing records are trimmed before anything else;
+* records with no match on the other side are discarded up front (marked
+  changed), and records with very many matches are discarded too when they
+  sit inside a run of unmatched ones (``xdl_cleanup_records``);
+* Myers' divide and conquer with git's cost cut-offs (``mxcost``, snake
+  sampling after 256 edits) on what is left;
+* change groups are slid up and down to join neighbours and to line up with
+  changes on the other side (``xdl_change_compact``).
+
+Lines are compared as integers: callers map each distinct line to an int
+with a :class:`Classifier` first. Runs of equal lines are measured with
+slice comparisons (galloping), which keeps long files fast in Python.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
+
+__all__ = ["Change", "Classifier", "changed_flags", "diff", "diff_with_flags", "split_lines"]
+
+_SNAKE_CNT = 20
+_HEUR_MIN_COST = 256
+_MAX_COST_MIN = 256
+_K_HEUR = 4
+_MAX_EQLIMIT = 1024
+_SIMSCAN_WINDOW = 100
+_KPDIS_RUN = 4
+_LINE_MAX = 1 << 62
+
+
+class Change(NamedTuple):
+    """One hunk: ``chg1`` lines of the old side at ``i1`` became ``chg2`` new lines at ``i2``."""
+
+    i1: int
+    i2: int
+    chg1: int
+    chg2: int
+
+
+def split_lines(text: str) -> list[str]:
+    """Split into records as xdiff does: each keeps its ``\\n``; a final partial line has none."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+class Classifier:
+    """Gives every distinct line (str or bytes) a small int so the diff compares ints."""
+
+    def __init__(self) -> None:
+        self._ids: dict[Hashable, int] = {}
+
+    def classify(self, lines: Sequence[Hashable]) -> list[int]:
+        ids = self._ids
+        out: list[int] = []
+        append = out.append
+        for line in lines:
+            got = ids.get(line)
+            if got is None:
+                got = len(ids)
+                ids[line] = got
+            append(got)
+        return out
+
+
+def _bogosqrt(n: int) -> int:
+    i = 1
+    while n > 0:
+        i <<= 1
+        n >>= 2
+    return i
+
+
+def _run_fwd(a: Sequence[int], b: Sequence[int], i: int, j: int, limit: int) -> int:
+    """Length of the common run a[i:], b[j:] (at most ``limit``)."""
+    k = 0
+    # Short runs are the common case; plain indexing beats slicing there.
+    while k < limit and k < 8:
+        if a[i + k] != b[j + k]:
+            return k
+        k += 1
+    step = 8
+    while k < limit:
+        s = min(step, limit - k)
+        if a[i + k : i + k + s] == b[j + k : j + k + s]:
+            k += s
+            step <<= 1
+            continue
+        lo, hi = 0, s
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if a[i + k : i + k + mid] == b[j + k : j + k + mid]:
+                lo = mid
+            else:
+                hi = mid
+        return k + lo
+    return k
+
+
+def _run_bwd(a: Sequence[int], b: Sequence[int], i: int, j: int, limit: int) -> int:
+    """Length of the common run ending just before a[i], b[j] (at most ``limit``)."""
+    k = 0
+    while k < limit and k < 8:
+        if a[i - 1 - k] != b[j - 1 - k]:
+            return k
+        k += 1
+    step = 8
+    while k < limit:
+        s = min(step, limit - k)
+        if a[i - k - s : i - k] == b[j - k - s : j - k]:
+            k += s
+            step <<= 1
+            continue
+        lo, hi = 0, s
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if a[i - k - mid : i - k] == b[j - k - mid : j - k]:
+                lo = mid
+            else:
+                hi = mid
+        return k + lo
+    return k
+
+
+class _MultiMatch:
+    """xdl_clean_mmatch in O(1) per line: is a many-times-matched line inside a run of unmatched ones?
+
+    xdiff scans up to 100 records either way from the line, stopping at the
+    first record with a normal match (dis == 1), counting unmatched (0) and
+    many-matched (2) records. Prefix counts and nearest-1 tables give the
+    same numbers without the scan, which matters for repetitive files.
+    """
+
+    def __init__(self, dis: bytearray, s: int, e: int) -> None:
+        self.s = s
+        self.e = e
+        zeros = [0]
+        twos = [0]
+        z = t = 0
+        for i in range(s, e + 1):
+            v = dis[i]
+            if v == 0:
+                z += 1
+            elif v == 2:
+                t += 1
+            zeros.append(z)
+            twos.append(t)
+        self.zeros = zeros
+        self.twos = twos
+        prev1 = [s - 1] * (e - s + 1)
+        last = s - 1
+        for i in range(s, e + 1):
+            prev1[i - s] = last
+            if dis[i] == 1:
+                last = i
+        next1 = [e + 1] * (e - s + 1)
+        last = e + 1
+        for i in range(e, s - 1, -1):
+            next1[i - s] = last
+            if dis[i] == 1:
+                last = i
+        self.prev1 = prev1
+        self.next1 = next1
+
+    def discard(self, i: int) -> bool:
+        s, e, zeros, twos = self.s, self.e, self.zeros, self.twos
+        lo = max(s, i - _SIMSCAN_WINDOW, self.prev1[i - s] + 1)
+        rdis0 = zeros[i - s] - zeros[lo - s]
+        if rdis0 == 0:
+            return False
+        rpdis0 = 1 + twos[i - s] - twos[lo - s]
+        hi = min(e, i + _SIMSCAN_WINDOW, self.next1[i - s] - 1)
+        rdis1 = zeros[hi + 1 - s] - zeros[i + 1 - s]
+        if rdis1 == 0:
+            return False
+        rpdis1 = 1 + twos[hi + 1 - s] - twos[i + 1 - s]
+        rdis1 += rdis0
+        rpdis1 += rpdis0
+        return rpdis1 * _KPDIS_RUN < rpdis1 + rdis1
+
+
+def _reduce(
+    own: Sequence[int], dstart: int, dend: int, counts_other: Counter[int], chg: bytearray
+) -> tuple[list[int], list[int]]:
+    """Keep the records worth running Myers on; mark the discarded ones changed (xdl_cleanup_records)."""
+    n = len(own)
+    mlim = min(_bogosqrt(n), _MAX_EQLIMIT)
+    dis = bytearray(n + 1)
+    many = False
+    for i in range(dstart, dend + 1):
+        nm = counts_other.get(own[i], 0)
+        if nm:
+            if nm >= mlim:
+                dis[i] = 2
+                many = True
+            else:
+                dis[i] = 1
+    mm = _MultiMatch(dis, dstart, dend) if many else None
+    ha: list[int] = []
+    rindex: list[int] = []
+    for i in range(dstart, dend + 1):
+        v = dis[i]
+        if v == 1 or (v == 2 and mm is not None and not mm.discard(i)):
+            rindex.append(i)
+            ha.append(own[i])
+        else:
+            chg[i + 1] = 1
+    return ha, rindex
+
+
+def _split(
+    ha1: list[int],
+    off1: int,
+    lim1: int,
+    ha2: list[int],
+    off2: int,
+    lim2: int,
+    kvdf: list[int],
+    kvdb: list[int],
+    ko: int,
+    need_min: bool,
+    mxcost: int,
+) -> tuple[int, int, bool, bool]:
+    """Find the split point of a box (xdl_split); returns (i1, i2, min_lo, min_hi)."""
+    dmin = off1 - lim2
+    dmax = lim1 - off2
+    fmid = off1 - off2
+    bmid = lim1 - lim2
+    odd = (fmid - bmid) & 1
+    fmin = fmax = fmid
+    bmin = bmax = bmid
+    kvdf[fmid + ko] = off1
+    kvdb[bmid + ko] = lim1
+    ec = 0
+    while True:
+        ec += 1
+        got_snake = False
+
+        if fmin > dmin:
+            fmin -= 1
+            kvdf[fmin - 1 + ko] = -1
+        else:
+            fmin += 1
+        if fmax < dmax:
+            fmax += 1
+            kvdf[fmax + 1 + ko] = -1
+        else:
+            fmax -= 1
+        for d in range(fmax, fmin - 1, -2):
+            lo = kvdf[d - 1 + ko]
+            hi = kvdf[d + 1 + ko]
+            i1 = lo + 1 if lo >= hi else hi
+            prev1 = i1
+            i2 = i1 - d
+            if i1 < lim1 and i2 < lim2 and ha1[i1] == ha2[i2]:
+                run = _run_fwd(ha1, ha2, i1, i2, min(lim1 - i1, lim2 - i2))
+                i1 += run
+                i2 += run
+            if i1 - prev1 > _SNAKE_CNT:
+                got_snake = True
+            kvdf[d + ko] = i1
+            if odd and bmin <= d <= bmax and kvdb[d + ko] <= i1:
+                return i1, i2, True, True
+
+        if bmin > dmin:
+            bmin -= 1
+            kvdb[bmin - 1 + ko] = _LINE_MAX
+        else:
+            bmin += 1
+        if bmax < dmax:
+            bmax += 1
+            kvdb[bmax + 1 + ko] = _LINE_MAX
+        else:
+            bmax -= 1
+        for d in range(bmax, bmin - 1, -2):
+            lo = kvdb[d - 1 + ko]
+            hi = kvdb[d + 1 + ko]
+            i1 = lo if lo < hi else hi - 1
+            prev1 = i1
+            i2 = i1 - d
+            if i1 > off1 and i2 > off2 and ha1[i1 - 1] == ha2[i2 - 1]:
+                run = _run_bwd(ha1, ha2, i1, i2, min(i1 - off1, i2 - off2))
+                i1 -= run
+                i2 -= run
+            if prev1 - i1 > _SNAKE_CNT:
+                got_snake = True
+            kvdb[d + ko] = i1
+            if not odd and fmin <= d <= fmax and i1 <= kvdf[d + ko]:
+                return i1, i2, True, True
+
+        if need_min:
+            continue
+
+        if got_snake and ec > _HEUR_MIN_COST:
+            best = 0
+            spl1 = spl2 = 0
+            for d in range(fmax, fmin - 1, -2):
+                dd = d - fmid if d > fmid else fmid - d
+                i1 = kvdf[d + ko]
+                i2 = i1 - d
+                v = (i1 - off1) + (i2 - off2) - dd
+                if (
+                    v > _K_HEUR * ec
+                    and v > best
+                    and off1 + _SNAKE_CNT <= i1 < lim1
+                    and off2 + _SNAKE_CNT <= i2 < lim2
+                ):
+                    k = 1
+                    while ha1[i1 - k] == ha2[i2 - k]:
+                        if k == _SNAKE_CNT:
+                            best = v
+                            spl1, spl2 = i1, i2
+                            break
+                        k += 1
+            if best > 0:
+                return spl1, spl2, True, False
+
+            best = 0
+            for d in range(bmax, bmin - 1, -2):
+                dd = d - bmid if d > bmid else bmid - d
+                i1 = kvdb[d + ko]
+                i2 = i1 - d
+                v = (lim1 - i1) + (lim2 - i2) - dd
+                if (
+                    v > _K_HEUR * ec
+                    and v > best
+                    and off1 < i1 <= lim1 - _SNAKE_CNT
+                    and off2 < i2 <= lim2 - _SNAKE_CNT
+                ):
+                    k = 0
+                    while ha1[i1 + k] == ha2[i2 + k]:
+                        if k == _SNAKE_CNT - 1:
+                            best = v
+                            spl1, spl2 = i1, i2
+                            break
+                        k += 1
+            if best > 0:
+                return spl1, spl2, False, True
+
+        if ec >= mxcost:
+            fbest = fbest1 = -1
+            for d in range(fmax, fmin - 1, -2):
+                i1 = min(kvdf[d + ko], lim1)
+                i2 = i1 - d
+                if lim2 < i2:
+                    i1 = lim2 + d
+                    i2 = lim2
+                if fbest < i1 + i2:
+                    fbest = i1 + i2
+                    fbest1 = i1
+            bbest = bbest1 = _LINE_MAX
+            for d in range(bmax, bmin - 1, -2):
+                i1 = max(off1, kvdb[d + ko])
+                i2 = i1 - d
+                if i2 < off2:
+                    i1 = off2 + d
+                    i2 = off2
+                if i1 + i2 < bbest:
+                    bbest = i1 + i2
+                    bbest1 = i1
+            if (lim1 + lim2) - bbest < fbest - (off1 + off2):
+                return fbest1, fbest - fbest1, True, False
+            return bbest1, bbest - bbest1, False, True
+
+
+def _myers(
+    ha1: list[int], rindex1: list[int], chg1: bytearray, ha2: list[int], rindex2: list[int], chg2: bytearray
+) -> None:
+    """xdl_recs_cmp: mark changed records, iteratively instead of recursively."""
+    n1, n2 = len(ha1), len(ha2)
+    ndiags = n1 + n2 + 3
+    kvdf = [0] * (ndiags + 2)
+    kvdb = [0] * (ndiags + 2)
+    ko = n2 + 1
+    mxcost = max(_bogosqrt(ndiags), _MAX_COST_MIN)
+    stack = [(0, n1, 0, n2, False)]
+    while stack:
+        off1, lim1, off2, lim2, need_min = stack.pop()
+        if off1 < lim1 and off2 < lim2 and ha1[off1] == ha2[off2]:
+            run = _run_fwd(ha1, ha2, off1, off2, min(lim1 - off1, lim2 - off2))
+            off1 += run
+            off2 += run
+        if off1 < lim1 and off2 < lim2 and ha1[lim1 - 1] == ha2[lim2 - 1]:
+            run = _run_bwd(ha1, ha2, lim1, lim2, min(lim1 - off1, lim2 - off2))
+            lim1 -= run
+            lim2 -= run
+        if off1 == lim1:
+            for k in range(off2, lim2):
+                chg2[rindex2[k] + 1] = 1
+        elif off2 == lim2:
+            for k in range(off1, lim1):
+                chg1[rindex1[k] + 1] = 1
+        else:
+            i1, i2, min_lo, min_hi = _split(
+                ha1, off1, lim1, ha2, off2, lim2, kvdf, kvdb, ko, need_min, mxcost
+            )
+            stack.append((i1, lim1, i2, lim2, min_hi))
+            stack.append((off1, i1, off2, i2, min_lo))
+
+
+def _next_set(flags: bytearray, start: int) -> int:
+    found = flags.find(1, start)
+    return len(flags) if found < 0 else found
+
+
+def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
+    """xdl_change_compact without the indent heuristic (``git merge-file`` does not enable it).
+
+    ``ch``/``cho`` hold one flag per record at index ``record + 1`` with a
+    zero sentinel on either end, so ``ch[x + 1]`` is "record x changed".
+    """
+    n = len(ch) - 2
+    no = len(cho) - 2
+    gs = ge = 0
+    while ch[ge + 1]:
+        ge += 1
+    os_ = oe = 0
+    while cho[oe + 1]:
+        oe += 1
+    while True:
+        if ge != gs:
+            while True:
+                groupsize = ge - gs
+                end_matching_other = -1
+                while gs > 0 and recs[gs - 1] == recs[ge - 1]:
+                    gs -= 1
+                    ch[gs + 1] = 1
+                    ge -= 1
+                    ch[ge + 1] = 0
+                    while ch[gs]:
+                        gs -= 1
+                    if os_ == 0:
+                        raise AssertionError("group sync broken sliding up")
+                    oe = os_ - 1
+                    os_ = oe
+                    while cho[os_]:
+                        os_ -= 1
+                earliest_end = ge
+                if oe > os_:
+                    end_matching_other = ge
+                while ge < n and recs[gs] == recs[ge]:
+                    ch[gs + 1] = 0
+                    gs += 1
+                    ch[ge + 1] = 1
+                    ge += 1
+                    while ch[ge + 1]:
+                        ge += 1
+                    if oe == no:
+                        raise AssertionError("group sync broken sliding down")
+                    os_ = oe + 1
+                    oe = os_
+                    while cho[oe + 1]:
+                        oe += 1
+                    if oe > os_:
+                        end_matching_other = ge
+                if groupsize == ge - gs:
+                    break
+            if ge != earliest_end and end_matching_other != -1:
+                while oe == os_:
+                    if not (gs > 0 and recs[gs - 1] == recs[ge - 1]):
+                        raise AssertionError("match disappeared")
+                    gs -= 1
+                    ch[gs + 1] = 1
+                    ge -= 1
+                    ch[ge + 1] = 0
+                    while ch[gs]:
+                        gs -= 1
+                    if os_ == 0:
+                        raise AssertionError("group sync broken sliding to match")
+                    oe = os_ - 1
+                    os_ = oe
+                    while cho[os_]:
+                        os_ -= 1
+        elif oe == os_:
+            # Both groups are empty: skip the run of lines unchanged on both
+            # sides in one step (each side advances by the same count).
+            skip = min(_next_set(ch, ge + 2) - (ge + 2), _next_set(cho, oe + 2) - (oe + 2), n - ge, no - oe)
+            if skip > 0:
+                ge += skip
+                gs = ge
+                oe += skip
+                os_ = oe
+        if ge == n:
+            break
+        gs = ge + 1
+        ge = gs
+        while ch[ge + 1]:
+            ge += 1
+        if oe == no:
+            raise AssertionError("group sync broken moving to next group")
+        os_ = oe + 1
+        oe = os_
+        while cho[oe + 1]:
+            oe += 1
+
+
+def _build_script(ch1: bytearray, ch2: bytearray) -> list[Change]:
+    n1 = len(ch1) - 2
+    n2 = len(ch2) - 2
+    out: list[Change] = []
+    i1 = i2 = 0
+    while i1 < n1 or i2 < n2:
+        if ch1[i1 + 1] or ch2[i2 + 1]:
+            s1, s2 = i1, i2
+            while ch1[i1 + 1]:
+                i1 += 1
+            while ch2[i2 + 1]:
+                i2 += 1
+            out.append(Change(s1, s2, i1 - s1, i2 - s2))
+        else:
+            skip = min(_next_set(ch1, i1 + 1) - (i1 + 1), _next_set(ch2, i2 + 1) - (i2 + 1), n1 - i1, n2 - i2)
+            skip = max(skip, 1)
+            i1 += skip
+            i2 += skip
+    return out
+
+
+def changed_flags(a: Sequence[int], b: Sequence[int]) -> tuple[bytearray, bytearray]:
+    """Per-record change flags for both sides (index ``record + 1``), after compaction."""
+    n1, n2 = len(a), len(b)
+    ch1 = bytearray(n1 + 2)
+    ch2 = bytearray(n2 + 2)
+    lim = min(n1, n2)
+    pre = _run_fwd(a, b, 0, 0, lim) if lim else 0
+    suf = _run_bwd(a, b, n1, n2, lim - pre) if lim - pre > 0 else 0
+    dend1 = n1 - suf - 1
+    dend2 = n2 - suf - 1
+    # Matches are counted over the whole other file, trimmed ends included,
+    # as xdl_cleanup_records does.
+    cnt1: Counter[int] = Counter(a)
+    cnt2: Counter[int] = Counter(b)
+    ha1, rindex1 = _reduce(a, pre, dend1, cnt2, ch1)
+    ha2, rindex2 = _reduce(b, pre, dend2, cnt1, ch2)
+    _myers(ha1, rindex1, ch1, ha2, rindex2, ch2)
+    _compact(ch1, a, ch2)
+    _compact(ch2, b, ch1)
+    return ch1, ch2
+
+
+def diff(a: Sequence[int], b: Sequence[int]) -> list[Change]:
+    """The edit script from ``a`` to ``b`` exactly as git's default diff computes it."""
+    ch1, ch2 = changed_flags(a, b)
+    return _build_script(ch1, ch2)
+
+
+def diff_with_flags(a: Sequence[int], b: Sequence[int]) -> tuple[list[Change], bytearray]:
+    """The edit script plus the new side's change flags (index ``record + 1``)."""
+    ch1, ch2 = changed_flags(a, b)
+    return _build_script(ch1, ch2), ch2
