@@ -130,7 +130,7 @@ def _print_plan(plan: Any, *, verbose: bool, header: str) -> None:
         [
             r.action,
             r.type or "-",
-            r.name,
+            r.name if r.name == r.name.strip() else repr(r.name),
             r.source_path,
             r.vault_path,
             f"+{r.observations}" if r.observations else "",

@@ -69,13 +69,13 @@ def observation_text(o: Observation) -> str:
 def _ignore_matcher(root: Path) -> tuple[object, object | None]:
     import pathspec
 
-    base = pathspec.PathSpec.from_lines("gitwildmatch", DEFAULT_IGNORE)
+    base = pathspec.PathSpec.from_lines("gitignore", DEFAULT_IGNORE)
     gitignore = root / ".gitignore"
     extra = None
     if gitignore.is_file() and not gitignore.is_symlink():
         try:
             extra = pathspec.PathSpec.from_lines(
-                "gitwildmatch", gitignore.read_text("utf-8", "replace").splitlines()
+                "gitignore", gitignore.read_text("utf-8", "replace").splitlines()
             )
         except Exception:  # a broken .gitignore never stops an import
             extra = None

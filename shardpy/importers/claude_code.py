@@ -110,6 +110,13 @@ def memory_type(data: dict[str, Any]) -> str | None:
     return as_text(data.get("type")) or None
 
 
+def project_scope(target: str, source_path: str) -> str:
+    """The vault folder (with a trailing slash) holding the notes of ``source_path``'s project."""
+    rel = source_path.split("/", 2)[2] if source_path.count("/") >= 2 else source_path
+    depth = rel.count("/") + 1
+    return "/".join(target.split("/")[:-depth]) + "/"
+
+
 class ClaudeCodeAdapter:
     format = FORMAT
 
@@ -228,8 +235,10 @@ class ClaudeCodeAdapter:
         body = fences[1] if fences is not None else text
         newline = fences[2] if fences is not None else ("\r\n" if "\r\n" in text[:2000] else "\n")
         blocks = inline_blocks(body)
+        # Memories link within their project: a name shared across projects resolves to this one's.
+        scope = project_scope(record.target, record.source_path)
         new_body, uses = rewrite_body(
-            body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False
+            body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False, scope=scope
         )
         known = dict(loc.data_keys)
         encoded = record.source_path.split("/", 1)[0]
@@ -242,6 +251,10 @@ class ClaudeCodeAdapter:
                 updates.append(("description", lenient["description"]))
             known = {}
         if record.type is not None:
+            top = as_text(known.get("type"))
+            if top is not None and top != record.type:
+                # metadata.type wins; the differing top-level value is kept beside it.
+                updates.append(("top_level_type", top))
             updates.append(("type", record.type))
         meta = self._metadata(text) if loc.fm_state == "present" else {}
         session = as_text(meta.get("originSessionId"))

@@ -102,11 +102,23 @@ def as_text(value: Any) -> str | None:
         return value
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, _dt.datetime | _dt.date):
+    if isinstance(value, _dt.datetime):
+        return _iso_datetime(value)
+    if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, list):
         return ", ".join(s for s in (as_text(v) for v in value) if s is not None)
     return str(value)
+
+
+def _iso_datetime(value: _dt.datetime) -> str:
+    """ISO-8601 as people write it: UTC as ``Z``, milliseconds when that is all there is."""
+    text = value.isoformat()
+    if value.microsecond % 1000 == 0 and value.microsecond:
+        text = text.replace(f".{value.microsecond:06d}", f".{value.microsecond // 1000:03d}")
+    if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
+        text = text.removesuffix("+00:00") + "Z"
+    return text
 
 
 def as_list(value: Any) -> list[str]:
@@ -138,7 +150,16 @@ def yaml_scalar(value: str) -> str:
         and " #" not in value
     ):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    quoted = json.dumps(value, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    # YAML refuses raw control characters (DEL, NEL, C1...) that JSON leaves alone.
+    return "".join(c if c.isprintable() else _escape(c) for c in quoted)
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def yaml_item(key: str, value: str | list[str], newline: str) -> str:

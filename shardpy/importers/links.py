@@ -175,7 +175,8 @@ class Resolver:
     def target_of_source(self, source_path: str) -> str | None:
         return self._by_source.get(source_path)
 
-    def resolve(self, text: str) -> Resolution:
+    def resolve(self, text: str, scope: str = "") -> Resolution:
+        """Resolve a link's note part; among several imported notes, one under ``scope`` wins."""
         t = text.strip()
         if not t:
             return Resolution("unresolved", reason="empty link")
@@ -183,6 +184,7 @@ class Resolver:
         if low.endswith(".md"):
             t = t[:-3]
         for table, key in (
+            (self._names, text),
             (self._names, t),
             (self._keys, t),
             (self._names_cf, t.casefold()),
@@ -191,6 +193,10 @@ class Resolver:
             hits = table.get(key)
             if hits:
                 uniq = sorted(set(hits))
+                if len(uniq) > 1 and scope:
+                    scoped = [h for h in uniq if h.startswith(scope)]
+                    if len(scoped) == 1:
+                        uniq = scoped
                 if len(uniq) == 1:
                     return Resolution("resolved", uniq[0])
                 return Resolution(
@@ -238,8 +244,8 @@ class Resolver:
 
 
 def _push(table: dict[str, list[str]], key: str, value: str) -> None:
-    key = key.strip() if key.strip() else key
-    if not key:
+    # Keys are kept verbatim: MCP entity names differing only by surrounding spaces are distinct.
+    if not key.strip():
         return
     lst = table.get(key)
     if lst is None:
@@ -284,6 +290,7 @@ def rewrite_body(
     source_dir: str,
     target: str,
     resolve_md_links: bool,
+    scope: str = "",
 ) -> tuple[str, list[LinkUse]]:
     """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``."""
     edits: list[tuple[int, int, str]] = []
@@ -297,7 +304,7 @@ def rewrite_body(
                 if "::" in tgt:
                     uses.append(LinkUse(raw, tgt, "unresolved", None, "reference into another project", None))
                     continue
-                res = resolver.resolve(tgt)
+                res = resolver.resolve(tgt, scope)
                 replacement = None
                 if res.status == "resolved" and res.target is not None:
                     replacement = rewrite_wikilink(link.inner, link.embed, resolver.link_name(res.target))

@@ -65,8 +65,11 @@ def stem_for(title: str) -> tuple[str, bool]:
 
 
 def sanitize_path_part(part: str) -> str:
-    """A safe name for a folder or attachment file, keeping its extension."""
-    if is_safe_stem(part):
+    """A safe name for a folder or attachment file, keeping its extension.
+
+    A leading ``-`` is fine here (Claude Code's encoded project folders start with one).
+    """
+    if is_safe_stem(part) or (part.startswith("-") and is_safe_stem("x" + part)):
         return part
     stem, dot, ext = part.rpartition(".")
     if dot and stem and re.fullmatch(r"[A-Za-z0-9]{1,10}", ext):

@@ -210,3 +210,37 @@ def tree_hash(root: Path, *, exclude: tuple[str, ...] = ()) -> dict[str, str]:
             p = Path(dirpath) / f
             out[rel] = "<link>" if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest()
     return out
+
+
+CATEGORIES = ("fact", "decision", "idea", "risk", "method", "note", "question")
+
+
+def generated_note(i: int, total: int) -> tuple[str, str]:
+    """(relative path, text) of the i-th generated basic-memory note (deterministic)."""
+    folder = f"area-{i % 37}/topic-{i % 11}"
+    title = f"Generated Note {i}" if i % 13 else f"Generated: Note {i}?"
+    stem = title.replace(":", "-").replace("?", "")
+    obs = "\n".join(
+        f"- [{CATEGORIES[(i + k) % len(CATEGORIES)]}] Observation {k} of note {i} #tag{k % 5}"
+        + (f" (context {k})" if k % 2 else "")
+        for k in range(3 + i % 4)
+    )
+    rels = "\n".join(
+        f"- relates_to [[Generated Note {(i * 7 + k) % total or 1}]]" for k in range(2)
+    ) + (f"\n- requires [[Missing Note {i}]]" if i % 5 == 0 else "")
+    text = (
+        f"---\ntitle: '{title}'\ntype: note\npermalink: main/{folder}/generated-note-{i}\ntags:\n- gen\n- n{i % 9}\n---\n\n"
+        f"# {title}\n\nSome prose for note {i} mentioning [[Generated Note {(i + 1) % total or 1}]] inline.\n\n"
+        f"## Observations\n{obs}\n\n## Relations\n{rels}\n\n"
+        "```python\n- [fake] not an observation #nope\n```\n"
+    )
+    return f"{folder}/{stem}.md", text
+
+
+def generated_project(root: Path, count: int) -> Path:
+    for i in range(count):
+        rel, text = generated_note(i, count)
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
