@@ -313,6 +313,7 @@ def claim_targets(
             ext = ".md" if rec.kind == "note" else ""
             rec.target = _join(into, rec.folder, rec.stem + ext)
     claimed: dict[str, Record] = {}
+    sticky: set[str] = set()
     winners: list[Record] = []
     collisions: list[NoteRow] = []
     order = sorted(range(len(records)), key=lambda i: (i not in entries, records[i].source_path))
@@ -324,7 +325,7 @@ def claim_targets(
         if first is not None:
             reason = (
                 f"collides with {first.source_path} at the same vault path; keeping {first.source_path}"
-                + (" (first by source path)" if i not in entries else " (imported there before)")
+                + (" (imported there before)" if key in sticky else " (first by source path)")
             )
         elif i not in entries:
             owners = [o for o in ledger.owners(rec.target) if o != (fmt, into, rec.source_path)]
@@ -355,6 +356,8 @@ def claim_targets(
             )
             continue
         claimed[key] = rec
+        if i in entries:
+            sticky.add(key)
         winners.append(rec)
     winners.sort(key=lambda r: r.source_path)
     return winners, collisions
