@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import atomic_write, prune_empty_dirs, remove_file, safe_target
+from shardpy.fsutil import TMP_MARK, atomic_write, prune_empty_dirs, remove_file, safe_target
 from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
 
@@ -193,6 +193,30 @@ def _current_sha(vault: Path, rel: str) -> tuple[str | None, str]:
         return sha256(fh.read()), ""
 
 
+def remove_stale_temps(vault: Path, targets: list[str]) -> int:
+    """Delete temporary files a killed ``atomic_write`` left beside ``targets``; return how many."""
+    by_dir: dict[str, set[str]] = {}
+    for t in targets:
+        folder, _, name = t.rpartition("/")
+        by_dir.setdefault(folder, set()).add(name)
+    removed = 0
+    for folder, names in by_dir.items():
+        try:
+            with os.scandir(vault / folder if folder else vault) as it:
+                stale = [
+                    e.name
+                    for e in it
+                    if e.name.startswith(TMP_MARK) and e.name[len(TMP_MARK) + 9 :] in names and e.is_file()
+                ]
+        except OSError:
+            continue
+        for name in stale:
+            with contextlib.suppress(OSError):
+                os.unlink(vault / folder / name if folder else vault / name)
+                removed += 1
+    return removed
+
+
 @dataclass(slots=True)
 class ApplyResult:
     written: int = 0
@@ -201,13 +225,18 @@ class ApplyResult:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
-def execute(journal: Journal, progress: Callable[[int, int], None] | None = None) -> ApplyResult:
+def execute(
+    journal: Journal, progress: Callable[[int, int], None] | None = None, *, resuming: bool = False
+) -> ApplyResult:
     """Perform every step not yet done; safe to call again after a crash."""
     vault = journal.vault
     conn = journal.conn
     delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
     total, done = journal.counts()
     todo = [r[0] for r in conn.execute("SELECT idx FROM steps WHERE done=0 ORDER BY idx")]
+    if resuming:
+        # a write killed between its temporary file and the rename left the former behind.
+        remove_stale_temps(vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")])
     result = ApplyResult()
     last_commit = time.monotonic()
     pending = 0
@@ -324,6 +353,18 @@ class AbandonResult:
     left: list[str] = field(default_factory=list)  # changed since the run wrote them: left as they are
 
 
+def existing_prefix(vault: Path, into: str) -> str:
+    """The longest leading part of ``into`` that exists as a folder now ('' when none)."""
+    parts = into.split("/") if into else []
+    found = ""
+    for i in range(1, len(parts) + 1):
+        candidate = "/".join(parts[:i])
+        if not (vault / candidate).is_dir():
+            break
+        found = candidate
+    return found
+
+
 def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
     """Roll the run back: put back what each step replaced, remove what it created."""
     vault = journal.vault
@@ -333,6 +374,9 @@ def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
     rows = conn.execute(
         "SELECT idx, target, pre_sha, new_sha, created_dirs FROM steps ORDER BY idx DESC"
     ).fetchall()
+    remove_stale_temps(vault, [r[1] for r in rows])
+    # Folders of --into that existed before the run are never removed.
+    keep = journal.meta().get("into_existed", into)
     for idx, target, pre_sha, new_sha, created in rows:
         current, problem = _current_sha(vault, target)
         if problem or current == pre_sha:
@@ -341,11 +385,6 @@ def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
             if pre_sha is None:
                 remove_file(vault, target)
                 result.removed += 1
-                # Steps killed before being marked done did not record their folders.
-                parent = target.rsplit("/", 1)[0] if "/" in target else ""
-                while into and parent.startswith(into + "/"):
-                    dirs.append(parent)
-                    parent = parent.rsplit("/", 1)[0]
             else:
                 (pre,) = conn.execute("SELECT pre FROM steps WHERE idx=?", (idx,)).fetchone()
                 atomic_write(vault, target, pre)
@@ -354,6 +393,12 @@ def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
             result.left.append(target)
         if created:
             dirs.extend(json.loads(created))
+        if pre_sha is None:
+            # A step killed before it was marked done did not record the folders it made.
+            parent = target.rsplit("/", 1)[0] if "/" in target else ""
+            while parent and parent != keep and (not keep or parent.startswith(keep + "/")):
+                dirs.append(parent)
+                parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
     prune_empty_dirs(vault, dirs)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'abandoned')")
     conn.commit()

@@ -20,6 +20,7 @@ from shardpy.importers.apply import (
     abandon,
     complete,
     discard_unsealed,
+    existing_prefix,
     execute,
     incomplete_runs,
     new_run_id,
@@ -233,7 +234,13 @@ def run_import(
         journal = Journal.create(
             vault,
             run_id,
-            {"format": fmt, "source": str(source), "into": into_rel, "imported_at": opts.imported_at},
+            {
+                "format": fmt,
+                "source": str(source),
+                "into": into_rel,
+                "imported_at": opts.imported_at,
+                "into_existed": existing_prefix(vault, into_rel),
+            },
         )
         try:
             plan = build_plan(
@@ -304,7 +311,7 @@ def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -
         meta = journal.meta()
         total, done = journal.counts()
         changed = _source_changes(journal, meta)
-        applied = execute(journal, progress)
+        applied = execute(journal, progress, resuming=True)
         result = complete(journal, meta["format"], meta["into"], iso(utc_now()))
         return ResumeOutcome(run_id, meta, total, total - done, applied, result, changed)
 
