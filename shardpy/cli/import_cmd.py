@@ -81,7 +81,7 @@ def _progress(enabled: bool) -> Iterator[tuple[Any, Any]]:
         yield plan_cb, apply_cb
 
 
-def _table(console: Any, title: str, headers: Sequence[str], rows: list[Sequence[str]]) -> None:
+def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     console.print(f"\n{title}:", markup=False)
     if not rows:
         console.print("  (none)", markup=False)
@@ -164,7 +164,8 @@ def _print_plan(plan: Any, *, verbose: bool, header: str) -> None:
         _table(console, "Warnings and notices", ["source path", "message"], warn_rows)
     if plan.gone:
         console.print(
-            f"\n{len(plan.gone)} record(s) imported before are no longer in the source; their notes are kept.",
+            f"\n{len(plan.gone)} record(s) imported before are no longer in the source; "
+            "their notes are kept.",
             markup=False,
         )
     console.print("\n" + plan.summary_line(), markup=False)
@@ -174,10 +175,10 @@ def import_command(
     fmt: str | None = typer.Option(
         None, "--from", help="Source format: basic-memory, claude-code-memory or mcp-memory."
     ),
-    source: Path | None = typer.Argument(
+    source: Path | None = typer.Argument(  # noqa: B008
         None, help="The memory to import (a folder, or a .jsonl/.json file)."
     ),
-    vault: Path | None = typer.Argument(
+    vault: Path | None = typer.Argument(  # noqa: B008
         None, help="The vault (default: the vault around the current folder, else the current folder)."
     ),
     into: str | None = typer.Option(
@@ -198,7 +199,9 @@ def import_command(
     strict: bool = typer.Option(
         False, "--strict", help="Skip files with malformed frontmatter instead of importing them."
     ),
-    vault_opt: Path | None = typer.Option(None, "--vault", help="The vault (same as the VAULT argument)."),
+    vault_opt: Path | None = typer.Option(  # noqa: B008
+        None, "--vault", help="The vault (same as the VAULT argument)."
+    ),
 ) -> None:
     """Import agent memory (basic-memory, Claude Code auto-memory, MCP memory graph) as linked notes.
 
@@ -262,7 +265,8 @@ def import_command(
         if outcome.applied is not None:
             a = outcome.applied
             _console().print(
-                f"Applied: {a.written} written, {a.already} already in place, {len(a.changed)} changed meanwhile "
+                f"Applied: {a.written} written, {a.already} already in place, "
+                f"{len(a.changed)} changed meanwhile "
                 f"(left alone), {len(a.errors)} error(s). Records: .shardmind/imports/{plan.run_id}/",
                 markup=False,
             )
@@ -292,13 +296,15 @@ def _resume_or_abandon(service: Any, vault: Path, *, resume: bool, as_json: bool
             console.print(f"shardpy import --resume: finished run {out.run_id}", markup=False)
             console.print(
                 f"{out.remaining} of {out.total} step(s) were left: {out.applied.written} written, "
-                f"{out.applied.already} already in place, {len(out.applied.changed)} changed meanwhile (left alone), "
+                f"{out.applied.already} already in place, "
+                f"{len(out.applied.changed)} changed meanwhile (left alone), "
                 f"{len(out.applied.errors)} error(s).",
                 markup=False,
             )
             if out.source_changed:
                 console.print(
-                    f"note: {out.source_changed} source record(s) changed since the run was planned; this run wrote "
+                    f"note: {out.source_changed} source record(s) changed since the run was planned; "
+                    "this run wrote "
                     "what it had planned. Run the import again to bring in the changes.",
                     markup=False,
                 )

@@ -178,7 +178,8 @@ class Plan:
         lc = self.link_counts
         return (
             f"Summary: {len(self.notes)} record(s): " + ", ".join(parts) + f"; {obs} observation(s) added; "
-            f"links: {lc['resolved']} resolved ({self.rewritten_links} rewritten), {lc['ambiguous']} ambiguous, "
+            f"links: {lc['resolved']} resolved ({self.rewritten_links} rewritten), "
+            f"{lc['ambiguous']} ambiguous, "
             f"{lc['unresolved']} unresolved; {len(self.skipped)} skipped file(s)"
         )
 
@@ -510,7 +511,9 @@ def _plan_record(
             return row, step_index
         if opts.on_conflict == "keep":
             row.action = "conflict"
-            row.detail = "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs recreates it)"
+            row.detail = (
+                "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
+            )
             return row, step_index
         row.observations = len(built.observations)
         emit(

@@ -201,7 +201,7 @@ class ClaudeCodeAdapter:
     ) -> Iterator[Notice]:
         listed: set[str] = set()
         for index_rel in indexes:
-            raw, text, _ = read_text(project.memory / index_rel)
+            _, text, _ = read_text(project.memory / index_rel)
             if text is None:
                 continue
             folder = index_rel.rsplit("/", 1)[0] if "/" in index_rel else ""

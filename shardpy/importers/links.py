@@ -226,7 +226,7 @@ class Resolver:
         return Resolution("unresolved", reason="no note with this name in the import or the vault")
 
     def link_name(self, target: str) -> str:
-        """The shortest text Obsidian resolves to ``target``: its stem, or its path when the stem is shared."""
+        """The shortest text Obsidian resolves to ``target``: its stem, or its path if the stem is shared."""
         if not self._stem_ready:
             counts: dict[str, int] = {}
             for rel in self.vault.files | self._targets:

@@ -221,7 +221,8 @@ class McpMemoryAdapter:
             if owner is None:
                 yield Notice(
                     where,
-                    f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; not imported",
+                    f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; "
+                    "not imported",
                 )
                 continue
             owner.relations.append((rtype, to))

@@ -20,8 +20,8 @@ from shardpy.importers.apply import (
     abandon,
     complete,
     discard_unsealed,
-    existing_prefix,
     execute,
+    existing_prefix,
     incomplete_runs,
     new_run_id,
     runs_dir,
@@ -42,7 +42,7 @@ def iso(now: _dt.datetime) -> str:
 
 
 def find_vault(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding ``.shardmind/`` or ``vault-manifest.json``, else ``start``."""
+    """The nearest ancestor of ``start`` with ``.shardmind/`` or ``vault-manifest.json``, else ``start``."""
     here = start.resolve()
     for candidate in (here, *here.parents):
         if (candidate / ".shardmind").is_dir() or (candidate / "vault-manifest.json").is_file():

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Source fixtures built in temp dirs: a basic-memory project, Claude Code memory, MCP graphs."""
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ def basic_memory_project(root: Path, *, extras: bool = True) -> Path:
         root / "b/Architecture Overview.md",
         "---\ntitle: Architecture Overview\n---\n\n- [part] Service B #arch\n- previous [[Retrospective]]\n",
     )
-    write(root / "国际化/Überblick Architektur.md", "---\ntitle: Überblick Architektur\n---\n\n- [de] Grüße 🌍 #i18n\n")
+    write(
+        root / "国际化/Überblick Architektur.md",
+        "---\ntitle: Überblick Architektur\n---\n\n- [de] Grüße 🌍 #i18n\n",
+    )
     write(
         root / "🚀 Launch Checklist.md",
         "---\ntitle: 🚀 Launch Checklist\ntype: checklist\n---\n\n- [step] Announce 🎉 #launch\n- links_to [[Überblick Architektur]]\n",
@@ -134,7 +138,10 @@ def basic_memory_project(root: Path, *, extras: bool = True) -> Path:
 def claude_projects(root: Path) -> Path:
     """~/.claude/projects with two projects mixing both frontmatter generations."""
     mem = root / "-home-dana-src-route-planner" / "memory"
-    write(root / "-home-dana-src-route-planner" / "0b1c-session.jsonl", '{"cwd": "/home/dana/src/route-planner"}\n')
+    write(
+        root / "-home-dana-src-route-planner" / "0b1c-session.jsonl",
+        '{"cwd": "/home/dana/src/route-planner"}\n',
+    )
     write(
         mem / "MEMORY.md",
         "# Memory Index\n\n- [Testing](feedback_testing.md) — run the suite\n"
@@ -157,11 +164,15 @@ def claude_projects(root: Path) -> Path:
         "---\nname: project-deadline\ndescription: Launch: end of Q3\ntype: project\n---\nShip by Sept 30.\n",
     )
     write(mem / "odd_type.md", "---\nname: odd-type\ntype: gossip\n---\nUnknown type kept.\n")
-    write(mem / "both_types.md", "---\nname: both-types\ntype: user\nmetadata:\n  type: reference\n---\nBoth.\n")
+    write(
+        mem / "both_types.md", "---\nname: both-types\ntype: user\nmetadata:\n  type: reference\n---\nBoth.\n"
+    )
     write(mem / "debugging.md", "# Debugging\n\nLegacy topic file without frontmatter.\n")
     write(mem / "no_name.md", "---\ndescription: no name here\ntype: reference\n---\nNameless.\n")
     write(mem / "empty.md", "")
-    write(mem / "crlf_bom.md", b"\xef\xbb\xbf---\r\nname: windows-fact\r\ntype: user\r\n---\r\nCRLF body.\r\n")
+    write(
+        mem / "crlf_bom.md", b"\xef\xbb\xbf---\r\nname: windows-fact\r\ntype: user\r\n---\r\nCRLF body.\r\n"
+    )
     write(mem / "team" / "MEMORY.md", "- [Team](team_rule.md) — shared\n")
     write(mem / "team" / "team_rule.md", "---\nname: team-rule\ntype: feedback\n---\nShared rule.\n")
     other = root / "C--Users-dana-source-repos-Inventory-Service" / "memory"
@@ -177,13 +188,23 @@ def mcp_lines(records: list[dict[str, object]], *, newline: str = "\n", bom: boo
 
 
 MCP_RECORDS: list[dict[str, object]] = [
-    {"type": "entity", "name": "Dana", "entityType": "person", "observations": ["Works on routing", "Line one\nLine two"]},
+    {
+        "type": "entity",
+        "name": "Dana",
+        "entityType": "person",
+        "observations": ["Works on routing", "Line one\nLine two"],
+    },
     {"type": "entity", "name": "Acme Corp", "entityType": "organization", "observations": ["Makes anvils"]},
     {"type": "entity", "name": "Berlin", "entityType": "city", "observations": ["Capital"]},
     {"type": "entity", "name": "Berlin ", "entityType": "city", "observations": ["Trailing space twin"]},
     {"type": "entity", "name": "PostgreSQL", "entityType": "tech", "observations": []},
     {"type": "entity", "name": "postgresql", "entityType": "tech", "observations": ["lowercase twin"]},
-    {"type": "entity", "name": "Project: Apollo/v2", "entityType": "project", "observations": ["Unsafe name"]},
+    {
+        "type": "entity",
+        "name": "Project: Apollo/v2",
+        "entityType": "project",
+        "observations": ["Unsafe name"],
+    },
     {"type": "entity", "name": "", "entityType": "ghost", "observations": ["empty name"]},
     {"type": "entity", "name": "🚀 Rocket", "entityType": "Thing", "observations": ["emoji [[Dana]] link"]},
     {"type": "relation", "from": "Dana", "to": "Acme Corp", "relationType": "works_at"},
@@ -225,9 +246,9 @@ def generated_note(i: int, total: int) -> tuple[str, str]:
         + (f" (context {k})" if k % 2 else "")
         for k in range(3 + i % 4)
     )
-    rels = "\n".join(
-        f"- relates_to [[Generated Note {(i * 7 + k) % total or 1}]]" for k in range(2)
-    ) + (f"\n- requires [[Missing Note {i}]]" if i % 5 == 0 else "")
+    rels = "\n".join(f"- relates_to [[Generated Note {(i * 7 + k) % total or 1}]]" for k in range(2)) + (
+        f"\n- requires [[Missing Note {i}]]" if i % 5 == 0 else ""
+    )
     text = (
         f"---\ntitle: '{title}'\ntype: note\npermalink: main/{folder}/generated-note-{i}\ntags:\n- gen\n- n{i % 9}\n---\n\n"
         f"# {title}\n\nSome prose for note {i} mentioning [[Generated Note {(i + 1) % total or 1}]] inline.\n\n"

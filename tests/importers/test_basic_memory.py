@@ -24,7 +24,9 @@ def test_plan_rows_and_skips(bm_project: Path, vault: Path) -> None:
     # Duplicate titles in different folders are both imported.
     assert r["a/Architecture Overview.md"].action == r["b/Architecture Overview.md"].action == "create"
     # Titles with : / ? get a safe file name.
-    assert r["planning/Q3 Planning- Goals-Risks.md"].vault_path == f"{INTO}/planning/Q3 Planning- Goals-Risks.md"
+    assert (
+        r["planning/Q3 Planning- Goals-Risks.md"].vault_path == f"{INTO}/planning/Q3 Planning- Goals-Risks.md"
+    )
     assert r["What's next.md"].vault_path == f"{INTO}/What's next.md"
     # Unicode and emoji are kept.
     assert r["国际化/Überblick Architektur.md"].vault_path == f"{INTO}/国际化/Überblick Architektur.md"
@@ -92,11 +94,13 @@ def test_written_notes(bm_project: Path, vault: Path) -> None:
     source = (bm_project / "notes/coffee-brewing.md").read_text("utf-8")
     # Source frontmatter bytes first, provenance appended, body verbatim except rewritten links.
     src_fm, src_body = source.split("---\n", 2)[1:]
-    assert coffee.startswith("---\n" + src_fm + "imported_from: basic-memory\nsource_path: notes/coffee-brewing.md\n")
+    assert coffee.startswith(
+        "---\n" + src_fm + "imported_from: basic-memory\nsource_path: notes/coffee-brewing.md\n"
+    )
     assert coffee.endswith(
-        src_body.replace("[[Q3 Planning: Goals/Risks]]", "[[Q3 Planning- Goals-Risks|Q3 Planning: Goals/Risks]]").replace(
-            "(tea-brewing.md)", "(Tea%20Brewing%20Methods.md)"
-        )
+        src_body.replace(
+            "[[Q3 Planning: Goals/Risks]]", "[[Q3 Planning- Goals-Risks|Q3 Planning: Goals/Risks]]"
+        ).replace("(tea-brewing.md)", "(Tea%20Brewing%20Methods.md)")
     )
     data = split_frontmatter(coffee).data
     assert as_text(data["imported_at"]) == out.plan.imported_at
@@ -111,7 +115,9 @@ def test_written_notes(bm_project: Path, vault: Path) -> None:
     malformed = read(vault, f"{INTO}/notes/malformed.md")
     assert malformed.endswith((bm_project / "notes/malformed.md").read_text("utf-8"))
     assert split_frontmatter(malformed).state == "present"
-    assert (vault / f"{INTO}/images/diagram.png").read_bytes() == (bm_project / "images/diagram.png").read_bytes()
+    assert (vault / f"{INTO}/images/diagram.png").read_bytes() == (
+        bm_project / "images/diagram.png"
+    ).read_bytes()
     # The source is never modified.
     assert (bm_project / "notes/coffee-brewing.md").read_text("utf-8") == source
 

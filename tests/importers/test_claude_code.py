@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Claude Code auto-memory: both frontmatter generations, MEMORY.md checks, source layouts."""
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def test_written_facts(projects: Path, vault: Path) -> None:
     assert as_text(data["modified"]) == "2026-09-08T19:29:56.864Z"
     assert data["project"] == P and data["imported_from"] == "claude-code-memory"
     assert data["metadata"]["node_type"] == "memory"  # every source key kept
-    assert text.endswith("Dana prefers Go. Links to [[feedback-testing]] and [[missing-memory]].\n\n```\n---\nnot frontmatter\n```\n")
+    assert text.endswith(
+        "Dana prefers Go. Links to [[feedback-testing]] and [[missing-memory]].\n\n```\n---\nnot frontmatter\n```\n"
+    )
     both = split_frontmatter((vault / INTO / "both-types.md").read_text("utf-8")).data
     assert both["type"] == "reference" and both["top_level_type"] == "user"
     deadline = (vault / INTO / "project-deadline.md").read_text("utf-8")

@@ -16,8 +16,12 @@ runner = CliRunner()
 def _small_project(tmp_path: Path) -> Path:
     src = tmp_path / "bm"
     src.mkdir()
-    (src / "a.md").write_text("---\ntitle: Alpha\n---\n\n- [x1] first #t\n- links_to [[Beta]]\n", encoding="utf-8")
-    (src / "b.md").write_text("---\ntitle: Beta\n---\n\n- [x2] second #t\n- links_to [[Gamma]]\n", encoding="utf-8")
+    (src / "a.md").write_text(
+        "---\ntitle: Alpha\n---\n\n- [x1] first #t\n- links_to [[Beta]]\n", encoding="utf-8"
+    )
+    (src / "b.md").write_text(
+        "---\ntitle: Beta\n---\n\n- [x2] second #t\n- links_to [[Gamma]]\n", encoding="utf-8"
+    )
     return src
 
 
@@ -27,7 +31,9 @@ def test_dry_run_output_and_exit_code(tmp_path: Path, vault: Path) -> None:
     result = runner.invoke(app, ["import", "--from", "basic-memory", str(src), str(vault)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "shardpy import --from basic-memory: DRY RUN (nothing was written; pass --apply to write)"
+    assert (
+        lines[0] == "shardpy import --from basic-memory: DRY RUN (nothing was written; pass --apply to write)"
+    )
     assert "create" in result.output and "memories/basic-memory/Alpha.md" in result.output
     assert "[[Gamma]]" in result.output and "unresolved" in result.output
     assert lines[-1].startswith("Summary: 2 record(s): 2 create")
@@ -36,7 +42,9 @@ def test_dry_run_output_and_exit_code(tmp_path: Path, vault: Path) -> None:
 
 def test_json_and_apply(tmp_path: Path, vault: Path) -> None:
     src = _small_project(tmp_path)
-    result = runner.invoke(app, ["import", "--from", "basic-memory", str(src), str(vault), "--apply", "--json"])
+    result = runner.invoke(
+        app, ["import", "--from", "basic-memory", str(src), str(vault), "--apply", "--json"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["dry_run"] is False and data["run_id"] and data["summary"]["create"] == 2

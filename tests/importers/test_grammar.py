@@ -24,8 +24,7 @@ from shardpy.importers.names import is_safe_stem, sanitize_stem, stem_for
     ],
 )
 def test_observation_table(line: str, category: str | None, context: str | None) -> None:
-    body = line if not line.startswith("#") else line
-    obs, _ = parse_body(body + "\n")
+    obs, _ = parse_body(line + "\n")
     assert len(obs) == 1
     assert obs[0].category == category
     assert obs[0].context == context
@@ -108,14 +107,20 @@ def test_relations_explicit_inline_and_quoted() -> None:
 
 
 def test_markdown_links_to_notes_are_relations() -> None:
-    body = "See [deploy](Deploy%20to%20Staging.md), [web](https://x.org/a.md), [frag](#top) and [dir](sub/).\n"
+    body = (
+        "See [deploy](Deploy%20to%20Staging.md), [web](https://x.org/a.md), [frag](#top) and [dir](sub/).\n"
+    )
     _, rels = parse_body(body)
     assert rels == [Relation("links_to", "./Deploy to Staging.md", None)]
 
 
 def test_wikilink_parts() -> None:
     links = find_wikilinks("a [[T#H|x]] b ![[img.png]] c [[Tab\\|alias]] `[[no]]`")
-    assert [(link.inner, link.embed) for link in links] == [("T#H|x", False), ("img.png", True), ("Tab\\|alias", False)]
+    assert [(link.inner, link.embed) for link in links] == [
+        ("T#H|x", False),
+        ("img.png", True),
+        ("Tab\\|alias", False),
+    ]
     assert split_inner("T#H|x") == ("T", "#H", "|", "x")
     assert split_inner("Tab\\|alias") == ("Tab", "", "\\|", "alias")
 

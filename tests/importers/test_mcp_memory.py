@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """MCP memory graph: JSONL variants, identity by exact name, dangling relations, names."""
 
 from __future__ import annotations
@@ -66,11 +67,32 @@ def test_note_shape(tmp_path: Path, vault: Path) -> None:
 @pytest.mark.parametrize(
     ("variant", "data"),
     [
-        ("crlf+bom+blank lines", b"\xef\xbb\xbf" + b'{"type":"entity","name":"A","entityType":"t","observations":["x"]}\r\n\r\n  \r\n{"type":"relation","from":"A","to":"B","relationType":"r"}'),
-        ("_aim marker", b'{"type":"_aim","source":"mcp-knowledge-graph"}\n{"type":"entity","name":"A","entityType":"t","observations":["x"]}\n{"type":"relation","from":"A","to":"B","relationType":"r"}\n'),
-        ("extra keys (0.6.2)", b'{"type":"entity","name":"A","entityType":"t","observations":["x"],"createdAt":"2025-01-01"}\n{"type":"relation","from":"A","to":"B","relationType":"r","createdAt":"2025"}'),
-        ("alternative keys", b'{"type":"entity","entityName":"A","entityType":"t","observations":["x"]}\n{"type":"relation","from_id":"A","to_id":"B","relation_type":"r"}'),
-        ("whole-graph export", json.dumps({"entities": [{"name": "A", "entityType": "t", "observations": ["x"]}], "relations": [{"from": "A", "to": "B", "relationType": "r"}]}).encode()),
+        (
+            "crlf+bom+blank lines",
+            b"\xef\xbb\xbf"
+            + b'{"type":"entity","name":"A","entityType":"t","observations":["x"]}\r\n\r\n  \r\n{"type":"relation","from":"A","to":"B","relationType":"r"}',
+        ),
+        (
+            "_aim marker",
+            b'{"type":"_aim","source":"mcp-knowledge-graph"}\n{"type":"entity","name":"A","entityType":"t","observations":["x"]}\n{"type":"relation","from":"A","to":"B","relationType":"r"}\n',
+        ),
+        (
+            "extra keys (0.6.2)",
+            b'{"type":"entity","name":"A","entityType":"t","observations":["x"],"createdAt":"2025-01-01"}\n{"type":"relation","from":"A","to":"B","relationType":"r","createdAt":"2025"}',
+        ),
+        (
+            "alternative keys",
+            b'{"type":"entity","entityName":"A","entityType":"t","observations":["x"]}\n{"type":"relation","from_id":"A","to_id":"B","relation_type":"r"}',
+        ),
+        (
+            "whole-graph export",
+            json.dumps(
+                {
+                    "entities": [{"name": "A", "entityType": "t", "observations": ["x"]}],
+                    "relations": [{"from": "A", "to": "B", "relationType": "r"}],
+                }
+            ).encode(),
+        ),
     ],
 )
 def test_variants(variant: str, data: bytes, tmp_path: Path, vault: Path) -> None:

@@ -81,7 +81,8 @@ def test_both_sides_edited_merges(bm_project: Path, vault: Path) -> None:
     do_import("basic-memory", bm_project, vault, apply=True)
     tea_src = bm_project / "notes/tea-brewing.md"
     tea_src.write_text(
-        tea_src.read_text("utf-8").replace("Steep green tea at 80C", "Steep green tea at 75C"), encoding="utf-8"
+        tea_src.read_text("utf-8").replace("Steep green tea at 80C", "Steep green tea at 75C"),
+        encoding="utf-8",
     )
     tea = vault / TEA
     tea.write_text(tea.read_text("utf-8") + "\n## My notes\n\nI prefer oolong.\n", encoding="utf-8")
@@ -115,7 +116,10 @@ def test_conflicting_edits(mode: str, bm_project: Path, vault: Path) -> None:
     if mode == "keep":
         assert text == mine
         # Reported again on the next run: a conflict is never silently dropped.
-        assert rows(do_import("basic-memory", bm_project, vault).plan)["notes/tea-brewing.md"].action == "conflict"
+        assert (
+            rows(do_import("basic-memory", bm_project, vault).plan)["notes/tea-brewing.md"].action
+            == "conflict"
+        )
     elif mode == "theirs":
         assert "at 75C" in text and "at 90C" not in text
         backup = vault / ".shardmind/imports" / str(out.plan.run_id) / "backups" / TEA
@@ -145,7 +149,9 @@ def test_deleted_note_is_not_recreated(bm_project: Path, vault: Path) -> None:
 def test_title_change_keeps_the_vault_path(bm_project: Path, vault: Path) -> None:
     do_import("basic-memory", bm_project, vault, apply=True)
     tea_src = bm_project / "notes/tea-brewing.md"
-    tea_src.write_text(tea_src.read_text("utf-8").replace("title: Tea Brewing Methods", "title: Tea Methods"), "utf-8")
+    tea_src.write_text(
+        tea_src.read_text("utf-8").replace("title: Tea Brewing Methods", "title: Tea Methods"), "utf-8"
+    )
     out = do_import("basic-memory", bm_project, vault, apply=True)
     row = rows(out.plan)["notes/tea-brewing.md"]
     assert row.action == "update" and row.vault_path == TEA
@@ -169,10 +175,14 @@ def test_paths_owned_by_another_record_or_import(tmp_path: Path, vault: Path) ->
     (a / "person/other.md").write_text("---\ntitle: Dana\n---\nother\n", encoding="utf-8")
     r = rows(do_import("basic-memory", a, vault, into="shared").plan)
     assert r["person/Dana.md"].action == "unchanged"
-    assert r["person/other.md"].action == "collision" and "imported there before" in r["person/other.md"].detail
+    assert (
+        r["person/other.md"].action == "collision" and "imported there before" in r["person/other.md"].detail
+    )
     # Another format landing on the same path: collision naming the owner.
     graph = tmp_path / "memory.jsonl"
-    graph.write_bytes(mcp_lines([{"type": "entity", "name": "Dana", "entityType": "person", "observations": []}]))
+    graph.write_bytes(
+        mcp_lines([{"type": "entity", "name": "Dana", "entityType": "person", "observations": []}])
+    )
     out = do_import("mcp-memory", graph, vault, apply=True, into="shared")
     row = rows(out.plan)["memory.jsonl#entity=Dana"]
     assert row.action == "collision" and "person/Dana.md (basic-memory into shared)" in row.detail

@@ -39,7 +39,17 @@ def _notes(vault: Path) -> dict[str, bytes]:
 def _child(source: Path, vault: Path, delay: float) -> subprocess.Popen[bytes]:
     env = {**os.environ, apply_mod.STEP_DELAY_ENV: str(delay), "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "shardpy", "import", "--from", "basic-memory", str(source), str(vault), "--apply"],
+        [
+            sys.executable,
+            "-m",
+            "shardpy",
+            "import",
+            "--from",
+            "basic-memory",
+            str(source),
+            str(vault),
+            "--apply",
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
