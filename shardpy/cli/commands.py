@@ -289,3 +289,8 @@ def adopt(
 
 def run() -> None:
     app()
+
+
+from shardpy.cli import import_cmd as _import_cmd  # noqa: E402
+
+_import_cmd.register(app)

@@ -1,0 +1,347 @@
+"""`shardpy import`: bring other agent memories into the vault (dry run by default).
+
+The CLI only parses options, prints the plan and reports; every decision is
+made in ``shardpy.importers``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from shardpy.errors import ShardpyError
+
+FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
+ON_CONFLICT = ("keep", "theirs", "markers")
+# Above this many rows a table is printed as plain padded text: rich measures
+# every cell, which takes seconds for a 100,000-note plan.
+RICH_ROWS_MAX = 2000
+UNCHANGED_LISTED_MAX = 50
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    return Console(
+        file=stream,
+        no_color=bool(os.environ.get("NO_COLOR")) or not tty,
+        highlight=False,
+        soft_wrap=not tty,
+        width=None if tty else 10_000,
+    )
+
+
+def _fail(exc: ShardpyError) -> typer.Exit:
+    err = _console(stderr=True)
+    loc = exc.location()
+    err.print(f"error [{exc.code}]: {(loc + ': ') if loc else ''}{exc.message}", markup=False)
+    if exc.hint:
+        err.print(f"hint: {exc.hint}", markup=False)
+    return typer.Exit(exc.exit_code)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[tuple[Any, Any]]:
+    """(planning callback, applying callback), both None when not on a TTY."""
+    if not enabled:
+        yield None, None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def plan_cb(stage: str, n: int, total: int | None) -> None:
+            label = "reading source" if stage == "scan" else "planning"
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(label, total=total)
+            bar.update(tasks[stage], completed=n, total=total)
+
+        def apply_cb(n: int, total: int) -> None:
+            if "apply" not in tasks:
+                tasks["apply"] = bar.add_task("writing", total=total)
+            bar.update(tasks["apply"], completed=n, total=total)
+
+        yield plan_cb, apply_cb
+
+
+def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    console.print(f"\n{title}:", markup=False)
+    if not rows:
+        console.print("  (none)", markup=False)
+        return
+    if len(rows) <= RICH_ROWS_MAX and console.is_terminal:
+        from rich import box
+        from rich.table import Table
+
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for h in headers:
+            table.add_column(h, overflow="fold")
+        for r in rows:
+            table.add_row(*r)
+        console.print(table)
+        return
+    # Plain padded columns (stable for pipes, fast for huge plans).
+    from rich.cells import cell_len
+
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, cell in enumerate(r):
+            widths[i] = max(widths[i], cell_len(cell))
+    out = sys.stdout
+    last = len(headers) - 1
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c if i == last else c + " " * (widths[i] - cell_len(c)) for i, c in enumerate(cells)
+        ).rstrip()
+
+    out.write(line(headers) + "\n")
+    out.write(line(["-" * w for w in widths]) + "\n")
+    out.write("\n".join(line(r) for r in rows) + "\n")
+    out.flush()
+
+
+def _print_plan(plan: Any, *, verbose: bool, header: str) -> None:
+    console = _console()
+    console.print(header, markup=False)
+    console.print(f"vault: {plan.vault}  into: {plan.into}  source: {plan.source}", markup=False)
+    rows = plan.notes
+    unchanged = [r for r in rows if r.action == "unchanged"]
+    hide_unchanged = not verbose and len(unchanged) > UNCHANGED_LISTED_MAX
+    shown = [r for r in rows if not (hide_unchanged and r.action == "unchanged")]
+    note_rows = [
+        [
+            r.action,
+            r.type or "-",
+            r.name if r.name == r.name.strip() else repr(r.name),
+            r.source_path,
+            r.vault_path,
+            f"+{r.observations}" if r.observations else "",
+            r.detail,
+        ]
+        for r in shown
+    ]
+    _table(
+        console, "Notes", ["action", "type", "name", "source path", "vault path", "obs", "detail"], note_rows
+    )
+    if hide_unchanged:
+        console.print(
+            f"  ({len(unchanged)} unchanged note(s) not listed; --verbose lists them)", markup=False
+        )
+    link_rows = [
+        [lr.source_path, lr.text, lr.status, lr.target or "", lr.rewritten or "", lr.reason]
+        for lr in plan.links
+    ]
+    _table(
+        console, "Links", ["source path", "link", "status", "vault note", "rewritten as", "reason"], link_rows
+    )
+    resolved = plan.link_counts.get("resolved", 0)
+    if resolved and not any(lr.status == "resolved" for lr in plan.links):
+        console.print(f"  ({resolved} resolved link(s) not listed; --verbose lists them)", markup=False)
+    _table(
+        console, "Skipped files", ["source path", "reason"], [[s.source_path, s.reason] for s in plan.skipped]
+    )
+    warn_rows = [[r.source_path, w] for r in rows for w in r.warnings]
+    warn_rows += [[n.source_path, n.message] for n in plan.notices]
+    if warn_rows:
+        _table(console, "Warnings and notices", ["source path", "message"], warn_rows)
+    if plan.gone:
+        console.print(
+            f"\n{len(plan.gone)} record(s) imported before are no longer in the source; "
+            "their notes are kept.",
+            markup=False,
+        )
+    console.print("\n" + plan.summary_line(), markup=False)
+
+
+def import_command(
+    fmt: str | None = typer.Option(
+        None, "--from", help="Source format: basic-memory, claude-code-memory or mcp-memory."
+    ),
+    source: Path | None = typer.Argument(  # noqa: B008
+        None, help="The memory to import (a folder, or a .jsonl/.json file)."
+    ),
+    vault: Path | None = typer.Argument(  # noqa: B008
+        None, help="The vault (default: the vault around the current folder, else the current folder)."
+    ),
+    into: str | None = typer.Option(
+        None, "--into", help="Vault folder to import into (default <memory_root>/<format>)."
+    ),
+    apply: bool = typer.Option(False, "--apply", help="Write the notes (without it nothing is written)."),
+    resume: bool = typer.Option(False, "--resume", help="Finish an interrupted --apply run."),
+    abandon_: bool = typer.Option(False, "--abandon", help="Roll back an interrupted --apply run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="List unchanged notes and resolved links too."
+    ),
+    on_conflict: str = typer.Option(
+        "keep",
+        "--on-conflict",
+        help="When the source and your note changed the same lines: keep, theirs or markers.",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Skip files with malformed frontmatter instead of importing them."
+    ),
+    vault_opt: Path | None = typer.Option(  # noqa: B008
+        None, "--vault", help="The vault (same as the VAULT argument)."
+    ),
+) -> None:
+    """Import agent memory (basic-memory, Claude Code auto-memory, MCP memory graph) as linked notes.
+
+    Dry run by default: prints the plan and writes nothing. --apply writes it;
+    re-runs update what changed without overwriting your edits.
+    """
+    from shardpy.importers import service
+
+    if on_conflict not in ON_CONFLICT:
+        raise typer.BadParameter(f"must be one of {', '.join(ON_CONFLICT)}", param_hint="--on-conflict")
+    if fmt is not None and fmt not in FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--from")
+    if resume and abandon_:
+        raise typer.BadParameter("--resume and --abandon cannot be combined", param_hint="--resume")
+    if vault is not None and vault_opt is not None:
+        raise typer.BadParameter("give the vault once (VAULT or --vault)", param_hint="--vault")
+    vault_path = vault or vault_opt or service.find_vault(Path.cwd())
+    tty = sys.stderr.isatty() and not as_json
+    try:
+        if resume or abandon_:
+            _resume_or_abandon(service, vault_path, resume=resume, as_json=as_json, tty=tty)
+            return
+        if fmt is None:
+            raise typer.BadParameter(
+                "is required (basic-memory, claude-code-memory or mcp-memory)", param_hint="--from"
+            )
+        if source is None:
+            raise typer.BadParameter("is required", param_hint="SOURCE")
+        with _progress(tty) as (plan_cb, apply_cb):
+            outcome = service.run_import(
+                fmt=fmt,
+                source=source,
+                vault=vault_path,
+                into=into,
+                apply=apply,
+                on_conflict=on_conflict,
+                strict=strict,
+                keep_resolved_links=verbose or as_json,
+                progress=plan_cb,
+                apply_progress=apply_cb,
+            )
+    except ShardpyError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        _console(stderr=True).print("interrupted: the writes of this run were rolled back", markup=False)
+        raise typer.Exit(130) from None
+    plan = outcome.plan
+    if as_json:
+        data = plan.to_dict()
+        if outcome.result is not None:
+            data["result"] = outcome.result
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    else:
+        if plan.dry_run:
+            header = f"shardpy import --from {fmt}: DRY RUN (nothing was written; pass --apply to write)"
+        elif plan.run_id is None:
+            header = f"shardpy import --from {fmt}: APPLY (nothing to write; every note is up to date)"
+        else:
+            header = f"shardpy import --from {fmt}: APPLY (run {plan.run_id})"
+        _print_plan(plan, verbose=verbose, header=header)
+        if outcome.applied is not None:
+            a = outcome.applied
+            _console().print(
+                f"Applied: {a.written} written, {a.already} already in place, "
+                f"{len(a.changed)} changed meanwhile "
+                f"(left alone), {len(a.errors)} error(s). Records: .shardmind/imports/{plan.run_id}/",
+                markup=False,
+            )
+    if plan.failed:
+        raise typer.Exit(1)
+
+
+def _resume_or_abandon(service: Any, vault: Path, *, resume: bool, as_json: bool, tty: bool) -> None:
+    console = _console()
+    if resume:
+        with _progress(tty) as (_, apply_cb):
+            out = service.resume(vault, progress=apply_cb)
+        if as_json:
+            payload: dict[str, Any] = {
+                "run_id": out.run_id,
+                "resumed": True,
+                "steps": out.total,
+                "remaining": out.remaining,
+                "written": out.applied.written,
+                "already": out.applied.already,
+                "changed_meanwhile": out.applied.changed,
+                "errors": [{"vault_path": t, "error": e} for t, e in out.applied.errors],
+                "source_changed": out.source_changed,
+            }
+            sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        else:
+            console.print(f"shardpy import --resume: finished run {out.run_id}", markup=False)
+            console.print(
+                f"{out.remaining} of {out.total} step(s) were left: {out.applied.written} written, "
+                f"{out.applied.already} already in place, "
+                f"{len(out.applied.changed)} changed meanwhile (left alone), "
+                f"{len(out.applied.errors)} error(s).",
+                markup=False,
+            )
+            if out.source_changed:
+                console.print(
+                    f"note: {out.source_changed} source record(s) changed since the run was planned; "
+                    "this run wrote "
+                    "what it had planned. Run the import again to bring in the changes.",
+                    markup=False,
+                )
+            elif out.source_changed is None:
+                console.print(
+                    "note: the source could not be read to check for changes since the run began.",
+                    markup=False,
+                )
+        if out.applied.errors:
+            raise typer.Exit(1)
+        return
+    run_id, res = service.abandon_run(vault)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "abandoned": True,
+                    "restored": res.restored,
+                    "removed": res.removed,
+                    "left": res.left,
+                }
+            )
+            + "\n"
+        )
+    else:
+        console.print(
+            f"shardpy import --abandon: rolled back run {run_id}: {res.removed} note(s) removed, "
+            f"{res.restored} restored, {len(res.left)} changed since and left as they are.",
+            markup=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``import`` command to the shardpy app."""
+    app.command("import")(import_command)
+
+
+__all__: list[str] = ["register"]
+_: Callable[..., Any] = import_command

@@ -1,0 +1,603 @@
+"""Source records → a pure import Plan.
+
+Planning runs in two streaming passes so that no note body is held for the
+whole run:
+
+1. ``scan``: each adapter reads its source once and yields compact
+   ``Record`` rows (names, hashes, the vault path), plus skipped files and
+   notices. Vault paths are claimed here: a path kept from an earlier import
+   stays with its record; two records on one path (case-insensitively) are a
+   collision, first by source path wins.
+2. ``build``: each record is read again, its links resolved against every
+   record of the import and the vault, and its note rendered; the rendered
+   bytes are hashed, compared with the import records and the vault file,
+   and given an action. With ``--apply`` the bytes go straight to the run
+   journal (``sink``); a dry run keeps only the row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from shardpy.importers.ledger import Entry, Ledger
+from shardpy.importers.links import LinkUse, Resolver, VaultIndex
+from shardpy.importers.walk import Skipped
+
+Action = Literal["create", "update", "unchanged", "merge", "conflict", "collision", "error"]
+OnConflict = Literal["keep", "theirs", "markers"]
+ACTIONS: tuple[str, ...] = ("create", "update", "unchanged", "merge", "conflict", "collision", "error")
+# Bumped when the rendering of notes changes, so earlier imports re-render.
+RENDER_VERSION = "1"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(slots=True)
+class Record:
+    """One source record (a note file, an attachment, an MCP entity), without its body."""
+
+    source_path: str  # key in the import records; shown to the user
+    kind: str  # "note" | "attachment"
+    type: str | None
+    name: str
+    stem: str  # wanted file name (without extension for notes)
+    folder: str  # wanted folder relative to --into
+    source_hash: str
+    locator: Any  # adapter data to read the record again (a path, an entity index)
+    names: tuple[str, ...] = ()  # link keys of first rank (title, entity name)
+    keys: tuple[str, ...] = ()  # link keys of second rank (permalink, file stem, path)
+    warnings: tuple[str, ...] = ()
+    target: str = ""  # vault path, set when paths are claimed
+    renamed: bool = False  # file name differs from the name (the name goes to aliases)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    source_path: str
+    message: str
+
+
+@dataclass(slots=True)
+class Provenance:
+    imported_from: str
+    imported_at: str
+
+
+@dataclass(slots=True)
+class Built:
+    """A record rendered for the vault."""
+
+    data: bytes
+    observations: list[str]  # observation texts (for the "added" count)
+    links: list[LinkUse]
+    link_sig: str  # link decisions that shaped ``data`` (part of the render key)
+
+
+class Adapter(Protocol):
+    format: str
+
+    def scan(self) -> Iterator[Record | Skipped | Notice]: ...
+
+    def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built: ...
+
+    def observations_of(self, data: bytes) -> list[str]: ...
+
+
+class SourceChanged(Exception):
+    """The source record's bytes changed between the two passes."""
+
+
+@dataclass(slots=True)
+class NoteRow:
+    action: str
+    kind: str
+    type: str | None
+    name: str
+    source_path: str
+    vault_path: str
+    observations: int
+    detail: str = ""
+    warnings: tuple[str, ...] = ()
+    step: int | None = None  # index of the journal step that writes it
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    source_path: str
+    text: str
+    status: str
+    target: str | None
+    reason: str
+    rewritten: str | None
+
+
+@dataclass(slots=True)
+class Step:
+    """A write the apply stage performs (the bytes travel separately, see ``StepSink``)."""
+
+    index: int
+    action: str
+    kind: str
+    source_path: str
+    target: str
+    pre_sha: str | None  # what must be at ``target`` before writing (None: nothing)
+    new_sha: str
+    source_hash: str
+    render_key: str
+    base_sha: str  # the pristine render, the next merge base
+
+
+class StepSink(Protocol):
+    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None: ...
+
+
+@dataclass(slots=True)
+class Plan:
+    format: str
+    source: str
+    vault: str
+    into: str
+    imported_at: str
+    on_conflict: str
+    dry_run: bool = True
+    notes: list[NoteRow] = field(default_factory=list)
+    links: list[LinkRow] = field(default_factory=list)
+    link_counts: dict[str, int] = field(
+        default_factory=lambda: {"resolved": 0, "ambiguous": 0, "unresolved": 0}
+    )
+    rewritten_links: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    gone: list[tuple[str, str]] = field(default_factory=list)  # (source_path, vault path) no longer in source
+    run_id: str | None = None
+    steps: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(ACTIONS, 0)
+        for row in self.notes:
+            out[row.action] = out.get(row.action, 0) + 1
+        return out
+
+    @property
+    def failed(self) -> bool:
+        c = self.counts()
+        return c["collision"] > 0 or c["error"] > 0
+
+    def summary_line(self) -> str:
+        c = self.counts()
+        parts = [f"{c[a]} {a}" for a in ACTIONS]
+        obs = sum(r.observations for r in self.notes if r.action in ("create", "update", "merge"))
+        lc = self.link_counts
+        return (
+            f"Summary: {len(self.notes)} record(s): " + ", ".join(parts) + f"; {obs} observation(s) added; "
+            f"links: {lc['resolved']} resolved ({self.rewritten_links} rewritten), "
+            f"{lc['ambiguous']} ambiguous, "
+            f"{lc['unresolved']} unresolved; {len(self.skipped)} skipped file(s)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "run_id": self.run_id,
+            "format": self.format,
+            "source": self.source,
+            "vault": self.vault,
+            "into": self.into,
+            "imported_at": self.imported_at,
+            "on_conflict": self.on_conflict,
+            "notes": [
+                {
+                    "action": r.action,
+                    "kind": r.kind,
+                    "type": r.type,
+                    "name": r.name,
+                    "source_path": r.source_path,
+                    "vault_path": r.vault_path,
+                    "observations_added": r.observations,
+                    "detail": r.detail,
+                    "warnings": list(r.warnings),
+                }
+                for r in self.notes
+            ],
+            "links": [
+                {
+                    "source_path": lr.source_path,
+                    "text": lr.text,
+                    "status": lr.status,
+                    "target": lr.target,
+                    "reason": lr.reason,
+                    "rewritten": lr.rewritten,
+                }
+                for lr in self.links
+            ],
+            "skipped": [{"source_path": s.source_path, "reason": s.reason} for s in self.skipped],
+            "notices": [{"source_path": n.source_path, "message": n.message} for n in self.notices],
+            "no_longer_in_source": [{"source_path": s, "vault_path": v} for s, v in self.gone],
+            "summary": {
+                **self.counts(),
+                "records": len(self.notes),
+                "links": dict(self.link_counts),
+                "links_rewritten": self.rewritten_links,
+                "skipped": len(self.skipped),
+                "observations_added": sum(
+                    r.observations for r in self.notes if r.action in ("create", "update", "merge")
+                ),
+            },
+        }
+
+
+@dataclass(slots=True)
+class PlanOptions:
+    into: str
+    imported_at: str
+    on_conflict: str = "keep"
+    keep_resolved_links: bool = False
+    source_label: str = ""
+
+
+Progress = Callable[[str, int, int | None], None]
+
+
+def _read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
+    """("absent"|"file"|"bad", bytes, reason) for a vault path, never following links."""
+    path = vault / rel
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "absent", None, ""
+    except NotADirectoryError:
+        return "bad", None, "a parent of this path is a file"
+    except OSError as exc:
+        return "bad", None, f"cannot inspect: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return "bad", None, "the vault path is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return "bad", None, "the vault path is not a regular file"
+    try:
+        with open(path, "rb") as fh:
+            return "file", fh.read(), ""
+    except OSError as exc:
+        return "bad", None, f"unreadable: {exc.strerror or exc}"
+
+
+def _parents_ok(vault: Path, rel: str) -> str:
+    """Reason a write to ``rel`` would be refused because of its parents, or ''."""
+    current = vault
+    parts = rel.split("/")
+    for part in parts[:-1]:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            return ""
+        if stat.S_ISLNK(st.st_mode):
+            return f"{current.relative_to(vault).as_posix()} is a symbolic link"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{current.relative_to(vault).as_posix()} is not a folder"
+    return ""
+
+
+def _join(into: str, folder: str, name: str) -> str:
+    return "/".join(p for p in (into, folder, name) if p)
+
+
+def claim_targets(
+    records: list[Record],
+    *,
+    fmt: str,
+    into: str,
+    ledger: Ledger,
+    vault: VaultIndex,
+) -> tuple[list[Record], list[NoteRow]]:
+    """Give each record its vault path; return (records that own a path, collision rows).
+
+    A record imported before keeps the path it was written to (a later title
+    change does not move the user's note). New records take their wanted path
+    unless another record of this import, an earlier import of another source,
+    or (case-insensitively) another file already holds it.
+    """
+    entries: dict[int, Entry] = {}
+    for i, rec in enumerate(records):
+        entry = ledger.get(fmt, into, rec.source_path)
+        if entry is not None:
+            entries[i] = entry
+            rec.target = entry.target
+        else:
+            ext = ".md" if rec.kind == "note" else ""
+            rec.target = _join(into, rec.folder, rec.stem + ext)
+    claimed: dict[str, Record] = {}
+    sticky: set[str] = set()
+    winners: list[Record] = []
+    collisions: list[NoteRow] = []
+    order = sorted(range(len(records)), key=lambda i: (i not in entries, records[i].source_path))
+    for i in order:
+        rec = records[i]
+        key = rec.target.casefold()
+        first = claimed.get(key)
+        reason = ""
+        if first is not None:
+            reason = (
+                f"collides with {first.source_path} at the same vault path; keeping {first.source_path}"
+                + (" (imported there before)" if key in sticky else " (first by source path)")
+            )
+        elif i not in entries:
+            owners = [o for o in ledger.owners(rec.target) if o != (fmt, into, rec.source_path)]
+            if owners:
+                f, d, s = owners[0]
+                reason = f"the vault path holds a note imported from {s} ({f} into {d})"
+            else:
+                existing = [p for p in vault.folded.get(key, [])]
+                if existing:
+                    reason = (
+                        "the vault path already holds a note this import did not write"
+                        if rec.target in existing
+                        else f"a note whose path differs only by case exists: {existing[0]}"
+                    )
+        if reason:
+            collisions.append(
+                NoteRow(
+                    "collision",
+                    rec.kind,
+                    rec.type,
+                    rec.name,
+                    rec.source_path,
+                    rec.target,
+                    0,
+                    reason,
+                    rec.warnings,
+                )
+            )
+            continue
+        claimed[key] = rec
+        if i in entries:
+            sticky.add(key)
+        winners.append(rec)
+    winners.sort(key=lambda r: r.source_path)
+    return winners, collisions
+
+
+def build_plan(
+    adapter: Adapter,
+    *,
+    vault: Path,
+    ledger: Ledger,
+    opts: PlanOptions,
+    sink: StepSink | None = None,
+    progress: Progress | None = None,
+    merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None = None,
+) -> Plan:
+    """Plan the import of everything ``adapter`` yields into ``vault``; see the module docstring."""
+    fmt = adapter.format
+    plan = Plan(
+        fmt,
+        opts.source_label,
+        str(vault),
+        opts.into,
+        opts.imported_at,
+        opts.on_conflict,
+        dry_run=sink is None,
+    )
+    records: list[Record] = []
+    for n, item in enumerate(adapter.scan(), 1):
+        if isinstance(item, Record):
+            records.append(item)
+        elif isinstance(item, Skipped):
+            plan.skipped.append(item)
+        else:
+            plan.notices.append(item)
+        if progress is not None and n % 256 == 0:
+            progress("scan", n, None)
+    vindex = VaultIndex.walk(vault)
+    winners, collisions = claim_targets(records, fmt=fmt, into=opts.into, ledger=ledger, vault=vindex)
+    del records
+    present = {r.source_path for r in winners} | {c.source_path for c in collisions}
+    plan.gone = [(s, t) for s, t in ledger.keys(fmt, opts.into) if s not in present]
+    del present
+    planned = {r.target for r in winners}
+    resolver = Resolver(vindex, planned.__contains__)
+    for rec in winners:
+        resolver.add_record(rec.target, rec.names or (rec.name,), rec.keys, rec.source_path)
+    prov = Provenance(fmt, opts.imported_at)
+    rows: list[NoteRow] = []
+    step_index = 0
+    total = len(winners)
+    for n, rec in enumerate(winners, 1):
+        row, step_index = _plan_record(
+            adapter, rec, vault, ledger, resolver, prov, opts, plan, sink, step_index, merge
+        )
+        rows.append(row)
+        if progress is not None and (n % 128 == 0 or n == total):
+            progress("plan", n, total)
+    rows.extend(collisions)
+    rows.sort(key=lambda r: r.source_path)
+    plan.notes = rows
+    plan.steps = step_index
+    return plan
+
+
+def _plan_record(
+    adapter: Adapter,
+    rec: Record,
+    vault: Path,
+    ledger: Ledger,
+    resolver: Resolver,
+    prov: Provenance,
+    opts: PlanOptions,
+    plan: Plan,
+    sink: StepSink | None,
+    step_index: int,
+    merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None,
+) -> tuple[NoteRow, int]:
+    fmt = adapter.format
+    row = NoteRow("error", rec.kind, rec.type, rec.name, rec.source_path, rec.target, 0, "", rec.warnings)
+    try:
+        built = adapter.build(rec, resolver, prov)
+    except SourceChanged as exc:
+        row.detail = f"the source changed while planning: {exc}"
+        return row, step_index
+    except OSError as exc:
+        row.detail = f"cannot read the source: {exc.strerror or exc}"
+        return row, step_index
+    for use in built.links:
+        plan.link_counts[use.status] = plan.link_counts.get(use.status, 0) + 1
+        if use.replacement is not None:
+            plan.rewritten_links += 1
+        if use.status != "resolved" or opts.keep_resolved_links:
+            plan.links.append(
+                LinkRow(rec.source_path, use.text, use.status, use.target, use.reason, use.replacement)
+            )
+    render_key = sha256(
+        f"{RENDER_VERSION}\0{fmt}\0{rec.source_hash}\0{rec.target}\0{built.link_sig}".encode()
+    )
+    new_sha = sha256(built.data)
+    parent_problem = _parents_ok(vault, rec.target)
+    if parent_problem:
+        row.detail = f"cannot write here: {parent_problem}"
+        return row, step_index
+    state, current, why = _read_vault_file(vault, rec.target)
+    if state == "bad":
+        row.detail = why
+        return row, step_index
+    entry = ledger.get(fmt, opts.into, rec.source_path)
+
+    def emit(action: str, data: bytes, pre: bytes | None, base: bytes, detail: str) -> int:
+        nonlocal step_index
+        row.action = action
+        row.detail = detail
+        row.step = step_index
+        if sink is not None:
+            sink.add(
+                Step(
+                    step_index,
+                    action,
+                    rec.kind,
+                    rec.source_path,
+                    rec.target,
+                    None if pre is None else sha256(pre),
+                    sha256(data),
+                    rec.source_hash,
+                    render_key,
+                    sha256(base),
+                ),
+                data,
+                pre,
+                base if base != data else None,
+            )
+        step_index += 1
+        return step_index
+
+    if entry is None:
+        if current is not None:  # claim_targets let it through only when absent; the vault moved under us
+            row.action = "collision"
+            row.detail = "the vault path already holds a note this import did not write"
+            return row, step_index
+        row.observations = len(built.observations)
+        emit("create", built.data, None, built.data, "")
+        return row, step_index
+
+    user_sha = None if current is None else sha256(current)
+    if current is None:
+        if entry.render_key == render_key:
+            row.action = "unchanged"
+            row.detail = "deleted in the vault; not recreated"
+            return row, step_index
+        if opts.on_conflict == "keep":
+            row.action = "conflict"
+            row.detail = (
+                "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
+            )
+            return row, step_index
+        row.observations = len(built.observations)
+        emit(
+            "conflict", built.data, None, built.data, "deleted in the vault, changed in the source: recreated"
+        )
+        return row, step_index
+    if entry.render_key == render_key:
+        row.action = "unchanged"
+        if user_sha != entry.written_sha and user_sha != entry.base_sha:
+            row.detail = "edited in the vault; your edits are kept"
+        return row, step_index
+    base = ledger.base(fmt, opts.into, rec.source_path)
+    old_obs = adapter.observations_of(base) if base is not None else []
+    row.observations = _added(old_obs, built.observations)
+    if user_sha == entry.base_sha:
+        emit("update", built.data, current, built.data, "changed in the source")
+        return row, step_index
+    if user_sha == new_sha:
+        emit("update", built.data, current, built.data, "the vault already has the new version")
+        return row, step_index
+    # Changed on both sides.
+    if rec.kind != "note" or base is None or merge is None:
+        reason = "changed in the source and in the vault" + (
+            "" if merge is not None or rec.kind != "note" else " (three-way merge unavailable)"
+        )
+        return _conflict(row, rec, built, current, reason, opts, emit), step_index
+    kind, merged = merge(base, current, built.data)
+    if kind == "clean":
+        emit("merge", merged, current, built.data, "changed in the source and in the vault: merged cleanly")
+        return row, step_index
+    if kind == "conflict" and opts.on_conflict == "markers":
+        emit("conflict", merged, current, built.data, "conflicting edits: conflict markers written")
+        return row, step_index
+    return _conflict(
+        row, rec, built, current, "conflicting edits in the source and in the vault", opts, emit
+    ), step_index
+
+
+def _conflict(
+    row: NoteRow,
+    rec: Record,
+    built: Built,
+    current: bytes,
+    reason: str,
+    opts: PlanOptions,
+    emit: Callable[[str, bytes, bytes | None, bytes, str], int],
+) -> NoteRow:
+    if opts.on_conflict == "theirs":
+        emit(
+            "conflict",
+            built.data,
+            current,
+            built.data,
+            f"{reason}: replaced by the import (your version is backed up)",
+        )
+        return row
+    row.action = "conflict"
+    row.detail = f"{reason}: your note is kept (--on-conflict theirs|markers to change)"
+    return row
+
+
+def _added(old: list[str], new: list[str]) -> int:
+    pool: dict[str, int] = {}
+    for o in old:
+        pool[o] = pool.get(o, 0) + 1
+    added = 0
+    for o in new:
+        if pool.get(o, 0) > 0:
+            pool[o] -= 1
+        else:
+            added += 1
+    return added
+
+
+def provenance_items(
+    prov: Provenance, source_path: str, source_hash: str
+) -> list[tuple[str, str | list[str]]]:
+    return [
+        ("imported_from", prov.imported_from),
+        ("source_path", source_path),
+        ("imported_at", prov.imported_at),
+        ("source_hash", f"sha256:{source_hash}"),
+    ]
+
+
+def link_signature(uses: list[LinkUse]) -> str:
+    return "\n".join(f"{u.text}\0{u.replacement or ''}" for u in uses)

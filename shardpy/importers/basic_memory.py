@@ -1,0 +1,243 @@
+"""basic-memory projects: one vault note per source note, body kept verbatim.
+
+The frontmatter keeps every source key byte for byte; provenance (and the
+title in ``aliases`` when the file name had to differ from it) is added.
+Non-Markdown files are copied beside their notes. See docs/IMPORT.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardpy.importers.base import (
+    Built,
+    Notice,
+    Provenance,
+    Record,
+    SourceChanged,
+    link_signature,
+    provenance_items,
+    sha256,
+)
+from shardpy.importers.bm_grammar import Observation, semantics
+from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
+from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
+from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.walk import Skipped, read_text, walk_source
+
+FORMAT = "basic-memory"
+
+# basic-memory's default .bmignore (dot files are refused by the walk already).
+DEFAULT_IGNORE = [
+    "*.db",
+    "*.db-*",
+    "*.db.*",
+    "config.json",
+    "node_modules/",
+    "build/",
+    "dist/",
+    "venv/",
+    "env/",
+    "__pycache__/",
+    "*.tmp",
+    "*.swp",
+    "*~",
+    "Thumbs.db",
+    "Desktop.ini",
+]
+PROVENANCE_KEYS = ("imported_from", "source_path", "imported_at", "source_hash")
+
+
+@dataclass(frozen=True, slots=True)
+class NoteLoc:
+    path: Path
+    fm_state: str  # present | absent | malformed
+    fm_error: str
+    aliases: tuple[str, ...]  # the source's own aliases (when it has the key)
+    has_aliases_key: bool
+    clashing_keys: bool  # the source already uses one of our provenance keys
+
+
+def observation_text(o: Observation) -> str:
+    return f"[{o.category or ''}] {o.content}" + (f" ({o.context})" if o.context else "")
+
+
+def _ignore_matcher(root: Path) -> tuple[object, object | None]:
+    import pathspec
+
+    base = pathspec.PathSpec.from_lines("gitignore", DEFAULT_IGNORE)
+    gitignore = root / ".gitignore"
+    extra = None
+    if gitignore.is_file() and not gitignore.is_symlink():
+        try:
+            extra = pathspec.PathSpec.from_lines(
+                "gitignore", gitignore.read_text("utf-8", "replace").splitlines()
+            )
+        except Exception:  # a broken .gitignore never stops an import
+            extra = None
+    return base, extra
+
+
+class BasicMemoryAdapter:
+    format = FORMAT
+
+    def __init__(self, root: Path, *, strict: bool = False) -> None:
+        self.root = root
+        self.strict = strict
+
+    def scan(self) -> Iterator[Record | Skipped | Notice]:
+        base, extra = _ignore_matcher(self.root)
+
+        def ignore(rel: str, is_dir: bool) -> bool:
+            probe = rel + "/" if is_dir else rel
+            if base.match_file(probe):  # type: ignore[attr-defined]
+                return True
+            return extra is not None and bool(extra.match_file(probe))  # type: ignore[attr-defined]
+
+        for item in walk_source(self.root, ignore=ignore):
+            if isinstance(item, Skipped):
+                yield item
+                continue
+            rel = item.rel
+            folder_parts = rel.split("/")[:-1]
+            folder = "/".join(sanitize_path_part(p) for p in folder_parts)
+            if not is_note_name(rel):
+                try:
+                    with open(item.path, "rb") as fh:
+                        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+                except OSError as exc:
+                    yield Skipped(rel, f"unreadable: {exc.strerror or exc}")
+                    continue
+                name = rel.rsplit("/", 1)[-1]
+                if item.size == 0:
+                    yield Skipped(rel, "empty file")
+                    continue
+                safe = sanitize_path_part(name)
+                yield Record(
+                    rel,
+                    "attachment",
+                    "file",
+                    name,
+                    safe,
+                    folder,
+                    digest,
+                    item.path,
+                    names=(name,),
+                    keys=(rel,),
+                    renamed=safe != name,
+                )
+                continue
+            raw, text, reason = read_text(item.path)
+            if text is None:
+                yield Skipped(rel, reason or "unreadable")
+                continue
+            yield from self._note_record(rel, folder, item.path, raw, text)
+
+    def _note_record(
+        self, rel: str, folder: str, path: Path, raw: bytes, text: str
+    ) -> Iterator[Record | Skipped | Notice]:
+        split = split_frontmatter(text)
+        warnings: tuple[str, ...] = ()
+        if split.state == "malformed":
+            msg = f"malformed frontmatter ({split.error})"
+            if self.strict:
+                yield Skipped(rel, f"{msg} (--strict)")
+                return
+            warnings = (f"{msg}: imported with the whole text as body",)
+        data = split.data
+        src_stem = note_stem(rel)
+        title = (as_text(data.get("title")) or "").strip() or src_stem
+        note_type = as_text(data.get("type")) or "note"
+        permalink = as_text(data.get("permalink")) or ""
+        own_aliases = tuple(as_list(data.get("aliases")))
+        stem, renamed = stem_for(title)
+        keys = [without_ext(rel), src_stem, *own_aliases]
+        if permalink:
+            keys.append(permalink)
+            if "/" in permalink:
+                # Project-prefixed (0.19+) and bare legacy permalinks both appear in links.
+                keys.append(permalink.split("/", 1)[1])
+                keys.append(permalink.rsplit("/", 1)[1])
+        loc = NoteLoc(
+            path,
+            split.state,
+            split.error,
+            own_aliases,
+            "aliases" in data,
+            any(k in data for k in PROVENANCE_KEYS),
+        )
+        yield Record(
+            rel,
+            "note",
+            note_type,
+            title,
+            stem,
+            folder,
+            sha256(raw),
+            loc,
+            names=(title,),
+            keys=tuple(keys),
+            warnings=warnings,
+            renamed=renamed,
+        )
+
+    def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
+        if record.kind == "attachment":
+            data = Path(record.locator).read_bytes()
+            if sha256(data) != record.source_hash:
+                raise SourceChanged(record.source_path)
+            return Built(data, [], [], "")
+        loc: NoteLoc = record.locator
+        raw, text, reason = read_text(loc.path)
+        if text is None or sha256(raw) != record.source_hash:
+            raise SourceChanged(reason or record.source_path)
+        fences = split_fences(text) if loc.fm_state == "present" else None
+        if loc.fm_state == "present" and fences is None:
+            raise SourceChanged(record.source_path)
+        body = fences[1] if fences is not None else text
+        newline = fences[2] if fences is not None else _newline(text)
+        blocks = inline_blocks(body)
+        observations, _ = semantics(blocks)
+        source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
+        new_body, uses = rewrite_body(
+            body, blocks, resolver, source_dir=source_dir, target=record.target, resolve_md_links=True
+        )
+        updates: list[tuple[str, str | list[str]]] = []
+        if _file_stem(record.target) != record.name:
+            aliases = list(loc.aliases)
+            if record.name not in aliases:
+                aliases.append(record.name)
+                updates.append(("aliases", aliases))
+        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
+        if fences is not None:
+            if loc.clashing_keys:
+                known = split_frontmatter(text).data
+            else:
+                known = {"aliases": list(loc.aliases)} if loc.has_aliases_key else {}
+            block = render_block(fences[0], known, updates, newline)
+        else:
+            block = render_block("", {}, updates, newline)
+        if fences is None and not body.startswith(("\n", "\r\n")):
+            block += newline
+        data = (block + new_body).encode("utf-8")
+        return Built(data, [observation_text(o) for o in observations], uses, link_signature(uses))
+
+    def observations_of(self, data: bytes) -> list[str]:
+        text = data.decode("utf-8", "replace").lstrip("\ufeff")
+        split = split_frontmatter(text)
+        body = split.body if split.state == "present" else text
+        observations, _ = semantics(inline_blocks(body))
+        return [observation_text(o) for o in observations]
+
+
+def _file_stem(target: str) -> str:
+    return note_stem(target)
+
+
+def _newline(text: str) -> str:
+    end = text.find("\n")
+    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"

@@ -1,0 +1,287 @@
+"""Claude Code auto-memory: one note per fact file of each project's ``memory/`` folder.
+
+SOURCE may be a ``projects/`` folder, one ``<encoded-project>/`` folder, or
+its ``memory/`` folder. Only ``memory/`` is read, never session transcripts.
+``MEMORY.md`` index files are never imported; they are read to report index
+lines pointing at missing files and fact files no index lists.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.importers.base import (
+    Built,
+    Notice,
+    Provenance,
+    Record,
+    SourceChanged,
+    link_signature,
+    provenance_items,
+    sha256,
+)
+from shardpy.importers.frontmatter import as_text, render_block, split_fences, split_frontmatter
+from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
+from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.walk import Found, Skipped, read_text, walk_source
+
+FORMAT = "claude-code-memory"
+INDEX_NAME = "MEMORY.md"
+KNOWN_TYPES = ("user", "feedback", "project", "reference")
+_INDEX_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)>\s]+)>?\s*\)")
+_LENIENT_KEY = re.compile(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    encoded: str
+    memory: Path
+
+
+@dataclass(frozen=True, slots=True)
+class FactLoc:
+    path: Path
+    fm_state: str
+    lenient: tuple[tuple[str, str], ...]  # keys read line by line from malformed frontmatter
+    data_keys: tuple[tuple[str, Any], ...]  # the source's values for the keys this import sets
+
+
+def find_projects(source: Path) -> list[Project]:
+    """The ``memory/`` folders SOURCE stands for (see the module docstring)."""
+    if source.name == "memory":
+        return [Project(source.resolve().parent.name, source)]
+    mem = source / "memory"
+    if mem.is_dir() and not mem.is_symlink():
+        return [Project(source.resolve().name, mem)]
+    projects: list[Project] = []
+    try:
+        children = sorted(source.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise ShardpyError(
+            "IMPORT_SOURCE_UNREADABLE",
+            f"Cannot list {source}: {exc.strerror or exc}",
+            "Check the permissions.",
+        ) from exc
+    for child in children:
+        if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+            continue
+        sub = child / "memory"
+        if sub.is_dir() and not sub.is_symlink():
+            projects.append(Project(child.name, sub))
+    if projects:
+        return projects
+    if any(p.is_file() and is_note_name(p.name) for p in children):
+        # An autoMemoryDirectory override can have any name: treat it as a memory folder.
+        return [Project(source.resolve().name, source)]
+    raise ShardpyError(
+        "IMPORT_SOURCE_LAYOUT",
+        f"No Claude Code memory folder found in {source}",
+        "Point SOURCE at ~/.claude/projects, one <encoded-project> folder in it, or its memory/ folder.",
+        path=str(source),
+    )
+
+
+def _lenient(fm_text: str) -> tuple[tuple[str, str], ...]:
+    """Top-level ``key: value`` lines of frontmatter YAML could not parse (unquoted ': ' is common)."""
+    out: list[tuple[str, str]] = []
+    for line in fm_text.splitlines():
+        if line[:1].isspace():
+            continue
+        m = _LENIENT_KEY.match(line)
+        if m:
+            out.append((m.group(1), m.group(2).strip("'\"")))
+    return tuple(out)
+
+
+def memory_type(data: dict[str, Any]) -> str | None:
+    meta = data.get("metadata")
+    if isinstance(meta, dict):
+        t = as_text(meta.get("type"))
+        if t:
+            return t
+    return as_text(data.get("type")) or None
+
+
+def project_scope(target: str, source_path: str) -> str:
+    """The vault folder (with a trailing slash) holding the notes of ``source_path``'s project."""
+    rel = source_path.split("/", 2)[2] if source_path.count("/") >= 2 else source_path
+    depth = rel.count("/") + 1
+    return "/".join(target.split("/")[:-depth]) + "/"
+
+
+class ClaudeCodeAdapter:
+    format = FORMAT
+
+    def __init__(self, source: Path, *, strict: bool = False) -> None:
+        self.source = source
+        self.strict = strict
+        self.projects = find_projects(source)
+
+    def scan(self) -> Iterator[Record | Skipped | Notice]:
+        for project in self.projects:
+            yield from self._scan_project(project)
+
+    def _scan_project(self, project: Project) -> Iterator[Record | Skipped | Notice]:
+        prefix = f"{project.encoded}/memory/"
+        facts: list[str] = []
+        indexes: list[str] = []
+        for item in walk_source(project.memory, prefix=prefix):
+            if isinstance(item, Skipped):
+                yield item
+                continue
+            rel = item.rel
+            if rel.rsplit("/", 1)[-1] == INDEX_NAME:
+                indexes.append(rel)
+                yield Skipped(
+                    prefix + rel, "index file (not imported; checked for missing and unlisted files)"
+                )
+                continue
+            if not is_note_name(rel):
+                yield Skipped(prefix + rel, "not a Markdown file")
+                continue
+            record = self._fact(project, item)
+            if isinstance(record, Record):
+                facts.append(rel)
+            yield record
+        yield from self._check_indexes(project, prefix, indexes, facts)
+
+    def _fact(self, project: Project, item: Found) -> Record | Skipped:
+        prefix = f"{project.encoded}/memory/"
+        source_path = prefix + item.rel
+        raw, text, reason = read_text(item.path)
+        if text is None:
+            return Skipped(source_path, reason or "unreadable")
+        split = split_frontmatter(text)
+        warnings: tuple[str, ...] = ()
+        lenient: tuple[tuple[str, str], ...] = ()
+        data: dict[str, Any] = split.data
+        if split.state == "malformed":
+            msg = f"malformed frontmatter ({split.error})"
+            if self.strict:
+                return Skipped(source_path, f"{msg} (--strict)")
+            warnings = (f"{msg}: imported with the whole text as body",)
+            lenient = _lenient(split.fm_text)
+            data = dict(lenient)
+        src_stem = note_stem(item.rel)
+        name = (as_text(data.get("name")) or "").strip() or src_stem
+        mtype = memory_type(data)
+        if mtype is not None and mtype not in KNOWN_TYPES:
+            warnings = (*warnings, f"unknown memory type {mtype!r} kept as it is")
+        stem, renamed = stem_for(name)
+        folder_parts = [project.encoded, *item.rel.split("/")[:-1]]
+        folder = "/".join(sanitize_path_part(p) for p in folder_parts)
+        data_keys = tuple(
+            (k, data[k]) for k in ("type", "session_id", "modified", "project", "aliases") if k in data
+        )
+        return Record(
+            source_path,
+            "note",
+            mtype,
+            name,
+            stem,
+            folder,
+            sha256(raw),
+            FactLoc(item.path, split.state, lenient, data_keys),
+            names=(name,),
+            keys=(src_stem, without_ext(item.rel), src_stem.replace("_", "-")),
+            warnings=warnings,
+            renamed=renamed,
+        )
+
+    def _check_indexes(
+        self, project: Project, prefix: str, indexes: list[str], facts: list[str]
+    ) -> Iterator[Notice]:
+        listed: set[str] = set()
+        for index_rel in indexes:
+            _, text, _ = read_text(project.memory / index_rel)
+            if text is None:
+                continue
+            folder = index_rel.rsplit("/", 1)[0] if "/" in index_rel else ""
+            for lineno, line in enumerate(text.splitlines(), 1):
+                for m in _INDEX_LINK.finditer(line):
+                    url = m.group(1)
+                    if "://" in url or url.startswith(("#", "mailto:")):
+                        continue
+                    path = urllib.parse.unquote(url.split("#", 1)[0])
+                    rel = (
+                        posixpath.normpath(posixpath.join(folder, path))
+                        if folder
+                        else posixpath.normpath(path)
+                    )
+                    listed.add(rel)
+                    if not (project.memory / rel).is_file():
+                        yield Notice(prefix + index_rel, f"line {lineno} points to a missing file: {path}")
+        if not indexes and facts:
+            yield Notice(prefix, f"no {INDEX_NAME} index in this memory folder")
+            return
+        for rel in facts:
+            if rel not in listed:
+                yield Notice(prefix + rel, f"not listed in any {INDEX_NAME}")
+
+    def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
+        loc: FactLoc = record.locator
+        raw, text, reason = read_text(loc.path)
+        if text is None or sha256(raw) != record.source_hash:
+            raise SourceChanged(reason or record.source_path)
+        fences = split_fences(text) if loc.fm_state == "present" else None
+        body = fences[1] if fences is not None else text
+        newline = fences[2] if fences is not None else ("\r\n" if "\r\n" in text[:2000] else "\n")
+        blocks = inline_blocks(body)
+        # Memories link within their project: a name shared across projects resolves to this one's.
+        scope = project_scope(record.target, record.source_path)
+        new_body, uses = rewrite_body(
+            body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False, scope=scope
+        )
+        known = dict(loc.data_keys)
+        encoded = record.source_path.split("/", 1)[0]
+        updates: list[tuple[str, str | list[str]]] = []
+        if loc.fm_state != "present":
+            # The source block (if any) stays in the body; the new one carries what could be read.
+            lenient = dict(loc.lenient)
+            updates.append(("name", record.name))
+            if lenient.get("description"):
+                updates.append(("description", lenient["description"]))
+            known = {}
+        if record.type is not None:
+            top = as_text(known.get("type"))
+            if top is not None and top != record.type:
+                # metadata.type wins; the differing top-level value is kept beside it.
+                updates.append(("top_level_type", top))
+            updates.append(("type", record.type))
+        meta = self._metadata(text) if loc.fm_state == "present" else {}
+        session = as_text(meta.get("originSessionId"))
+        if session:
+            updates.append(("session_id", session))
+        modified = as_text(meta.get("modified"))
+        if modified:
+            updates.append(("modified", modified))
+        updates.append(("project", encoded))
+        if note_stem(record.target) != record.name:
+            updates.append(("aliases", [record.name]))
+        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
+        if fences is not None:
+            block = render_block(fences[0], known, updates, newline)
+        else:
+            block = render_block("", {}, updates, newline)
+            if not body.startswith(("\n", "\r\n")):
+                block += newline
+        data = (block + new_body).encode("utf-8")
+        return Built(data, ["fact"], uses, link_signature(uses))
+
+    @staticmethod
+    def _metadata(text: str) -> dict[str, Any]:
+        split = split_frontmatter(text)
+        meta = split.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    def observations_of(self, data: bytes) -> list[str]:
+        # A fact file is one fact: re-importing a changed file adds none.
+        return ["fact"]

@@ -1,0 +1,222 @@
+"""YAML frontmatter: split a note, read its mapping, add keys without reformatting.
+
+Reading follows basic-memory's rules: a note *has* frontmatter when it starts
+with a ``---`` line closed by another ``---`` line and the text between is a
+YAML mapping (or empty). An opening fence that is never closed means no
+frontmatter; a closed block that is not a mapping, or not valid YAML, is
+*malformed* and the whole text is body.
+
+Writing keeps the source block byte for byte and appends new keys as lines;
+only when an existing key must change is the block re-serialised (with
+ruamel's round-trip mode, which keeps comments and order).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+_OPEN = re.compile(r"---[ \t]*(\r?\n)")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+
+State = Literal["present", "absent", "malformed"]
+
+
+@dataclass(slots=True)
+class Split:
+    state: State
+    fm_text: str  # YAML text between the fences ("" when absent)
+    data: dict[str, Any] = field(default_factory=dict)
+    body: str = ""  # everything after the closing fence line (whole text unless present)
+    newline: str = "\n"
+    error: str = ""
+
+
+def detect_newline(text: str) -> str:
+    end = text.find("\n")
+    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
+
+
+_yaml_safe: Any = None
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML with ruamel's safe loader (C-accelerated when ruamel.yaml.clib is present)."""
+    global _yaml_safe
+    if _yaml_safe is None:
+        from ruamel.yaml import YAML
+
+        _yaml_safe = YAML(typ="safe")
+    return _yaml_safe.load(text)
+
+
+def split_frontmatter(text: str) -> Split:
+    """Split ``text`` (BOM already removed) into frontmatter and body."""
+    newline = detect_newline(text)
+    m = _OPEN.match(text)
+    if m is None:
+        return Split("absent", "", body=text, newline=newline)
+    close = _CLOSE.search(text, m.end())
+    if close is None:
+        return Split("absent", "", body=text, newline=newline)
+    fm_text = text[m.end() : close.start()]
+    body = text[close.end() :]
+    if not fm_text.strip():
+        return Split("present", fm_text, {}, body, newline)
+    try:
+        data = load_yaml(fm_text)
+    except Exception as exc:  # ruamel raises many unrelated types for bad YAML
+        first = str(exc).strip().splitlines()
+        return Split(
+            "malformed", fm_text, body=text, newline=newline, error=first[0] if first else "bad YAML"
+        )
+    if data is None:
+        return Split("present", fm_text, {}, body, newline)
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return Split(
+            "malformed", fm_text, body=text, newline=newline, error=f"frontmatter is a {kind}, not a mapping"
+        )
+    return Split("present", fm_text, {str(k): v for k, v in data.items()}, body, newline)
+
+
+def split_fences(text: str) -> tuple[str, str, str] | None:
+    """(YAML text, body, newline) when ``text`` opens and closes a fence; YAML is not parsed."""
+    m = _OPEN.match(text)
+    if m is None:
+        return None
+    close = _CLOSE.search(text, m.end())
+    if close is None:
+        return None
+    return text[m.end() : close.start()], text[close.end() :], m.group(1)
+
+
+def as_text(value: Any) -> str | None:
+    """basic-memory's normalisation of a scalar key (title, type): lists join with ", "."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, _dt.datetime):
+        return _iso_datetime(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return ", ".join(s for s in (as_text(v) for v in value) if s is not None)
+    return str(value)
+
+
+def _iso_datetime(value: _dt.datetime) -> str:
+    """ISO-8601 as people write it: UTC as ``Z``, milliseconds when that is all there is."""
+    text = value.isoformat()
+    if value.microsecond % 1000 == 0 and value.microsecond:
+        text = text.replace(f".{value.microsecond:06d}", f".{value.microsecond // 1000:03d}")
+    if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
+        text = text.removesuffix("+00:00") + "Z"
+    return text
+
+
+def as_list(value: Any) -> list[str]:
+    """A key that may hold one string or a list (aliases, tags)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [s for s in (as_text(v) for v in value) if s]
+    text = as_text(value)
+    return [text] if text else []
+
+
+# A plain scalar is used only when YAML 1.1 and 1.2 both read it back as the
+# same string; anything else is written as a JSON string, which is a valid
+# YAML double-quoted scalar.
+_PLAIN_OK = re.compile(r"[A-Za-z_\u00a0-\U0010ffff][\w .,/@()+\u00a0-\U0010ffff-]*")
+_PLAIN_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"])
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+
+
+def yaml_scalar(value: str) -> str:
+    if _TIMESTAMP.fullmatch(value):
+        return value
+    if (
+        _PLAIN_OK.fullmatch(value)
+        and value == value.strip()
+        and value.isprintable()
+        and value.lower() not in _PLAIN_WORDS
+        and " #" not in value
+    ):
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    # YAML refuses raw control characters (DEL, NEL, C1...) that JSON leaves alone.
+    return "".join(c if c.isprintable() else _escape(c) for c in quoted)
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def yaml_item(key: str, value: str | list[str], newline: str) -> str:
+    if isinstance(value, list):
+        lines = [f"{key}:"] + [f"- {yaml_scalar(v)}" for v in value]
+        return newline.join(lines) + newline
+    return f"{key}: {yaml_scalar(value)}{newline}"
+
+
+def render_block(
+    fm_text: str,
+    data: dict[str, Any],
+    updates: list[tuple[str, str | list[str]]],
+    newline: str,
+) -> str:
+    """The frontmatter block (with fences) for ``fm_text`` plus ``updates``.
+
+    Keys absent from ``data`` are appended as lines; keys already present with
+    the same value are left alone; if any present key must change the block is
+    re-serialised in round-trip mode.
+    """
+    to_append: list[tuple[str, str | list[str]]] = []
+    to_replace: list[tuple[str, str | list[str]]] = []
+    for key, value in updates:
+        if key not in data:
+            to_append.append((key, value))
+        elif _same(data[key], value):
+            continue
+        else:
+            to_replace.append((key, value))
+    text = fm_text
+    if to_replace:
+        text = _roundtrip_replace(fm_text, to_replace, newline)
+    if text and not text.endswith("\n"):
+        text += newline
+    text += "".join(yaml_item(k, v, newline) for k, v in to_append)
+    return f"---{newline}{text}---{newline}"
+
+
+def _same(current: Any, value: str | list[str]) -> bool:
+    if isinstance(value, list):
+        return isinstance(current, list) and as_list(current) == value
+    return isinstance(current, str) and current == value
+
+
+def _roundtrip_replace(fm_text: str, updates: list[tuple[str, str | list[str]]], newline: str) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+
+    rt = YAML()
+    rt.width = 4096
+    rt.preserve_quotes = True
+    doc = rt.load(fm_text)
+    for key, value in updates:
+        doc[key] = value
+    out = io.StringIO()
+    rt.dump(doc, out)
+    text = out.getvalue()
+    return text.replace("\n", newline) if newline != "\n" else text

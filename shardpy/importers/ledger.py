@@ -1,0 +1,130 @@
+"""The import records: what each source record last became in the vault.
+
+One SQLite file, ``.shardmind/imports/ledger.sqlite3``, keyed by (format,
+into, source_path). Per record it keeps the source hash, the vault path, a
+render key (source hash + link decisions: equal keys mean the import would
+write the same note again), the exact bytes the import last rendered (the
+three-way merge base) and the hash of what was actually written (the two
+differ only after a merge or conflict markers).
+
+A dry run opens it read-only and never creates it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+IMPORTS_DIR = ".shardmind/imports"
+LEDGER_NAME = "ledger.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+  format TEXT NOT NULL,
+  into_dir TEXT NOT NULL,
+  source_path TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  target TEXT NOT NULL,
+  target_cf TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  render_key TEXT NOT NULL,
+  base_sha TEXT NOT NULL,
+  base BLOB,
+  written_sha TEXT NOT NULL,
+  written BLOB,
+  run_id TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (format, into_dir, source_path)
+);
+CREATE INDEX IF NOT EXISTS records_target ON records (target_cf);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: str
+    target: str
+    source_hash: str
+    render_key: str
+    base_sha: str
+    written_sha: str
+
+
+def ledger_path(vault: Path) -> Path:
+    return vault / IMPORTS_DIR / LEDGER_NAME
+
+
+class Ledger:
+    """Read access (and, for apply, the final upsert) to the import records."""
+
+    def __init__(self, conn: sqlite3.Connection | None) -> None:
+        self._conn = conn
+
+    @classmethod
+    def open_readonly(cls, vault: Path) -> Ledger:
+        path = ledger_path(vault)
+        if not path.is_file():
+            return cls(None)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        return cls(conn)
+
+    @classmethod
+    def open_writable(cls, vault: Path) -> Ledger:
+        path = ledger_path(vault)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path)
+        conn.executescript(SCHEMA)
+        conn.commit()
+        return cls(conn)
+
+    @property
+    def connection(self) -> sqlite3.Connection | None:
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def get(self, fmt: str, into: str, source_path: str) -> Entry | None:
+        if self._conn is None:
+            return None
+        row = self._conn.execute(
+            "SELECT kind, target, source_hash, render_key, base_sha, written_sha FROM records"
+            " WHERE format=? AND into_dir=? AND source_path=?",
+            (fmt, into, source_path),
+        ).fetchone()
+        return None if row is None else Entry(*row)
+
+    def base(self, fmt: str, into: str, source_path: str) -> bytes | None:
+        if self._conn is None:
+            return None
+        row = self._conn.execute(
+            "SELECT base FROM records WHERE format=? AND into_dir=? AND source_path=?",
+            (fmt, into, source_path),
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def owners(self, target: str) -> list[tuple[str, str, str]]:
+        """(format, into, source_path) of every record whose note is ``target`` (case-insensitively)."""
+        if self._conn is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT format, into_dir, source_path FROM records WHERE target_cf=?", (target.casefold(),)
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def targets(self) -> set[str]:
+        if self._conn is None:
+            return set()
+        return {r[0] for r in self._conn.execute("SELECT target FROM records")}
+
+    def keys(self, fmt: str, into: str) -> Iterator[tuple[str, str]]:
+        if self._conn is None:
+            return
+        yield from self._conn.execute(
+            "SELECT source_path, target FROM records WHERE format=? AND into_dir=? ORDER BY source_path",
+            (fmt, into),
+        )

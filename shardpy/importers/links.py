@@ -1,0 +1,356 @@
+"""Wikilink resolution against this import and the vault, and rewriting for Obsidian.
+
+Obsidian resolves ``[[X]]`` by file name (case-insensitively), never by a
+note's title or aliases. Imported notes often get a file name that differs
+from the text their sources link with (a sanitised title, a permalink, a
+kebab slug), so a resolved link whose vault name differs from the written
+text is rewritten to ``[[vault name|original text]]``. Ambiguous and
+missing targets keep their text (an unresolved link in Obsidian) and are
+reported, never dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+import urllib.parse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shardpy.importers.markdown import InlineBlock, find_md_links, find_wikilinks, split_inner
+
+NOTE_EXTS = (".md", ".markdown")
+# Folders of a vault that never hold notes to link to.
+SKIP_DIRS = frozenset({".shardmind", ".obsidian", ".git", ".trash"})
+
+
+def is_note_name(name: str) -> bool:
+    return name.lower().endswith(NOTE_EXTS)
+
+
+def note_stem(rel: str) -> str:
+    base = rel.rsplit("/", 1)[-1]
+    low = base.lower()
+    for ext in NOTE_EXTS:
+        if low.endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def without_ext(rel: str) -> str:
+    low = rel.lower()
+    for ext in NOTE_EXTS:
+        if low.endswith(ext):
+            return rel[: -len(ext)]
+    return rel
+
+
+@dataclass(slots=True)
+class VaultIndex:
+    """Names of the files already in the vault (walked, never read unless needed)."""
+
+    root: Path
+    files: set[str] = field(default_factory=set)  # vault-relative POSIX paths
+    folded: dict[str, list[str]] = field(default_factory=dict)  # casefolded path -> paths
+    by_stem: dict[str, list[str]] = field(default_factory=dict)  # casefolded note stem -> paths
+    by_name: dict[str, list[str]] = field(default_factory=dict)  # casefolded attachment name -> paths
+    _titles: dict[str, list[str]] | None = None
+
+    @classmethod
+    def walk(cls, root: Path) -> VaultIndex:
+        index = cls(root)
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                it = os.scandir(root / rel_dir if rel_dir else root)
+            except OSError:
+                continue
+            with it:
+                for entry in it:
+                    name = entry.name
+                    rel = f"{rel_dir}/{name}" if rel_dir else name
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if is_dir:
+                        if not name.startswith(".") and name not in SKIP_DIRS:
+                            stack.append(rel)
+                        continue
+                    if name.startswith(".shardpy-tmp-"):
+                        continue
+                    index.add(rel)
+        return index
+
+    def add(self, rel: str) -> None:
+        if rel in self.files:
+            return
+        self.files.add(rel)
+        self.folded.setdefault(rel.casefold(), []).append(rel)
+        base = rel.rsplit("/", 1)[-1]
+        if is_note_name(base):
+            self.by_stem.setdefault(note_stem(base).casefold(), []).append(rel)
+        else:
+            self.by_name.setdefault(base.casefold(), []).append(rel)
+
+    def titles(self, skip: Callable[[str], bool]) -> dict[str, list[str]]:
+        """Casefolded frontmatter ``title`` and ``aliases`` → notes, read from the head of each note.
+
+        Built once, on the first link that neither this import nor a file name
+        resolves; notes for which ``skip`` is true (this import's own) are not read.
+        """
+        if self._titles is not None:
+            return self._titles
+        from shardpy.importers.frontmatter import as_list, as_text, split_frontmatter
+
+        titles: dict[str, list[str]] = {}
+        for rel in sorted(self.files):
+            if not is_note_name(rel) or skip(rel):
+                continue
+            head = _read_head(self.root / rel)
+            if head is None or not head.startswith("---"):
+                continue
+            split = split_frontmatter(head)
+            if split.state != "present":
+                continue
+            names = set(as_list(split.data.get("aliases")))
+            title = as_text(split.data.get("title"))
+            if title:
+                names.add(title)
+            for name in names:
+                titles.setdefault(name.strip().casefold(), []).append(rel)
+        self._titles = titles
+        return titles
+
+
+def _read_head(path: Path, limit: int = 8192) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace").lstrip("\ufeff")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    status: str  # "resolved" | "ambiguous" | "unresolved"
+    target: str | None = None  # vault-relative path when resolved
+    reason: str = ""
+
+
+class Resolver:
+    """Resolves link targets: this import first, then the vault (file name, then title/aliases)."""
+
+    def __init__(self, vault: VaultIndex, owned: Callable[[str], bool]) -> None:
+        self.vault = vault
+        self._owned = owned
+        self._names: dict[str, list[str]] = {}  # exact title/name → targets
+        self._keys: dict[str, list[str]] = {}  # exact secondary keys → targets
+        self._names_cf: dict[str, list[str]] = {}
+        self._keys_cf: dict[str, list[str]] = {}
+        self._by_source: dict[str, str] = {}  # source path → target
+        self._stem_count: dict[str, int] = {}
+        self._targets: set[str] = set()
+        self._stem_ready = False
+
+    def add_record(self, target: str, names: Iterable[str], keys: Iterable[str], source_path: str) -> None:
+        self._targets.add(target)
+        self._by_source[source_path] = target
+        for name in names:
+            _push(self._names, name, target)
+            _push(self._names_cf, name.casefold(), target)
+        for key in keys:
+            _push(self._keys, key, target)
+            _push(self._keys_cf, key.casefold(), target)
+
+    def target_of_source(self, source_path: str) -> str | None:
+        return self._by_source.get(source_path)
+
+    def resolve(self, text: str, scope: str = "") -> Resolution:
+        """Resolve a link's note part; among several imported notes, one under ``scope`` wins."""
+        t = text.strip()
+        if not t:
+            return Resolution("unresolved", reason="empty link")
+        low = t.lower()
+        if low.endswith(".md"):
+            t = t[:-3]
+        for table, key in (
+            (self._names, text),
+            (self._names, t),
+            (self._keys, t),
+            (self._names_cf, t.casefold()),
+            (self._keys_cf, t.casefold()),
+        ):
+            hits = table.get(key)
+            if hits:
+                uniq = sorted(set(hits))
+                if len(uniq) > 1 and scope:
+                    scoped = [h for h in uniq if h.startswith(scope)]
+                    if len(scoped) == 1:
+                        uniq = scoped
+                if len(uniq) == 1:
+                    return Resolution("resolved", uniq[0])
+                return Resolution(
+                    "ambiguous",
+                    reason=f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
+                )
+        return self._resolve_vault(t)
+
+    def _resolve_vault(self, t: str) -> Resolution:
+        cf = t.casefold()
+        if "/" in t:
+            hits = [p for p in self.vault.folded.get(cf + ".md", []) if not self._owned(p)]
+            hits += [p for p in self.vault.folded.get(cf, []) if not self._owned(p)]
+        else:
+            hits = [p for p in self.vault.by_stem.get(cf, []) if not self._owned(p)]
+            if not hits:
+                hits = [p for p in self.vault.by_name.get(cf, []) if not self._owned(p)]
+        if not hits:
+            hits = [p for p in self.vault.titles(self._owned).get(cf, [])]
+        uniq = sorted(set(hits))
+        if len(uniq) == 1:
+            return Resolution("resolved", uniq[0])
+        if uniq:
+            return Resolution(
+                "ambiguous", reason=f"{len(uniq)} vault notes answer to this name: " + ", ".join(uniq[:3])
+            )
+        return Resolution("unresolved", reason="no note with this name in the import or the vault")
+
+    def link_name(self, target: str) -> str:
+        """The shortest text Obsidian resolves to ``target``: its stem, or its path if the stem is shared."""
+        if not self._stem_ready:
+            counts: dict[str, int] = {}
+            for rel in self.vault.files | self._targets:
+                key = note_stem(rel).casefold() if is_note_name(rel) else rel.rsplit("/", 1)[-1].casefold()
+                counts[key] = counts.get(key, 0) + 1
+            self._stem_count = counts
+            self._stem_ready = True
+        if is_note_name(target):
+            stem = note_stem(target)
+            if self._stem_count.get(stem.casefold(), 0) <= 1:
+                return stem
+            return without_ext(target)
+        name = target.rsplit("/", 1)[-1]
+        return name if self._stem_count.get(name.casefold(), 0) <= 1 else target
+
+
+def _push(table: dict[str, list[str]], key: str, value: str) -> None:
+    # Keys are kept verbatim: MCP entity names differing only by surrounding spaces are distinct.
+    if not key.strip():
+        return
+    lst = table.get(key)
+    if lst is None:
+        table[key] = [value]
+    elif value not in lst:
+        lst.append(value)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUse:
+    text: str  # the link as written, e.g. "[[Target|alias]]"
+    target_text: str  # the note part
+    status: str
+    target: str | None
+    reason: str
+    replacement: str | None  # new text when rewritten
+
+
+def rewrite_wikilink(inner: str, embed: bool, name: str) -> str | None:
+    """``[[inner]]`` pointing at a note Obsidian knows as ``name``; None when no rewrite is needed."""
+    target, heading, sep, alias = split_inner(inner)
+    if target.casefold() == name.casefold() or (
+        target.lower().endswith(".md") and target[:-3].casefold() == name.casefold()
+    ):
+        return None
+    bang = "!" if embed else ""
+    if sep:
+        return f"{bang}[[{name}{heading}{sep}{alias}]]"
+    if embed:
+        return f"{bang}[[{name}{heading}]]"
+    display = inner.strip()
+    if any(s in display for s in ("[[", "]]", "|")):
+        return f"[[{name}{heading}]]"
+    return f"[[{name}{heading}|{display}]]"
+
+
+def rewrite_body(
+    body: str,
+    blocks: list[InlineBlock],
+    resolver: Resolver,
+    *,
+    source_dir: str,
+    target: str,
+    resolve_md_links: bool,
+    scope: str = "",
+) -> tuple[str, list[LinkUse]]:
+    """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``."""
+    edits: list[tuple[int, int, str]] = []
+    uses: list[LinkUse] = []
+    for block in blocks:
+        segment = body[block.start : block.end]
+        if "[[" in segment:
+            for link in find_wikilinks(segment):
+                raw = segment[link.start : link.end]
+                tgt = link.target
+                if "::" in tgt:
+                    uses.append(LinkUse(raw, tgt, "unresolved", None, "reference into another project", None))
+                    continue
+                res = resolver.resolve(tgt, scope)
+                replacement = None
+                if res.status == "resolved" and res.target is not None:
+                    replacement = rewrite_wikilink(link.inner, link.embed, resolver.link_name(res.target))
+                    if replacement is not None:
+                        edits.append((block.start + link.start, block.start + link.end, replacement))
+                uses.append(LinkUse(raw, tgt, res.status, res.target, res.reason, replacement))
+        if resolve_md_links and "](" in segment:
+            for md in find_md_links(segment):
+                use = _md_link(md.url, resolver, source_dir, target)
+                if use is None:
+                    continue
+                if use.replacement is not None:
+                    edits.append((block.start + md.url_start, block.start + md.url_end, use.replacement))
+                uses.append(use)
+    if not edits:
+        return body, uses
+    edits.sort()
+    parts: list[str] = []
+    last = 0
+    for s, e, text in edits:
+        parts.append(body[last:s])
+        parts.append(text)
+        last = e
+    parts.append(body[last:])
+    return "".join(parts), uses
+
+
+def _md_link(url: str, resolver: Resolver, source_dir: str, target: str) -> LinkUse | None:
+    from shardpy.importers.bm_grammar import is_local_note_url
+
+    bare = url.strip("<>")
+    if not is_local_note_url(bare):
+        return None
+    path, _, fragment = bare.partition("#")
+    decoded = urllib.parse.unquote(path)
+    joined = (
+        posixpath.normpath(posixpath.join(source_dir, decoded)) if source_dir else posixpath.normpath(decoded)
+    )
+    if joined.startswith("../") or joined == "..":
+        return LinkUse(url, decoded, "unresolved", None, "climbs out of the source folder", None)
+    dest = resolver.target_of_source(joined)
+    if dest is None:
+        return LinkUse(url, decoded, "unresolved", None, "no imported note at this path", None)
+    rel = posixpath.relpath(dest, posixpath.dirname(target) or ".")
+    new_url = urllib.parse.quote(rel, safe="/()-_.~") + (f"#{fragment}" if fragment else "")
+    if bare.startswith("<"):
+        new_url = f"<{rel}{'#' + fragment if fragment else ''}>"
+    replacement = None if new_url == url else new_url
+    return LinkUse(url, decoded, "resolved", dest, "", replacement)

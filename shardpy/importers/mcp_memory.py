@@ -1,0 +1,367 @@
+"""The MCP reference memory server's knowledge graph: one note per entity.
+
+Reads ``memory.jsonl`` (or the legacy ``memory.json``, which holds JSON
+Lines too), the ``mcp-knowledge-graph`` fork's files (with their ``_aim``
+marker line), and a whole-graph ``{"entities": [...], "relations": [...]}``
+export. Entity identity is the exact name string.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.importers.base import (
+    Built,
+    Notice,
+    Provenance,
+    Record,
+    link_signature,
+    provenance_items,
+    sha256,
+)
+from shardpy.importers.frontmatter import render_block
+from shardpy.importers.links import LinkUse, Resolver, note_stem, rewrite_body
+from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.walk import Skipped
+
+FORMAT = "mcp-memory"
+PREFERRED = ("memory.jsonl", "memory.json")
+_LINK_UNSAFE = ("[", "]", "|", "#", "^")
+
+
+@dataclass(slots=True)
+class Entity:
+    name: str
+    entity_type: str
+    observations: list[str]
+    extra: dict[str, Any]
+    line: int
+    relations: list[tuple[str, str]] = field(default_factory=list)  # (type, target)
+
+
+def find_graph_file(source: Path) -> Path:
+    """The graph file SOURCE names, or the one its folder holds."""
+    if source.is_file():
+        return source
+    candidates = [source / n for n in PREFERRED if (source / n).is_file()]
+    if not candidates:
+        candidates = sorted(
+            p for p in source.iterdir() if p.is_file() and p.suffix.lower() in (".jsonl", ".json")
+        )
+        if len(candidates) > 1:
+            raise ShardpyError(
+                "IMPORT_SOURCE_AMBIGUOUS",
+                f"{source} holds several graph files: " + ", ".join(p.name for p in candidates),
+                "Pass the file to import as SOURCE.",
+                path=str(source),
+            )
+    if not candidates:
+        raise ShardpyError(
+            "IMPORT_SOURCE_LAYOUT",
+            f"No memory.jsonl, memory.json or other .jsonl/.json file in {source}",
+            "Pass the MCP memory server's graph file (MEMORY_FILE_PATH) as SOURCE.",
+            path=str(source),
+        )
+    return candidates[0]
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+def _classify(obj: dict[str, Any]) -> str:
+    kind = obj.get("type")
+    if kind in ("entity", "relation"):
+        return str(kind)
+    if kind == "_aim":
+        return "_aim"
+    if any(k in obj for k in ("from", "from_id")) and any(k in obj for k in ("to", "to_id")):
+        return "relation"
+    if any(k in obj for k in ("name", "entityName", "id")):
+        return "entity"
+    return "unknown"
+
+
+ENTITY_KEYS = {"type", "name", "entityName", "id", "entityType", "observations"}
+
+
+class McpMemoryAdapter:
+    format = FORMAT
+
+    def __init__(self, source: Path, *, strict: bool = False) -> None:
+        self.file = find_graph_file(source)
+        self.label = self.file.name
+        self.entities: list[Entity] = []
+
+    def _items(self, text: str) -> Iterator[tuple[int, Any, str]]:
+        """(line, decoded object or None, error) for every record of the file."""
+        stripped = text.strip()
+        if stripped.startswith(("{", "[")):
+            try:
+                whole = json.loads(stripped)
+            except ValueError:
+                whole = None
+            if isinstance(whole, dict) and ("entities" in whole or "relations" in whole):
+                for e in whole.get("entities") or []:
+                    if isinstance(e, dict):
+                        e = {
+                            "type": "entity",
+                            **{k: v for k, v in e.items() if k != "type"},
+                            "_t": e.get("type"),
+                        }
+                    yield 0, e, ""
+                for r in whole.get("relations") or []:
+                    if isinstance(r, dict):
+                        r = {**r, "type": "relation"}
+                    yield 0, r, ""
+                return
+            if isinstance(whole, list):
+                for obj in whole:
+                    yield 0, obj, ""
+                return
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line), ""
+            except ValueError as exc:
+                yield n, None, f"invalid JSON: {exc}"
+
+    def scan(self) -> Iterator[Record | Skipped | Notice]:
+        try:
+            raw = self.file.read_bytes()
+        except OSError as exc:
+            raise ShardpyError(
+                "IMPORT_SOURCE_UNREADABLE",
+                f"Cannot read {self.file}: {exc.strerror or exc}",
+                "Check the file's permissions.",
+                path=str(self.file),
+            ) from exc
+        try:
+            text = raw.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise ShardpyError(
+                "IMPORT_SOURCE_ENCODING",
+                f"{self.file} is not UTF-8 (byte {exc.start})",
+                "The memory server writes UTF-8; convert the file or pass the right one.",
+                path=str(self.file),
+            ) from None
+        label = self.label
+        by_name: dict[str, Entity] = {}
+        relations: list[tuple[int, str, str, str]] = []
+        if not text.strip():
+            yield Notice(label, "the graph is empty")
+        for line, obj, error in self._items(text):
+            where = f"{label}#line={line}" if line else label
+            if error:
+                yield Skipped(where, error)
+                continue
+            if not isinstance(obj, dict):
+                yield Skipped(where, "not a JSON object")
+                continue
+            kind = _classify(obj)
+            if kind == "_aim":
+                yield Notice(where, "mcp-knowledge-graph marker line (ignored)")
+                continue
+            if kind == "unknown":
+                yield Skipped(where, f"unknown record type {obj.get('type')!r}")
+                continue
+            if kind == "relation":
+                frm = _str(obj.get("from", obj.get("from_id")))
+                to = _str(obj.get("to", obj.get("to_id")))
+                rtype = _str(obj.get("relationType", obj.get("relation_type"))) or "links_to"
+                if frm is None or to is None:
+                    yield Skipped(where, "relation without from/to")
+                    continue
+                relations.append((line, frm, to, rtype))
+                continue
+            name = _str(obj.get("name", obj.get("entityName", obj.get("id"))))
+            if name is None or not name.strip():
+                yield Skipped(where, "empty entity name" if name is not None else "entity without a name")
+                continue
+            etype = _str(obj.get("entityType")) or _str(obj.pop("_t", None)) or "entity"
+            obj.pop("_t", None)
+            observations = [
+                o if isinstance(o, str) else json.dumps(o, ensure_ascii=False)
+                for o in obj.get("observations") or []
+            ]
+            extra = {k: v for k, v in obj.items() if k not in ENTITY_KEYS}
+            first = by_name.get(name)
+            if first is not None:
+                note = f"duplicate entity line for {name!r}; merged into line {first.line}"
+                if etype != first.entity_type:
+                    note += f" (its type {etype!r} differs; keeping {first.entity_type!r})"
+                yield Notice(where, note)
+                for o in observations:
+                    if o not in first.observations:
+                        first.observations.append(o)
+                continue
+            by_name[name] = Entity(name, etype, observations, extra, line)
+        seen: set[tuple[str, str, str]] = set()
+        for line, frm, to, rtype in relations:
+            where = f"{label}#line={line}" if line else label
+            triple = (frm, to, rtype)
+            if triple in seen:
+                yield Notice(where, f"duplicate relation {frm!r} -{rtype}-> {to!r} ignored")
+                continue
+            seen.add(triple)
+            owner = by_name.get(frm)
+            if owner is None:
+                yield Notice(
+                    where,
+                    f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; "
+                    "not imported",
+                )
+                continue
+            owner.relations.append((rtype, to))
+        self.entities = list(by_name.values())
+        self.entities.sort(key=lambda e: e.line)
+        yield from self._records(label)
+
+    def _records(self, label: str) -> Iterator[Record | Notice]:
+        groups: dict[str, list[Entity]] = {}
+        for e in self.entities:
+            groups.setdefault(e.name.strip().casefold(), []).append(e)
+        taken: dict[str, str] = {}  # casefolded folder/stem → entity name
+        for index, e in enumerate(self.entities):
+            sp = f"{label}#entity={e.name}"
+            variants = [o.name for o in groups[e.name.strip().casefold()] if o.name != e.name]
+            if variants:
+                yield Notice(
+                    sp,
+                    "name differs only by case or surrounding spaces from "
+                    + ", ".join(repr(v) for v in variants)
+                    + "; imported as a separate note",
+                )
+            folder = sanitize_path_part(e.entity_type.strip() or "entity")
+            stem, renamed = stem_for(e.name)
+            if renamed:
+                yield Notice(
+                    sp, f"name is not a valid file name; the note is {stem}.md (the name is kept in aliases)"
+                )
+            base_stem = stem
+            n = 2
+            while f"{folder}/{stem}".casefold() in taken:
+                stem = f"{base_stem} ({n})"
+                n += 1
+            if stem != base_stem:
+                other = taken[f"{folder}/{base_stem}".casefold()]
+                yield Notice(sp, f"file name {base_stem}.md is taken by {other!r}; the note is {stem}.md")
+                renamed = True
+            taken[f"{folder}/{stem}".casefold()] = e.name
+            payload = {
+                "name": e.name,
+                "entityType": e.entity_type,
+                "observations": e.observations,
+                "extra": e.extra,
+                "relations": sorted(e.relations),
+            }
+            digest = sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str).encode())
+            yield Record(
+                sp,
+                "note",
+                e.entity_type,
+                e.name,
+                stem,
+                folder,
+                digest,
+                index,
+                names=(e.name,),
+                keys=(stem,),
+                renamed=renamed,
+            )
+
+    def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
+        e = self.entities[record.locator]
+        nl = "\n"
+        lines = [f"# {' '.join(e.name.split())}", ""]
+        if e.observations:
+            lines += ["## Observations", ""]
+            for o in e.observations:
+                parts = o.split("\n") if o else [""]
+                lines.append(f"- {parts[0]}" if parts[0] else "-")
+                lines.extend(f"  {p}" if p else "" for p in parts[1:])
+            lines.append("")
+        direct: list[LinkUse] = []
+        if e.relations:
+            lines += ["## Relations", ""]
+            for rtype, to in e.relations:
+                label = _relation_type(rtype)
+                if any(c in to for c in _LINK_UNSAFE) or "\n" in to:
+                    res = resolver.resolve(to)
+                    if res.status == "resolved" and res.target is not None:
+                        link = f"[[{resolver.link_name(res.target)}]]"
+                        direct.append(LinkUse(f"[[{to}]]", to, "resolved", res.target, "", link))
+                    else:
+                        link = f"[[{to}]]"
+                        direct.append(LinkUse(link, to, res.status, None, res.reason, None))
+                    lines.append(f"- {label}{link}")
+                else:
+                    lines.append(f"- {label}[[{to}]]")
+            lines.append("")
+        body = nl + nl.join(lines)
+        blocks = [b for b in inline_blocks(body) if not _is_direct(b.content, direct)]
+        new_body, uses = rewrite_body(
+            body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False
+        )
+        uses = direct + uses
+        updates: list[tuple[str, str | list[str]]] = [("title", e.name), ("type", e.entity_type)]
+        if note_stem(record.target) != e.name:
+            updates.append(("aliases", [e.name]))
+        for key, value in e.extra.items():
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            updates.append((f"mcp_{key}", text))
+        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
+        block = render_block("", {}, updates, nl)
+        return Built((block + new_body).encode("utf-8"), list(e.observations), uses, link_signature(uses))
+
+    def observations_of(self, data: bytes) -> list[str]:
+        return observations_in_note(data.decode("utf-8", "replace"))
+
+
+def _is_direct(content: str, direct: list[LinkUse]) -> bool:
+    return any(u.replacement is not None and u.replacement in content for u in direct) or any(
+        u.text in content and u.replacement is None for u in direct
+    )
+
+
+def _relation_type(rtype: str) -> str:
+    """The relation label as basic-memory reads it back: quoted when it has spaces."""
+    rtype = " ".join(rtype.split())
+    if not rtype:
+        return ""
+    if any(c.isspace() for c in rtype):
+        quote = "'" if '"' in rtype else '"'
+        return f"{quote}{rtype}{quote} "
+    return f"{rtype} "
+
+
+def observations_in_note(text: str) -> list[str]:
+    """Observation bullets of a note this adapter wrote (continuation lines joined back)."""
+    out: list[str] = []
+    in_section = False
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            in_section = line.strip() == "## Observations"
+            continue
+        if not in_section:
+            continue
+        if line.startswith("- ") or line == "-":
+            out.append(line[2:])
+        elif line.startswith("  ") and out:
+            out[-1] += "\n" + line[2:]
+        elif line == "" and out:
+            continue
+    return out

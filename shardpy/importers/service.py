@@ -1,0 +1,354 @@
+"""The import command's stages, without any terminal code: resolve, plan, apply, resume, abandon."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError, UsageError
+from shardpy.fsutil import check_relpath
+from shardpy.importers.apply import (
+    AbandonResult,
+    ApplyResult,
+    Journal,
+    abandon,
+    complete,
+    discard_unsealed,
+    execute,
+    existing_prefix,
+    incomplete_runs,
+    new_run_id,
+    runs_dir,
+)
+from shardpy.importers.base import Adapter, Plan, PlanOptions, Progress, build_plan
+from shardpy.importers.ledger import Ledger
+
+FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
+DEFAULT_MEMORY_ROOT = "memories"
+
+
+def utc_now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def iso(now: _dt.datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def find_vault(start: Path) -> Path:
+    """The nearest ancestor of ``start`` with ``.shardmind/`` or ``vault-manifest.json``, else ``start``."""
+    here = start.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".shardmind").is_dir() or (candidate / "vault-manifest.json").is_file():
+            return candidate
+    return here
+
+
+def check_vault(vault: Path) -> Path:
+    if not vault.exists():
+        raise ShardpyError(
+            "IMPORT_VAULT_MISSING",
+            f"The vault folder {vault} does not exist",
+            "Create it or pass another VAULT.",
+        )
+    if not vault.is_dir():
+        raise ShardpyError(
+            "IMPORT_VAULT_NOT_DIRECTORY", f"The vault {vault} is not a folder", "Pass a folder as VAULT."
+        )
+    return vault.resolve()
+
+
+def memory_root(vault: Path) -> str:
+    manifest = vault / "vault-manifest.json"
+    if manifest.is_file() and not manifest.is_symlink():
+        try:
+            data = json.loads(manifest.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ShardpyError(
+                "IMPORT_MANIFEST_INVALID",
+                f"Cannot read vault-manifest.json: {exc}",
+                "Fix the JSON or pass --into explicitly.",
+                path="vault-manifest.json",
+            ) from exc
+        value = data.get("memory_root") if isinstance(data, dict) else None
+        if isinstance(value, str) and value.strip("/ "):
+            return value.strip().strip("/")
+    return DEFAULT_MEMORY_ROOT
+
+
+def resolve_into(vault: Path, fmt: str, into: str | None) -> str:
+    rel = (into if into is not None else f"{memory_root(vault)}/{fmt}").strip().strip("/")
+    try:
+        check_relpath(rel)
+    except ShardpyError:
+        raise ShardpyError(
+            "IMPORT_INTO_UNSAFE",
+            f"--into must be a folder inside the vault, got {rel!r}",
+            "Pass a vault-relative path without '..', e.g. --into memories/agent.",
+        ) from None
+    first = rel.split("/", 1)[0]
+    if first.startswith("."):
+        raise ShardpyError(
+            "IMPORT_INTO_UNSAFE",
+            f"--into may not be a hidden folder ({rel})",
+            "Pick a visible folder; .shardmind/ and .obsidian/ belong to the tools.",
+        )
+    return rel
+
+
+def check_source(fmt: str, source: Path) -> Path:
+    if not source.exists() and not source.is_symlink():
+        raise ShardpyError(
+            "IMPORT_SOURCE_MISSING",
+            f"The source {source} does not exist",
+            "Check the path you passed as SOURCE.",
+        )
+    if source.is_symlink() and not source.exists():
+        raise ShardpyError(
+            "IMPORT_SOURCE_MISSING", f"The source {source} is a dangling link", "Pass the real folder."
+        )
+    if fmt != "mcp-memory" and not source.is_dir():
+        raise ShardpyError(
+            "IMPORT_SOURCE_NOT_DIRECTORY",
+            f"The {fmt} source must be a folder: {source}",
+            "Pass the project folder (basic-memory) or the projects/ or memory/ folder (Claude Code).",
+        )
+    mode = os.R_OK | (os.X_OK if source.is_dir() else 0)
+    if not os.access(source, mode):
+        raise ShardpyError(
+            "IMPORT_SOURCE_UNREADABLE", f"The source {source} cannot be read", "Check its permissions."
+        )
+    return source.resolve()
+
+
+def make_adapter(fmt: str, source: Path, *, strict: bool) -> Adapter:
+    if fmt == "basic-memory":
+        from shardpy.importers.basic_memory import BasicMemoryAdapter
+
+        return BasicMemoryAdapter(source, strict=strict)
+    if fmt == "claude-code-memory":
+        from shardpy.importers.claude_code import ClaudeCodeAdapter
+
+        return ClaudeCodeAdapter(source, strict=strict)
+    if fmt == "mcp-memory":
+        from shardpy.importers.mcp_memory import McpMemoryAdapter
+
+        return McpMemoryAdapter(source, strict=strict)
+    raise UsageError(f"Unknown format {fmt!r}", "Use one of: " + ", ".join(FORMATS))
+
+
+def _check_overlap(source: Path, vault: Path, into: str) -> None:
+    dest = (vault / into).resolve()
+    if dest == source or dest.is_relative_to(source) or source.is_relative_to(dest):
+        raise ShardpyError(
+            "IMPORT_SOURCE_OVERLAPS",
+            f"The source {source} and the import folder {dest} overlap",
+            "Import into a folder outside the source (see --into), and keep the source outside it.",
+        )
+
+
+def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None:
+    """The three-way document merge (base, user, imported) → (kind, bytes), when available."""
+    try:
+        from shardpy.merge.document import merge_document
+    except ImportError:
+        return None
+
+    def merge(base: bytes, user: bytes, new: bytes) -> tuple[str, bytes]:
+        result = merge_document(base, user, new, shard_label="import", style="merge")
+        return result.kind, result.data
+
+    return merge
+
+
+def _interrupted_error(runs: list[tuple[str, str]]) -> ShardpyError:
+    ids = ", ".join(r for r, _ in runs)
+    return ShardpyError(
+        "IMPORT_RUN_INTERRUPTED",
+        f"An earlier import run was interrupted before it finished ({ids})",
+        "Run `shardpy import --resume` to finish it, or `shardpy import --abandon` to roll it back.",
+    )
+
+
+@dataclass(slots=True)
+class Outcome:
+    plan: Plan
+    applied: ApplyResult | None = None
+    result: dict[str, Any] | None = None
+
+
+def run_import(
+    *,
+    fmt: str,
+    source: Path,
+    vault: Path,
+    into: str | None,
+    apply: bool,
+    on_conflict: str = "keep",
+    strict: bool = False,
+    keep_resolved_links: bool = False,
+    progress: Progress | None = None,
+    apply_progress: Callable[[int, int], None] | None = None,
+    now: _dt.datetime | None = None,
+) -> Outcome:
+    vault = check_vault(vault)
+    source = check_source(fmt, source)
+    into_rel = resolve_into(vault, fmt, into)
+    _check_overlap(source, vault, into_rel)
+    moment = now or utc_now()
+    opts = PlanOptions(
+        into=into_rel,
+        imported_at=iso(moment),
+        on_conflict=on_conflict,
+        keep_resolved_links=keep_resolved_links,
+        source_label=str(source),
+    )
+    merge = merge_function()
+    if not apply:
+        pending = [r for r in incomplete_runs(vault) if r[1] != "planning"]
+        if pending:
+            raise _interrupted_error(pending)
+        adapter = make_adapter(fmt, source, strict=strict)
+        ledger = Ledger.open_readonly(vault)
+        try:
+            plan = build_plan(adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge)
+        finally:
+            ledger.close()
+        return Outcome(plan)
+
+    from shardpy.vault.lock import vault_lock
+
+    with vault_lock(vault, command="import"):
+        pending = discard_unsealed(vault, incomplete_runs(vault))
+        if pending:
+            raise _interrupted_error(pending)
+        adapter = make_adapter(fmt, source, strict=strict)
+        run_id = new_run_id(moment)
+        ledger = Ledger.open_readonly(vault)
+        journal = Journal.create(
+            vault,
+            run_id,
+            {
+                "format": fmt,
+                "source": str(source),
+                "into": into_rel,
+                "imported_at": opts.imported_at,
+                "into_existed": existing_prefix(vault, into_rel),
+            },
+        )
+        try:
+            plan = build_plan(
+                adapter, vault=vault, ledger=ledger, opts=opts, sink=journal, progress=progress, merge=merge
+            )
+        except BaseException:
+            journal.close()
+            shutil.rmtree(journal.dir, ignore_errors=True)
+            raise
+        finally:
+            ledger.close()
+        plan.dry_run = False
+        if plan.steps == 0:
+            # Nothing to write: leave no trace of the run.
+            journal.close()
+            shutil.rmtree(journal.dir, ignore_errors=True)
+            return Outcome(plan)
+        plan.run_id = run_id
+        journal.seal(plan)
+        try:
+            applied = execute(journal, apply_progress)
+        except KeyboardInterrupt:
+            abandon(journal, iso(utc_now()), into_rel)
+            raise
+        result = complete(journal, fmt, into_rel, iso(utc_now()))
+        _fold_outcomes(plan, applied)
+        return Outcome(plan, applied, result)
+
+
+def _fold_outcomes(plan: Plan, applied: ApplyResult) -> None:
+    """Rows whose write was refused at apply time say so."""
+    changed = set(applied.changed)
+    errors = dict(applied.errors)
+    for row in plan.notes:
+        if row.step is None:
+            continue
+        if row.vault_path in changed:
+            row.action = "conflict"
+            row.detail = "changed in the vault while importing: left as it is"
+        elif row.vault_path in errors:
+            row.action = "error"
+            row.detail = errors[row.vault_path]
+
+
+@dataclass(slots=True)
+class ResumeOutcome:
+    run_id: str
+    meta: dict[str, str]
+    total: int
+    remaining: int
+    applied: ApplyResult
+    result: dict[str, Any]
+    source_changed: int | None  # records whose source differs now (None: could not check)
+
+
+def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -> ResumeOutcome:
+    vault = check_vault(vault)
+    from shardpy.vault.lock import vault_lock
+
+    if not runs_dir(vault).is_dir():
+        raise _nothing_to_resume()
+    with vault_lock(vault, command="import --resume"):
+        pending = discard_unsealed(vault, incomplete_runs(vault))
+        if not pending:
+            raise _nothing_to_resume()
+        run_id = pending[-1][0]
+        journal = Journal.open(vault, run_id)
+        meta = journal.meta()
+        total, done = journal.counts()
+        changed = _source_changes(journal, meta)
+        applied = execute(journal, progress, resuming=True)
+        result = complete(journal, meta["format"], meta["into"], iso(utc_now()))
+        return ResumeOutcome(run_id, meta, total, total - done, applied, result, changed)
+
+
+def _nothing_to_resume() -> ShardpyError:
+    return ShardpyError(
+        "IMPORT_NOTHING_TO_RESUME",
+        "There is no interrupted import run in this vault",
+        "Start a new import with `shardpy import --from FORMAT SOURCE --apply`.",
+    )
+
+
+def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
+    """How many not-yet-done steps' source records changed since the run was planned (best effort)."""
+    try:
+        source = Path(meta["source"])
+        adapter = make_adapter(meta["format"], check_source(meta["format"], source), strict=False)
+        from shardpy.importers.base import Record
+
+        now = {r.source_path: r.source_hash for r in adapter.scan() if isinstance(r, Record)}
+    except (ShardpyError, OSError, KeyError):
+        return None
+    rows = journal.conn.execute("SELECT source_path, source_hash FROM steps WHERE done=0").fetchall()
+    return sum(1 for sp, h in rows if now.get(sp) != h)
+
+
+def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
+    vault = check_vault(vault)
+    from shardpy.vault.lock import vault_lock
+
+    if not runs_dir(vault).is_dir():
+        raise _nothing_to_resume()
+    with vault_lock(vault, command="import --abandon"):
+        pending = discard_unsealed(vault, incomplete_runs(vault))
+        if not pending:
+            raise _nothing_to_resume()
+        run_id = pending[-1][0]
+        journal = Journal.open(vault, run_id)
+        meta = journal.meta()
+        return run_id, abandon(journal, iso(utc_now()), meta.get("into", ""))

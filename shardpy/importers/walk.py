@@ -1,0 +1,112 @@
+"""Walking a source folder: every file either read or skipped with a reason."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    rel: str  # POSIX path relative to the walked root
+    path: Path
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    source_path: str
+    reason: str
+
+
+def walk_source(
+    root: Path, *, ignore: Callable[[str, bool], bool] | None = None, prefix: str = ""
+) -> Iterator[Found | Skipped]:
+    """Regular files under ``root`` in sorted order; everything else is a ``Skipped``.
+
+    Symbolic links (files or folders), hard links, dot files and folders, and
+    anything ``ignore(rel, is_dir)`` rejects are reported, never followed. A
+    path that resolves outside ``root`` is refused even if reached another way.
+    """
+    real_root = os.path.realpath(root)
+    stack: list[str] = [""]
+    while stack:
+        rel_dir = stack.pop()
+        here = root / rel_dir if rel_dir else root
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Skipped(prefix + (rel_dir or "."), f"unreadable folder: {exc.strerror or exc}")
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            shown = prefix + rel
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                yield Skipped(shown, f"unreadable: {exc.strerror or exc}")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                yield Skipped(shown, "refused: symbolic link")
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if entry.name.startswith("."):
+                yield Skipped(shown + ("/" if is_dir else ""), "dot folder" if is_dir else "dot file")
+                continue
+            if ignore is not None and ignore(rel, is_dir):
+                yield Skipped(shown + ("/" if is_dir else ""), "ignored (basic-memory ignore rules)")
+                continue
+            if is_dir:
+                subdirs.append(rel)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                yield Skipped(shown, "not a regular file")
+                continue
+            if st.st_nlink > 1:
+                yield Skipped(shown, "refused: hard link")
+                continue
+            real = os.path.realpath(entry.path)
+            if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
+                yield Skipped(shown, "refused: path escapes the source folder")
+                continue
+            yield Found(rel, Path(entry.path), st.st_size)
+        # Reverse so that popping visits folders in sorted order.
+        stack.extend(reversed(subdirs))
+
+
+def read_text(path: Path) -> tuple[bytes, str | None, str | None]:
+    """(raw bytes, text without BOM or None, skip reason or None)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return b"", None, f"unreadable: {exc.strerror or exc}"
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError as exc:
+        return b"", None, f"unreadable: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return raw, None, "empty file"
+    if b"\x00" in raw:
+        return raw, None, "not text: contains NUL bytes"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return raw, None, f"not UTF-8 (byte {exc.start})"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+        if not text.strip():
+            return raw, None, "empty file"
+    return raw, text, None

@@ -1,0 +1,96 @@
+"""The `shardpy import` command: output, JSON, exit codes, typed errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from shardpy.cli.commands import app
+from tests.importers.fixtures import tree_hash
+
+runner = CliRunner()
+
+
+def _small_project(tmp_path: Path) -> Path:
+    src = tmp_path / "bm"
+    src.mkdir()
+    (src / "a.md").write_text(
+        "---\ntitle: Alpha\n---\n\n- [x1] first #t\n- links_to [[Beta]]\n", encoding="utf-8"
+    )
+    (src / "b.md").write_text(
+        "---\ntitle: Beta\n---\n\n- [x2] second #t\n- links_to [[Gamma]]\n", encoding="utf-8"
+    )
+    return src
+
+
+def test_dry_run_output_and_exit_code(tmp_path: Path, vault: Path) -> None:
+    src = _small_project(tmp_path)
+    before = tree_hash(vault)
+    result = runner.invoke(app, ["import", "--from", "basic-memory", str(src), str(vault)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert (
+        lines[0] == "shardpy import --from basic-memory: DRY RUN (nothing was written; pass --apply to write)"
+    )
+    assert "create" in result.output and "memories/basic-memory/Alpha.md" in result.output
+    assert "[[Gamma]]" in result.output and "unresolved" in result.output
+    assert lines[-1].startswith("Summary: 2 record(s): 2 create")
+    assert tree_hash(vault) == before
+
+
+def test_json_and_apply(tmp_path: Path, vault: Path) -> None:
+    src = _small_project(tmp_path)
+    result = runner.invoke(
+        app, ["import", "--from", "basic-memory", str(src), str(vault), "--apply", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["dry_run"] is False and data["run_id"] and data["summary"]["create"] == 2
+    assert data["result"]["outcomes"] == {"written": 2}
+    assert {lr["text"] for lr in data["links"]} == {"[[Beta]]", "[[Gamma]]"}
+    assert (vault / ".shardmind/imports" / data["run_id"] / "plan.json").is_file()
+    again = runner.invoke(app, ["import", "--from", "basic-memory", str(src), str(vault), "--apply"])
+    assert again.exit_code == 0
+    assert "nothing to write" in again.output.splitlines()[0]
+
+
+def test_vault_defaults_to_cwd_ancestor(tmp_path: Path, vault: Path, monkeypatch: object) -> None:
+    import pytest
+
+    mp = pytest.MonkeyPatch()
+    try:
+        src = _small_project(tmp_path)
+        (vault / ".shardmind").mkdir()
+        sub = vault / "deep" / "er"
+        sub.mkdir(parents=True)
+        mp.chdir(sub)
+        result = runner.invoke(app, ["import", "--from", "basic-memory", str(src), "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["vault"] == str(vault.resolve())
+    finally:
+        mp.undo()
+
+
+def test_typed_errors_and_usage(tmp_path: Path, vault: Path) -> None:
+    result = runner.invoke(app, ["import", "--from", "basic-memory", str(tmp_path / "missing"), str(vault)])
+    assert result.exit_code == 1
+    assert "error [IMPORT_SOURCE_MISSING]" in result.output and "hint:" in result.output
+    result = runner.invoke(app, ["import", "--from", "nope", str(tmp_path), str(vault)])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["import", str(tmp_path), str(vault)])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["import", "--resume", "--vault", str(vault)])
+    assert result.exit_code == 1 and "IMPORT_NOTHING_TO_RESUME" in result.output
+    result = runner.invoke(app, ["import", "--resume", "--abandon", "--vault", str(vault)])
+    assert result.exit_code == 2
+
+
+def test_collision_exits_1_after_writing_the_rest(tmp_path: Path, vault: Path) -> None:
+    src = _small_project(tmp_path)
+    (src / "c.md").write_text("---\ntitle: Alpha\n---\nsame title, same folder\n", encoding="utf-8")
+    result = runner.invoke(app, ["import", "--from", "basic-memory", str(src), str(vault), "--apply"])
+    assert result.exit_code == 1
+    assert "collision" in result.output
+    assert (vault / "memories/basic-memory/Beta.md").is_file()
