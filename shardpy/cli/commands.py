@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from shardpy import __version__
+from shardpy.cli import import_cmd
 from shardpy.cli.output import guarded, print_json
 
 app = typer.Typer(
@@ -291,6 +292,5 @@ def run() -> None:
     app()
 
 
-from shardpy.cli import import_cmd as _import_cmd  # noqa: E402
+import_cmd.register(app)
 
-_import_cmd.register(app)
