@@ -32,7 +32,11 @@ def _notes(vault: Path) -> dict[str, bytes]:
         rel = p.relative_to(vault).as_posix()
         if rel.startswith(".shardmind") or not p.is_file():
             continue
-        out[rel] = _STAMP.sub(b"imported_at: X", p.read_bytes())
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:  # a writer's temporary file, renamed while we listed (polling)
+            continue
+        out[rel] = _STAMP.sub(b"imported_at: X", data)
     return out
 
 

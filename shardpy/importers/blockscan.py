@@ -1,0 +1,209 @@
+"""A line scanner for the block structure of ordinary basic-memory notes.
+
+markdown-it's block parser costs about a millisecond per note, most of the
+import's time. Notes are mostly headings, paragraphs, flat ``-`` lists and
+fenced code, so this scanner reads those line by line and gives exactly the
+inline blocks markdown-it would (content, line range, list flag). It
+*declines* (returns None) on anything whose CommonMark reading it does not
+fully decide — block quotes, HTML, ordered or nested lists, multi-line list
+items, setext headings, thematic breaks, reference definitions, tabs in
+indentation, lone CR — and the caller then asks markdown-it. The
+equivalence with markdown-it is checked by property tests
+(tests/importers/test_blockscan.py): wherever the scanner answers, the
+answers are equal.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# markdown-it's mdTrim set (what JavaScript's trim removes, minus U+FEFF).
+MD_TRIM = (
+    "\t\n\x0b\x0c\r \xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+
+_HR = re.compile(r"([*\-_])[ \t]*(?:\1[ \t]*){2,}")
+_SETEXT = re.compile(r"(?:=+|-+)[ \t]*")
+_ORDERED = re.compile(r"\d{1,9}[.)](?:[ \t]|$)")
+_ATX = re.compile(r"#{1,6}(?:[ \t]|$)")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+class Block(NamedTuple):
+    content: str
+    first: int  # first line (0-based)
+    last: int  # line just past the block
+    in_list_item: bool
+
+
+def _is_fence(s: str) -> bool:
+    m = _FENCE.match(s)
+    return m is not None and not (s[0] == "`" and "`" in m.group(2))
+
+
+def _bullet_item(s: str) -> str | None:
+    """The content of a one-line ``-``/``*``/``+`` item the scanner accepts, else None."""
+    if len(s) < 3 or s[0] not in "-*+" or s[1] != " ":
+        return None
+    text = s[1:].lstrip(" ")
+    spaces = len(s) - len(text) - 1
+    if spaces > 4 or not text or text[0] == "\t" or _HR.fullmatch(s):
+        return None
+    return text
+
+
+def _item_text_ok(text: str) -> bool:
+    """True when an item's text is one plain paragraph (no nested block opens it)."""
+    c = text[0]
+    if c in "><\t" or c.isspace():
+        return False
+    if c in "-*+_" and (_HR.fullmatch(text) or (len(text) == 1 or text[1] in " \t")):
+        return False
+    if c == "#" and _ATX.match(text):
+        return False
+    if c in "`~" and text.startswith(("```", "~~~")):
+        return False
+    if c.isdigit() and _ORDERED.match(text):
+        return False
+    return not (c == "[" and "]:" in text)
+
+
+def _interrupts(s: str) -> bool | None:
+    """Does a non-indented line ``s`` end the paragraph above it? None: undecided."""
+    c = s[0]
+    if c == "#":
+        return _ATX.match(s) is not None
+    if c in "`~":
+        if _is_fence(s):
+            return True
+        return None if s.startswith(("```", "~~~")) else False
+    if c in "><":
+        return None
+    if c in "-*+=_":
+        if _HR.fullmatch(s) or _SETEXT.fullmatch(s):
+            return None
+        if c in "-*+" and (len(s) == 1 or s[1] in " \t"):
+            # A non-empty bullet item interrupts; an empty one does not (decline it).
+            return True if s[1:].strip(" \t") else None
+        return False
+    if c.isdigit() and _ORDERED.match(s):
+        return None
+    return False
+
+
+def _trim(raw: str) -> str | None:
+    content = raw.strip(MD_TRIM)
+    # Older markdown-it-py trimmed with str.strip(); decline where the two differ.
+    if content and (content[0] > "~" or content[-1] > "~") and content != raw.strip():
+        return None
+    return content
+
+
+def scan(src: str) -> list[Block] | None:
+    """Inline blocks of a normalised body (``\\n`` line ends, no NUL), or None to decline."""
+    lines = src.split("\n")
+    n = len(lines)
+    out: list[Block] = []
+    list_open = False
+    i = 0
+    while i < n:
+        line = lines[i]
+        s = line.lstrip(" ")
+        if not s.strip(" \t"):
+            i += 1
+            continue
+        indent = len(line) - len(s)
+        if s[0] == "\t":
+            return None
+        if indent >= 4:
+            if list_open:
+                return None
+            i += 1  # indented code: up to the next non-blank line indented less than 4
+            while i < n:
+                nxt = lines[i]
+                t = nxt.lstrip(" ")
+                if t.strip(" \t") and len(nxt) - len(t) < 4:
+                    if t[0] == "\t":
+                        return None
+                    break
+                i += 1
+            continue
+        if list_open and indent:
+            return None
+        c = s[0]
+        if c in "`~" and _is_fence(s):
+            marker = _FENCE.match(s)
+            assert marker is not None
+            fence = marker.group(1)
+            i += 1
+            while i < n:
+                nxt = lines[i]
+                t = nxt.lstrip(" ")
+                if len(nxt) - len(t) < 4 and t.startswith(fence) and not t.lstrip(fence[0]).strip(" \t"):
+                    i += 1
+                    break
+                i += 1
+            list_open = False
+            continue
+        if c == "#" and _ATX.match(s):
+            level = len(s) - len(s.lstrip("#"))
+            rest = s[level:].rstrip(" \t")
+            stripped = rest.rstrip("#")
+            if stripped and stripped[-1] in " \t":
+                rest = stripped
+            content = _trim(rest)
+            if content is None:
+                return None
+            out.append(Block(content, i, i + 1, False))
+            list_open = False
+            i += 1
+            continue
+        if c in "-*+" and (len(s) == 1 or s[1] in " \t"):
+            text = _bullet_item(s) if indent == 0 else None
+            if text is None or not _item_text_ok(text):
+                return None
+            if i + 1 < n:
+                nxt = lines[i + 1]
+                if nxt.strip(" \t"):
+                    if nxt[0] in " \t":
+                        return None
+                    if not _interrupts(nxt):
+                        return None  # a lazy continuation line, or undecided
+            content = _trim(text)
+            if content is None:
+                return None
+            out.append(Block(content, i, i + 1, True))
+            list_open = True
+            i += 1
+            continue
+        if c in "><" or (c in "-*_" and _HR.fullmatch(s)) or (c.isdigit() and _ORDERED.match(s)):
+            return None
+        # A paragraph: up to a blank line or a line that interrupts it.
+        j = i + 1
+        while j < n:
+            nxt = lines[j]
+            t = nxt.lstrip(" ")
+            if not t.strip(" \t"):
+                break
+            if t[0] == "\t":
+                return None
+            if len(nxt) - len(t) < 4:
+                ends = _interrupts(t)
+                if ends is None:
+                    return None
+                if ends:
+                    break
+            j += 1
+        raw = "\n".join(lines[i:j])
+        if c == "[" and "]:" in raw:
+            return None  # maybe a link reference definition
+        content = _trim(raw)
+        if content is None:
+            return None
+        out.append(Block(content, i, j, False))
+        list_open = False
+        i = j
+    return out
