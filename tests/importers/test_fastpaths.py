@@ -1,0 +1,158 @@
+"""Fast paths give what the slow reference gives, wherever they answer."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
+from tests.importers.fixtures import PLANNING, TEA, generated_note
+
+KEYS = [
+    "title",
+    "type",
+    "permalink",
+    "tags",
+    "aliases",
+    "status",
+    "a-b",
+    "_x",
+    "Title",
+    "true",
+    "y",
+    "No",
+    "created",
+    "date",
+    "k1",
+    "k2",
+    "k3",
+    "k4",
+    "k5",
+    "k6",
+]
+SEPARATORS = [": ", ":", ":  ", " : ", ":\t"]
+VALUES = [
+    "",
+    "plain words",
+    "Coffee Brewing",
+    "main/notes/coffee-brewing",
+    "yes",
+    "No",
+    "null",
+    "Null",
+    "~",
+    "on",
+    "2024-01-02",
+    "12",
+    "1e3",
+    ".inf",
+    "'q: x'",
+    "'it''s'",
+    "''",
+    "'unterminated",
+    "'a' b'",
+    '"dq"',
+    '""',
+    '"a\\"b"',
+    '"a"b"',
+    '"',
+    "x # c",
+    "'x' # c",
+    "a: b",
+    "a:b",
+    "x:",
+    "C#",
+    "a#b",
+    "[a, b]",
+    "{a: 1}",
+    "Über Blick",
+    "é",
+    "&a x",
+    "*a",
+    "!t x",
+    "|",
+    ">",
+    "- x",
+    "? x",
+    "@x",
+    "`x`",
+    "%x",
+    "\u00a0x",
+    "x\ty",
+    "x\x01",
+    "trailing  ",
+]
+GOOD_VALUES = [
+    "",
+    "plain words",
+    "Coffee",
+    "main/x-y",
+    "'q: x'",
+    "'it''s'",
+    '"dq"',
+    "''",
+    "C#",
+    "Über",
+    "x:y",
+    "t  ",
+]
+values = st.one_of(st.sampled_from(GOOD_VALUES), st.sampled_from(VALUES))
+scalar_entry = st.builds(
+    lambda k, s, v: [k + s + v], st.sampled_from(KEYS), st.sampled_from(SEPARATORS), values
+)
+list_entry = st.builds(
+    lambda k, ind, dashes, vs: [k + ":", *(ind + d + v for d, v in zip(dashes, vs, strict=False))],
+    st.sampled_from(KEYS),
+    st.sampled_from(["", "  ", " "]),
+    st.lists(st.sampled_from(["- ", "- ", "-", "-  ", "--", "  - "]), min_size=4, max_size=4),
+    st.lists(values, max_size=4),
+)
+noise = st.sampled_from(["", "   ", "# comment", "  sub: x", "...", "---", "x", "  continued", "\r"]).map(
+    lambda x: [x]
+)
+blocks = st.tuples(
+    st.lists(
+        st.one_of(scalar_entry, scalar_entry, scalar_entry, list_entry, list_entry, noise),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["\n", "\r\n"]),
+).map(lambda t: t[1].join(line for entry in t[0] for line in entry) + t[1])
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks)
+@example("title: x\ntags:\n- a\n-\n- 'b'\naliases:\n")
+@example("tags:\n  - a\n - b\n")
+@example("title: x\ntitle: y\n")
+def test_simple_mapping_equals_the_yaml_loader(fm: str) -> None:
+    fast = simple_mapping(fm)
+    if fast is None:
+        return
+    loaded = load_yaml(fm)
+    assert isinstance(loaded, dict)
+    assert {str(k): v for k, v in loaded.items()} == fast
+    assert list(map(str, loaded)) == list(fast)
+
+
+@pytest.mark.parametrize("text", [TEA, PLANNING, *(generated_note(i, 50)[1] for i in range(14))])
+def test_simple_mapping_answers_for_ordinary_notes(text: str) -> None:
+    fm = text.split("---\n")[1]
+    fast = simple_mapping(fm)
+    assert fast is not None
+    assert fast == load_yaml(fm)
+    assert split_frontmatter(text).data == fast
+
+
+def test_simple_mapping_declines_what_yaml_must_decide() -> None:
+    for fm in (
+        "n: 12\n",
+        "d: 2024-01-02\n",
+        "a: yes\n",
+        "x: [a]\n",
+        "m:\n  k: v\n",
+        "a: b # c\n",
+        "a: 1\na: 2\n",
+    ):
+        assert simple_mapping(fm) is None, fm
