@@ -268,8 +268,18 @@ def _read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
         return "bad", None, f"unreadable: {exc.strerror or exc}"
 
 
-def _parents_ok(vault: Path, rel: str) -> str:
-    """Reason a write to ``rel`` would be refused because of its parents, or ''."""
+def _parents_ok(vault: Path, rel: str, cache: dict[str, str] | None = None) -> str:
+    """Reason a write to ``rel`` would be refused because of its parents, or ''.
+
+    ``cache`` (folder → reason) spares the lstat calls for the many notes of one
+    folder while planning; apply checks every parent again when it writes.
+    """
+    if cache is not None:
+        folder = rel.rpartition("/")[0]
+        found = cache.get(folder)
+        if found is None:
+            found = cache[folder] = _parents_ok(vault, rel)
+        return found
     current = vault
     parts = rel.split("/")
     for part in parts[:-1]:
@@ -406,12 +416,13 @@ def build_plan(
     for rec in winners:
         resolver.add_record(rec.target, rec.names or (rec.name,), rec.keys, rec.source_path)
     prov = Provenance(fmt, opts.imported_at)
+    folders: dict[str, str] = {}
     rows: list[NoteRow] = []
     step_index = 0
     total = len(winners)
     for n, rec in enumerate(winners, 1):
         row, step_index = _plan_record(
-            adapter, rec, vault, ledger, resolver, prov, opts, plan, sink, step_index, merge
+            adapter, rec, vault, ledger, resolver, prov, opts, plan, sink, step_index, merge, folders
         )
         rows.append(row)
         if progress is not None and (n % 128 == 0 or n == total):
@@ -435,6 +446,7 @@ def _plan_record(
     sink: StepSink | None,
     step_index: int,
     merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None,
+    folders: dict[str, str] | None = None,
 ) -> tuple[NoteRow, int]:
     fmt = adapter.format
     row = NoteRow("error", rec.kind, rec.type, rec.name, rec.source_path, rec.target, 0, "", rec.warnings)
@@ -458,7 +470,7 @@ def _plan_record(
         f"{RENDER_VERSION}\0{fmt}\0{rec.source_hash}\0{rec.target}\0{built.link_sig}".encode()
     )
     new_sha = sha256(built.data)
-    parent_problem = _parents_ok(vault, rec.target)
+    parent_problem = _parents_ok(vault, rec.target, folders)
     if parent_problem:
         row.detail = f"cannot write here: {parent_problem}"
         return row, step_index

@@ -8,7 +8,8 @@ Non-Markdown files are copied beside their notes. See docs/IMPORT.md.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from shardpy.importers.base import (
     provenance_items,
     sha256,
 )
-from shardpy.importers.bm_grammar import Observation, semantics
+from shardpy.importers.bm_grammar import Observation, observations
 from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
 from shardpy.importers.markdown import inline_blocks
@@ -66,20 +67,43 @@ def observation_text(o: Observation) -> str:
     return f"[{o.category or ''}] {o.content}" + (f" ({o.context})" if o.context else "")
 
 
-def _ignore_matcher(root: Path) -> tuple[object, object | None]:
+def spec_matcher(lines: list[str]) -> Callable[[str], bool]:
+    """``pathspec`` gitignore matching for ``lines``, as one regex when that is the same thing.
+
+    With only including patterns a path is ignored when any pattern matches,
+    so their regexes can be tried in one alternation (C speed instead of a
+    Python loop over patterns); negations keep pathspec's own ordered loop.
+    """
     import pathspec
 
-    base = pathspec.PathSpec.from_lines("gitignore", DEFAULT_IGNORE)
+    spec = pathspec.PathSpec.from_lines("gitignore", lines)
+    patterns = [p for p in spec.patterns if p.include is not None]
+    regexes = [getattr(p, "regex", None) for p in patterns]
+    if (
+        not patterns
+        or not all(p.include for p in patterns)
+        or not all(isinstance(r, re.Pattern) and not r.groupindex for r in regexes)
+    ):
+        return lambda rel: bool(spec.match_file(rel))
+    combined = re.compile("|".join(f"(?:{r.pattern})" for r in regexes if r is not None))
+    return lambda rel: combined.match(rel) is not None
+
+
+def _ignore_matcher(root: Path) -> Callable[[str, bool], bool]:
+    base = spec_matcher(DEFAULT_IGNORE)
     gitignore = root / ".gitignore"
     extra = None
     if gitignore.is_file() and not gitignore.is_symlink():
         try:
-            extra = pathspec.PathSpec.from_lines(
-                "gitignore", gitignore.read_text("utf-8", "replace").splitlines()
-            )
+            extra = spec_matcher(gitignore.read_text("utf-8", "replace").splitlines())
         except Exception:  # a broken .gitignore never stops an import
             extra = None
-    return base, extra
+
+    def ignore(rel: str, is_dir: bool) -> bool:
+        probe = rel + "/" if is_dir else rel
+        return base(probe) or (extra is not None and extra(probe))
+
+    return ignore
 
 
 class BasicMemoryAdapter:
@@ -90,15 +114,7 @@ class BasicMemoryAdapter:
         self.strict = strict
 
     def scan(self) -> Iterator[Record | Skipped | Notice]:
-        base, extra = _ignore_matcher(self.root)
-
-        def ignore(rel: str, is_dir: bool) -> bool:
-            probe = rel + "/" if is_dir else rel
-            if base.match_file(probe):  # type: ignore[attr-defined]
-                return True
-            return extra is not None and bool(extra.match_file(probe))  # type: ignore[attr-defined]
-
-        for item in walk_source(self.root, ignore=ignore):
+        for item in walk_source(self.root, ignore=_ignore_matcher(self.root)):
             if isinstance(item, Skipped):
                 yield item
                 continue
@@ -201,7 +217,7 @@ class BasicMemoryAdapter:
         body = fences[1] if fences is not None else text
         newline = fences[2] if fences is not None else _newline(text)
         blocks = inline_blocks(body)
-        observations, _ = semantics(blocks)
+        found = observations(blocks)
         source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
         new_body, uses = rewrite_body(
             body, blocks, resolver, source_dir=source_dir, target=record.target, resolve_md_links=True
@@ -224,14 +240,13 @@ class BasicMemoryAdapter:
         if fences is None and not body.startswith(("\n", "\r\n")):
             block += newline
         data = (block + new_body).encode("utf-8")
-        return Built(data, [observation_text(o) for o in observations], uses, link_signature(uses))
+        return Built(data, [observation_text(o) for o in found], uses, link_signature(uses))
 
     def observations_of(self, data: bytes) -> list[str]:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")
         split = split_frontmatter(text)
         body = split.body if split.state == "present" else text
-        observations, _ = semantics(inline_blocks(body))
-        return [observation_text(o) for o in observations]
+        return [observation_text(o) for o in observations(inline_blocks(body))]
 
 
 def _file_stem(target: str) -> str:

@@ -43,6 +43,8 @@ class Relation:
 
 
 def _strip_directive(content: str) -> tuple[str, bool]:
+    if "#bm:links_to" not in content:
+        return content, False
     m = _LINKS_TO_DIRECTIVE.search(content)
     if m is None:
         return content, False
@@ -63,7 +65,10 @@ def _category_match(content: str) -> re.Match[str] | None:
 
 def parse_observation(raw: str) -> Observation | None:
     """One inline token's text → an observation, or None."""
-    content, _ = _strip_directive(raw.strip())
+    content = raw.strip()
+    if not content or (content[0] != "[" and "#" not in content):
+        return None  # neither a category nor a tag: the common case, decided early
+    content, _ = _strip_directive(content)
     if not content:
         return None
     if content.startswith(("[ ]", "[x]", "[-]")):
@@ -93,7 +98,7 @@ def parse_observation(raw: str) -> Observation | None:
     if not content:
         return None
     tags: list[str] = []
-    for part in content.split():
+    for part in content.split() if "#" in content else ():
         if part.startswith("#"):
             if "#" in part[1:]:
                 tags.extend(t for t in part.split("#") if t)
@@ -188,6 +193,17 @@ def is_local_note_url(url: str) -> bool:
         return False
     path = url.split("#", 1)[0]
     return path.lower().endswith((".md", ".markdown"))
+
+
+def observations(blocks: list[InlineBlock]) -> list[Observation]:
+    """The observations of ``semantics(blocks)``, without the relations."""
+    out: list[Observation] = []
+    for block in blocks:
+        if not block.in_blockquote:
+            obs = parse_observation(block.content)
+            if obs is not None:
+                out.append(obs)
+    return out
 
 
 def semantics(blocks: list[InlineBlock]) -> tuple[list[Observation], list[Relation]]:

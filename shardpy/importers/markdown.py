@@ -211,21 +211,24 @@ def find_wikilinks(text: str) -> list[WikiLink]:
         depth = 1
         i = pos + 2
         end = -1
-        while i < n:
-            two = masked[i : i + 2]
-            if two == "[[":
+        # Jump from one "[[", "]]" or blank line to the next (a link never spans a blank line).
+        blank = masked.find("\n\n", i)
+        if blank == -1:
+            blank = n
+        while True:
+            close = masked.find("]]", i)
+            if close == -1 or close > blank:
+                break
+            opening = masked.find("[[", i, close)
+            if opening != -1:
                 depth += 1
-                i += 2
-            elif two == "]]":
-                depth -= 1
-                if depth == 0:
-                    end = i
-                    break
-                i += 2
-            elif masked[i] == "\n" and i + 1 < n and masked[i + 1] == "\n":
-                break  # a link never spans a blank line
-            else:
-                i += 1
+                i = opening + 2
+                continue
+            depth -= 1
+            if depth == 0:
+                end = close
+                break
+            i = close + 2
         if end == -1:
             break
         embed = pos > 0 and masked[pos - 1] == "!"

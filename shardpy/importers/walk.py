@@ -32,10 +32,18 @@ def walk_source(
     path that resolves outside ``root`` is refused even if reached another way.
     """
     real_root = os.path.realpath(root)
+    inside = real_root.rstrip(os.sep) + os.sep
     stack: list[str] = [""]
     while stack:
         rel_dir = stack.pop()
         here = root / rel_dir if rel_dir else root
+        if rel_dir:
+            # Folders are entered only when lstat says they are real folders, so every file
+            # below resolves inside the root; checked once per folder, not per file.
+            real = os.path.realpath(here)
+            if not real.startswith(inside):
+                yield Skipped(prefix + rel_dir + "/", "refused: path escapes the source folder")
+                continue
         try:
             with os.scandir(here) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -69,10 +77,6 @@ def walk_source(
                 continue
             if st.st_nlink > 1:
                 yield Skipped(shown, "refused: hard link")
-                continue
-            real = os.path.realpath(entry.path)
-            if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
-                yield Skipped(shown, "refused: path escapes the source folder")
                 continue
             yield Found(rel, Path(entry.path), st.st_size)
         # Reverse so that popping visits folders in sorted order.

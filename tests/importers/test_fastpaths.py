@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pathspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
+from shardpy.importers.markdown import find_wikilinks, strip_code_spans
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
 KEYS = [
@@ -156,3 +159,77 @@ def test_simple_mapping_declines_what_yaml_must_decide() -> None:
         "a: 1\na: 2\n",
     ):
         assert simple_mapping(fm) is None, fm
+
+
+# --- ignore rules: one combined regex vs pathspec's loop ---------------------------------------
+
+PARTS = ["a", "b.db", "node_modules", "x.md", "config.json", "build", "env", "Thumbs.db", "y~", "d.db-wal"]
+PARTS += ["z.tmp", "__pycache__", "r.swp", "dist", "Desktop.ini", "n.db.bak", "venv", "sub dir", "é.md"]
+GITIGNORES = [
+    DEFAULT_IGNORE,
+    ["*.md", "!keep.md"],
+    ["/build", "docs/**/*.tmp", "#comment", "", "a/"],
+    ["**/x.md", "sub dir/", "\\#literal"],
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sampled_from(range(len(GITIGNORES))),
+    st.lists(st.sampled_from(PARTS), min_size=1, max_size=4),
+    st.booleans(),
+)
+def test_spec_matcher_equals_pathspec(which: int, parts: list[str], is_dir: bool) -> None:
+    lines = GITIGNORES[which]
+    rel = "/".join(parts) + ("/" if is_dir else "")
+    spec = pathspec.PathSpec.from_lines("gitignore", lines)
+    assert spec_matcher(lines)(rel) == bool(spec.match_file(rel))
+
+
+# --- wikilinks: jumping between "[[", "]]" and blank lines vs a character-by-character scan -------
+
+
+def _reference_wikilinks(text: str) -> list[tuple[int, int, bool, str]]:
+    masked = strip_code_spans(text)
+    out: list[tuple[int, int, bool, str]] = []
+    pos = masked.find("[[")
+    n = len(masked)
+    while pos != -1:
+        if pos > 0 and masked[pos - 1] == "\\":
+            pos = masked.find("[[", pos + 2)
+            continue
+        depth, i, end = 1, pos + 2, -1
+        while i < n:
+            two = masked[i : i + 2]
+            if two == "[[":
+                depth += 1
+                i += 2
+            elif two == "]]":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+                i += 2
+            elif masked[i] == "\n" and i + 1 < n and masked[i + 1] == "\n":
+                break
+            else:
+                i += 1
+        if end == -1:
+            break
+        embed = pos > 0 and masked[pos - 1] == "!"
+        out.append((pos - 1 if embed else pos, end + 2, embed, text[pos + 2 : end]))
+        pos = masked.find("[[", end + 2)
+    return out
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["[[", "]]", "[", "]", "\n", "\n\n", "a", "b|c", "#", "`", "\\", "!", " "]),
+        max_size=16,
+    )
+)
+def test_find_wikilinks_equals_the_reference_scan(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    got = [(w.start, w.end, w.embed, w.inner) for w in find_wikilinks(text)]
+    assert got == _reference_wikilinks(text)
