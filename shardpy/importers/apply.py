@@ -16,21 +16,27 @@ records (the ledger) are updated in one transaction once every step is done.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as _dt
+import errno
 import json
 import os
+import resource
 import secrets
 import sqlite3
 import stat
+import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from shardpy import fsutil
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import TMP_MARK, atomic_write, prune_empty_dirs, remove_file, safe_target
+from shardpy.fsutil import TMP_MARK, make_parents, prune_empty_dirs, remove_file, safe_target
 from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
 
@@ -38,7 +44,9 @@ JOURNAL_NAME = "journal.sqlite3"
 PLAN_NAME = "plan.json"
 RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
-COMMIT_EVERY = 256
+SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
+WRITERS = 4  # note-writing threads (see execute)
+SYNCFS_MIN = 64  # written notes from which a batch is flushed with syncfs (see _flush)
 
 JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -132,7 +140,7 @@ class Journal:
         """Make the plan and every step durable; from here on the run is resumable."""
         self.conn.commit()
         data = json.dumps(plan.to_dict(), ensure_ascii=False, indent=1).encode("utf-8")
-        atomic_write(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", data)
+        fsutil.atomic_write(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", data)
         self.set_meta("state", "applying")
 
     def close(self) -> None:
@@ -156,7 +164,10 @@ def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
         try:
             conn = sqlite3.connect(f"file:{jpath}?mode=ro", uri=True)
             try:
-                row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
+                    row = None  # killed while creating the journal: nothing was written yet
+                else:
+                    row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
             finally:
                 conn.close()
         except sqlite3.Error:
@@ -180,17 +191,21 @@ def discard_unsealed(vault: Path, runs: list[tuple[str, str]]) -> list[tuple[str
     return kept
 
 
-def _current_sha(vault: Path, rel: str) -> tuple[str | None, str]:
-    """(sha of the file or None when absent, problem) without following links."""
-    path = vault / rel
+def _current(vault: Path, rel: str, folder_fd: int | None = None) -> tuple[bytes | None, str]:
+    """(the file's bytes or None when absent, problem) without following links."""
+    if folder_fd is None:
+        path: str | Path = vault / rel
+    else:
+        path = rel.rpartition("/")[2]
     try:
-        st = os.lstat(path)
+        st = os.lstat(path, dir_fd=folder_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None, ""
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
         return None, "the vault path is not a regular file"
-    with open(path, "rb") as fh:
-        return sha256(fh.read()), ""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder_fd)
+    with open(fd, "rb") as fh:
+        return fh.read(), ""
 
 
 def remove_stale_temps(vault: Path, targets: list[str]) -> int:
@@ -225,10 +240,148 @@ class ApplyResult:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
+class _Folders:
+    """Descriptors of the vault folders a run writes into, opened once each, never through a link.
+
+    Each folder is reached from the vault root one component at a time with
+    ``O_NOFOLLOW``, so a symbolic link on the way is refused (as
+    ``fsutil.safe_target`` does) and later writes cannot be redirected by a
+    folder swapped for a link. Missing folders are created (and reported, for
+    abandon). Only the applying thread opens folders; writer threads use the
+    descriptors, which stay open until ``close``.
+    """
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = vault
+        self.fds: dict[str, int] = {"": os.open(vault, os.O_RDONLY | os.O_DIRECTORY)}
+        try:
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        except (OSError, ValueError):
+            soft = 1024
+        # Leave room for the writers' files, sqlite and the rest; beyond it, writes take the path way.
+        self.limit = max(0, (soft if soft > 0 else 1024) - 256)
+
+    def fd(self, folder: str) -> tuple[int | None, list[str]]:
+        """(descriptor of ``folder`` or None when too many are open, folders created on the way)."""
+        found = self.fds.get(folder)
+        if found is not None:
+            return found, []
+        if len(self.fds) >= self.limit:
+            return None, make_parents(self.vault, f"{folder}/x") if folder else []
+        parent, _, name = folder.rpartition("/")
+        parent_fd, made = self.fd(parent)
+        if parent_fd is None:
+            return None, [*made, *make_parents(self.vault, f"{folder}/x")]
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+        except FileNotFoundError:
+            os.mkdir(name, dir_fd=parent_fd)
+            made.append(folder)
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ShardpyError(
+                    "PATH_SYMLINK",
+                    f"Refusing to write through a symbolic link: {folder}",
+                    "Remove or replace the link; shardpy never follows links inside a vault.",
+                    path=folder,
+                ) from None
+            if exc.errno == errno.ENOTDIR:
+                raise ShardpyError(
+                    "PATH_NOT_DIRECTORY",
+                    f"Cannot write into {folder}: it is not a directory",
+                    "Move the file or link out of the way and run again.",
+                    path=folder,
+                ) from None
+            raise
+        self.fds[folder] = fd
+        return fd, made
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+
+def atomic_write(
+    root: Path, rel: str, data: bytes, *, durable: bool = True, folder_fd: int | None = None
+) -> list[str]:
+    """Write a vault file atomically: ``fsutil.atomic_write``, or the same contract on ``folder_fd``.
+
+    With the descriptor of the file's folder (from ``_Folders``) no path is
+    resolved again: the target is checked (a link or a read-only file is
+    refused, the permission bits are kept), written to a temporary file with
+    the same name pattern (``remove_stale_temps`` finds it) and renamed.
+    ``durable=False`` leaves the fsync to the caller (see ``execute``).
+    """
+    if folder_fd is None:
+        return fsutil.atomic_write(root, rel, data, durable=durable)
+    name = rel.rpartition("/")[2]
+    try:
+        st = os.lstat(name, dir_fd=folder_fd)
+    except FileNotFoundError:
+        mode = None
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            raise ShardpyError(
+                "PATH_SYMLINK",
+                f"Refusing to write through a symbolic link: {rel}",
+                "Remove or replace the link; shardpy never follows links inside a vault.",
+                path=rel,
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if not mode & 0o222:
+            raise ShardpyError(
+                "PATH_READ_ONLY",
+                f"{rel} is read-only",
+                "Make it writable (chmod u+w) if shardpy should change it, then run again.",
+                path=rel,
+            )
+    tmp = f"{TMP_MARK}{secrets.token_hex(4)}-{name}"
+    try:
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            0o666 if mode is None else mode,
+            dir_fd=folder_fd,
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode, dir_fd=folder_fd)
+        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder_fd)
+        raise
+    if durable:
+        os.fsync(folder_fd)
+    return []
+
+
 def execute(
     journal: Journal, progress: Callable[[int, int], None] | None = None, *, resuming: bool = False
 ) -> ApplyResult:
-    """Perform every step not yet done; safe to call again after a crash."""
+    """Perform every step not yet done; safe to call again after a crash.
+
+    Notes are written by ``WRITERS`` threads (file creation in different
+    folders overlaps in the kernel), each atomically: temporary file, then
+    rename. Instead of two fsync calls per note, each batch of steps is made
+    durable at once (``_flush``: one ``syncfs`` per filesystem) and only then
+    marked done in the journal, so a step recorded as done is on disk. A step
+    not yet recorded is re-checked when the run is resumed or abandoned;
+    there a file holding a truncated copy of the step's bytes (a rename that
+    reached the disk before its data, after a power cut) counts as the step's
+    own unfinished write. Folders are made here, before a write is handed
+    out, so two threads never race to create one folder.
+    """
     vault = journal.vault
     conn = journal.conn
     delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
@@ -238,38 +391,168 @@ def execute(
         # a write killed between its temporary file and the rename left the former behind.
         remove_stale_temps(vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")])
     result = ApplyResult()
-    last_commit = time.monotonic()
-    pending = 0
+    known: dict[str, int] = {}  # folders known to exist → their device
+    window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = collections.deque()
+    unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable and marked done
+    finished = 0
+    last_sync = time.monotonic()
+    pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
+    folders = _Folders(vault)
+
+    def mark_done() -> None:
+        nonlocal last_sync
+        written = [t for _, t, outcome, _ in unsynced if outcome == "written"]
+        if written:
+            _flush(vault, written, known, pool)
+        conn.executemany(
+            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
+            [(o, json.dumps(d) if d else None, i) for i, _, o, d in unsynced],
+        )
+        conn.commit()
+        unsynced.clear()
+        last_sync = time.monotonic()
+
+    def finish() -> None:
+        nonlocal finished
+        idx, target, made, fut = window.popleft()
+        outcome, created = fut.result()
+        if outcome == "written":
+            result.written += 1
+        elif outcome == "already":
+            result.already += 1
+        elif outcome == "changed":
+            result.changed.append(target)
+        else:
+            result.errors.append((target, outcome))
+        unsynced.append((idx, target, outcome, made + created))
+        finished += 1
+        if delay:
+            time.sleep(delay)
+        if len(unsynced) >= SYNC_EVERY or time.monotonic() - last_sync > 1.0:
+            mark_done()
+        if progress is not None:
+            progress(done + finished, total)
+
     try:
-        for n, idx in enumerate(todo, 1):
+        for idx in todo:
             action, target, pre_sha, new_sha, new, pre = conn.execute(
                 "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
             ).fetchone()
-            outcome, created = _do_step(vault, journal.run_id, action, target, pre_sha, new_sha, new, pre)
-            if outcome == "written":
-                result.written += 1
-            elif outcome == "already":
-                result.already += 1
-            elif outcome == "changed":
-                result.changed.append(target)
-            else:
-                result.errors.append((target, outcome))
-            conn.execute(
-                "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
-                (outcome, json.dumps(created) if created else None, idx),
+            folder_fd, made = _folder(folders, known, target)
+            fut = pool.submit(
+                _do_step,
+                vault,
+                journal.run_id,
+                action,
+                target,
+                pre_sha,
+                new_sha,
+                new,
+                pre,
+                resuming,
+                folder_fd,
             )
-            pending += 1
-            if delay:
-                time.sleep(delay)
-            if pending >= COMMIT_EVERY or time.monotonic() - last_commit > 0.5:
-                conn.commit()
-                pending = 0
-                last_commit = time.monotonic()
-            if progress is not None:
-                progress(done + n, total)
+            window.append((idx, target, made, fut))
+            if len(window) >= WRITERS * 8:
+                finish()
+        while window:
+            finish()
+        if unsynced:
+            mark_done()
+    except BaseException:
+        for *_, fut in window:
+            fut.cancel()
+        raise
     finally:
+        # Writes already running finish before the caller rolls back or exits.
+        pool.shutdown(wait=True, cancel_futures=True)
+        folders.close()
         conn.commit()
     return result
+
+
+def _flush(vault: Path, written: list[str], known: dict[str, int], pool: ThreadPoolExecutor) -> None:
+    """Make the written notes (bytes and renames) durable before they are recorded as done.
+
+    A large batch: one syncfs per filesystem (one journal commit instead of two
+    per note). A small one: fsync each note and folder, which does not wait
+    for other programs' unwritten data on the same filesystem.
+    """
+    if len(written) < SYNCFS_MIN:
+        _fsync_each(vault, written, pool)
+        return
+    devices: dict[int, str] = {}
+    for target in written:
+        folder = target.rpartition("/")[0]
+        dev = known.get(folder)
+        if dev is None:
+            with contextlib.suppress(OSError):
+                dev = known[folder] = os.lstat(vault / folder if folder else vault).st_dev
+        if dev is not None:
+            devices.setdefault(dev, folder)
+    if _syncfs is not None and all(_syncfs_ok(vault / f if f else vault) for f in devices.values()):
+        return
+    _fsync_each(vault, written, pool)  # no syncfs (not Linux, or it failed)
+
+
+def _fsync_each(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
+    list(pool.map(_fsync_path, [vault / t for t in written]))
+    folders = {t.rpartition("/")[0] for t in written}
+    list(pool.map(_fsync_path, [vault / f if f else vault for f in folders]))
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        func = libc.syncfs
+        func.argtypes = [ctypes.c_int]
+        func.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    return cast(Callable[[int], int], func)
+
+
+_syncfs = _load_syncfs()
+
+
+def _syncfs_ok(folder: Path) -> bool:
+    """syncfs(2) on ``folder``'s filesystem: its dirty pages and metadata changes reach the disk."""
+    if _syncfs is None:
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        return _syncfs(fd) == 0
+    finally:
+        os.close(fd)
+
+
+def _fsync_path(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _folder(folders: _Folders, known: dict[str, int], target: str) -> tuple[int | None, list[str]]:
+    """(descriptor of ``target``'s folder, folders created for it), made before its write is handed out."""
+    folder = target.rpartition("/")[0]
+    try:
+        fd, made = folders.fd(folder)
+    except (ShardpyError, OSError):
+        return None, []  # the write itself reports the problem
+    if fd is not None and folder not in known:
+        known[folder] = os.fstat(fd).st_dev
+    return fd, made
 
 
 def _do_step(
@@ -281,23 +564,37 @@ def _do_step(
     new_sha: str,
     new: bytes,
     pre: bytes | None,
+    resuming: bool = False,
+    folder_fd: int | None = None,
 ) -> tuple[str, list[str]]:
     try:
-        current, problem = _current_sha(vault, target)
+        data, problem = _current(vault, target, folder_fd)
         if problem:
             return f"error: {problem}", []
+        current = None if data is None else sha256(data)
         if current == new_sha:
             return "already", []
-        if current != pre_sha:
+        if current != pre_sha and not (resuming and data is not None and _truncated(data, new)):
             return "changed", []
         if action == "conflict" and pre is not None:
-            atomic_write(vault, f"{IMPORTS_DIR}/{run_id}/backups/{target}", pre)
-        created = atomic_write(vault, target, new)
+            fsutil.atomic_write(vault, f"{IMPORTS_DIR}/{run_id}/backups/{target}", pre)
+        # Not durable yet: execute() flushes the batch before marking the step done.
+        created = atomic_write(vault, target, new, durable=False, folder_fd=folder_fd)
         return "written", created
     except ShardpyError as exc:
         return f"error: [{exc.code}] {exc.message}", []
     except OSError as exc:
         return f"error: {exc.strerror or exc}", []
+
+
+def _truncated_step(conn: sqlite3.Connection, idx: int, data: bytes) -> bool:
+    (new,) = conn.execute("SELECT new FROM steps WHERE idx=?", (idx,)).fetchone()
+    return _truncated(data, bytes(new))
+
+
+def _truncated(data: bytes, new: bytes) -> bool:
+    """``data`` is a strict prefix of ``new``: this step's own write, cut short by a crash."""
+    return len(data) < len(new) and new.startswith(data)
 
 
 def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
@@ -372,16 +669,17 @@ def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
     result = AbandonResult()
     dirs: list[str] = []
     rows = conn.execute(
-        "SELECT idx, target, pre_sha, new_sha, created_dirs FROM steps ORDER BY idx DESC"
+        "SELECT idx, target, pre_sha, new_sha, created_dirs, done FROM steps ORDER BY idx DESC"
     ).fetchall()
     remove_stale_temps(vault, [r[1] for r in rows])
     # Folders of --into that existed before the run are never removed.
     keep = journal.meta().get("into_existed", into)
-    for idx, target, pre_sha, new_sha, created in rows:
-        current, problem = _current_sha(vault, target)
+    for idx, target, pre_sha, new_sha, created, done in rows:
+        data, problem = _current(vault, target)
+        current = None if data is None else sha256(data)
         if problem or current == pre_sha:
             result.untouched += 1
-        elif current == new_sha:
+        elif current == new_sha or (not done and data is not None and _truncated_step(conn, idx, data)):
             if pre_sha is None:
                 remove_file(vault, target)
                 result.removed += 1

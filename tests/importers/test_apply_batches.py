@@ -1,0 +1,124 @@
+"""Apply writes notes in batches made durable together; an interrupted batch is finished or undone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardpy.importers import apply as apply_mod
+from shardpy.importers import service
+from shardpy.importers.apply import incomplete_runs
+from shardpy.importers.service import abandon_run, resume
+from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
+from tests.importers.helpers import do_import
+
+
+def _source(tmp_path: Path) -> Path:
+    src = generated_project(tmp_path / "src", 90)
+    basic_memory_project(src / "fixture", extras=False)
+    return src
+
+
+def _crash_after_truncated_writes(vault: Path) -> Any:
+    """An execute() that leaves half-written notes (a rename that beat its data to disk) and dies."""
+
+    def crash(journal: apply_mod.Journal, progress: Any = None, **kw: Any) -> None:
+        rows = journal.conn.execute("SELECT target, new FROM steps ORDER BY idx LIMIT 5").fetchall()
+        for target, new in rows:
+            path = vault / target
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(bytes(new)[: len(new) // 2])
+        raise RuntimeError("power cut")
+
+    return crash
+
+
+def _notes(vault: Path) -> dict[str, str]:
+    return {k: v for k, v in tree_hash(vault).items() if not k.startswith(".shardmind")}
+
+
+def test_resume_finishes_truncated_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _source(tmp_path)
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    do_import("basic-memory", src, ref, apply=True, now=service.utc_now())
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    monkeypatch.setattr(service, "execute", _crash_after_truncated_writes(vault))
+    with pytest.raises(RuntimeError):
+        do_import("basic-memory", src, vault, apply=True)
+    monkeypatch.undo()
+    assert incomplete_runs(vault)
+    out = resume(vault)
+    assert out.applied.changed == [] and out.applied.errors == []
+    assert out.applied.written == out.total
+    assert len(_notes(vault)) == len(_notes(ref))
+    again = do_import("basic-memory", src, vault).plan.counts()
+    assert again["create"] == again["update"] == again["error"] == again["collision"] == 0
+
+
+def test_abandon_removes_truncated_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Mine.md").write_text("mine\n", encoding="utf-8")
+    before = _notes(vault)
+    monkeypatch.setattr(service, "execute", _crash_after_truncated_writes(vault))
+    with pytest.raises(RuntimeError):
+        do_import("basic-memory", src, vault, apply=True)
+    monkeypatch.undo()
+    _, res = abandon_run(vault)
+    assert res.removed == 5 and res.left == []
+    assert _notes(vault) == before
+
+
+def test_a_fresh_run_leaves_a_file_that_merely_looks_truncated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside resume/abandon, a file that appeared at a target after planning is never overwritten."""
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    real = service.execute
+    seen: dict[str, bytes] = {}
+
+    def meanwhile(journal: apply_mod.Journal, progress: Any = None, **kw: Any) -> Any:
+        target, new = journal.conn.execute("SELECT target, new FROM steps ORDER BY idx LIMIT 1").fetchone()
+        (vault / target).parent.mkdir(parents=True, exist_ok=True)
+        (vault / target).write_bytes(bytes(new)[:10])
+        seen[target] = bytes(new)[:10]
+        return real(journal, progress, **kw)
+
+    monkeypatch.setattr(service, "execute", meanwhile)
+    out = do_import("basic-memory", src, vault, apply=True)
+    ((target, prefix),) = seen.items()
+    assert out.applied is not None and out.applied.changed == [target]
+    assert (vault / target).read_bytes() == prefix
+
+
+@pytest.mark.parametrize("syncfs", [True, False])
+def test_every_written_note_is_flushed_before_it_is_marked_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: bool
+) -> None:
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    flushed: list[str] = []
+    real = apply_mod._flush
+
+    def spy(vault_: Path, written: list[str], known: dict[str, int], pool: Any) -> None:
+        flushed.extend(written)
+        real(vault_, written, known, pool)
+
+    monkeypatch.setattr(apply_mod, "_flush", spy)
+    monkeypatch.setattr(apply_mod, "SYNC_EVERY", 16)
+    if not syncfs:
+        monkeypatch.setattr(apply_mod, "_syncfs", None)
+    else:
+        monkeypatch.setattr(apply_mod, "SYNCFS_MIN", 1)
+    out = do_import("basic-memory", src, vault, apply=True)
+    assert out.applied is not None
+    assert sorted(flushed) == sorted(r.vault_path for r in out.plan.notes if r.action == "create")
+    assert out.applied.written == len(flushed)
