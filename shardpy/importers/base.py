@@ -34,6 +34,9 @@ OnConflict = Literal["keep", "theirs", "markers"]
 ACTIONS: tuple[str, ...] = ("create", "update", "unchanged", "merge", "conflict", "collision", "error")
 # Bumped when the rendering of notes changes, so earlier imports re-render.
 RENDER_VERSION = "1"
+# The second pass runs in worker processes from this many records on (forking costs ~0.1 s).
+PARALLEL_MIN = 2000
+CHUNK = 128  # records per unit of work
 
 
 def sha256(data: bytes) -> str:
@@ -241,6 +244,7 @@ class PlanOptions:
     on_conflict: str = "keep"
     keep_resolved_links: bool = False
     source_label: str = ""
+    workers: int | None = None  # processes for the second pass (None: decide by size and CPUs)
 
 
 Progress = Callable[[str, int, int | None], None]
@@ -416,17 +420,17 @@ def build_plan(
     for rec in winners:
         resolver.add_record(rec.target, rec.names or (rec.name,), rec.keys, rec.source_path)
     prov = Provenance(fmt, opts.imported_at)
-    folders: dict[str, str] = {}
+    work = _Work(adapter, winners, vault, ledger, resolver, prov, opts, sink is not None, merge)
     rows: list[NoteRow] = []
     step_index = 0
     total = len(winners)
-    for n, rec in enumerate(winners, 1):
-        row, step_index = _plan_record(
-            adapter, rec, vault, ledger, resolver, prov, opts, plan, sink, step_index, merge, folders
-        )
-        rows.append(row)
-        if progress is not None and (n % 128 == 0 or n == total):
-            progress("plan", n, total)
+    done = 0
+    for part in _plan_all(work):
+        for outcome in part:
+            step_index = _absorb(plan, rows, outcome, sink, step_index)
+        done += len(part)
+        if progress is not None:
+            progress("plan", done, total)
     rows.extend(collisions)
     rows.sort(key=lambda r: r.source_path)
     plan.notes = rows
@@ -434,144 +438,219 @@ def build_plan(
     return plan
 
 
-def _plan_record(
-    adapter: Adapter,
-    rec: Record,
-    vault: Path,
-    ledger: Ledger,
-    resolver: Resolver,
-    prov: Provenance,
-    opts: PlanOptions,
-    plan: Plan,
-    sink: StepSink | None,
-    step_index: int,
-    merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None,
-    folders: dict[str, str] | None = None,
-) -> tuple[NoteRow, int]:
+@dataclass(slots=True)
+class Planned:
+    """One record's outcome in the second pass (computed here or in a worker process)."""
+
+    row: NoteRow
+    links: list[LinkRow]  # rows for the plan's link table
+    statuses: dict[str, int]  # link status → count
+    rewritten: int
+    step: tuple[Step, bytes | None, bytes | None, bytes | None] | None = None  # bytes only with a sink
+
+
+@dataclass(slots=True)
+class _Work:
+    adapter: Adapter
+    records: list[Record]
+    vault: Path
+    ledger: Ledger
+    resolver: Resolver
+    prov: Provenance
+    opts: PlanOptions
+    keep_bytes: bool
+    merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None
+    folders: dict[str, str] = field(default_factory=dict)
+
+
+def _absorb(plan: Plan, rows: list[NoteRow], planned: Planned, sink: StepSink | None, index: int) -> int:
+    """Fold one record's outcome into the plan, in record order (steps are numbered here)."""
+    for status, n in planned.statuses.items():
+        plan.link_counts[status] = plan.link_counts.get(status, 0) + n
+    plan.rewritten_links += planned.rewritten
+    plan.links.extend(planned.links)
+    row = planned.row
+    if planned.step is not None:
+        step, new, pre, base = planned.step
+        step.index = index
+        row.step = index
+        if sink is not None:
+            assert new is not None
+            sink.add(step, new, pre, base)
+        index += 1
+    rows.append(row)
+    return index
+
+
+def _plan_chunk(work: _Work, lo: int, hi: int) -> list[Planned]:
+    return [_plan_record(work, work.records[i]) for i in range(lo, hi)]
+
+
+def _plan_all(work: _Work) -> Iterator[list[Planned]]:
+    """Outcomes of every record, in order, chunk by chunk (in worker processes when it pays)."""
+    total = len(work.records)
+    chunk = CHUNK
+    bounds = [(lo, min(lo + chunk, total)) for lo in range(0, total, chunk)]
+    workers = _worker_count(work.opts, total)
+    if workers <= 1:
+        for lo, hi in bounds:
+            yield _plan_chunk(work, lo, hi)
+        return
+    from shardpy.importers import parallel
+
+    yield from parallel.run_chunks(work, bounds, workers, _plan_chunk, _reopen_ledger)
+
+
+_INHERITED: list[Ledger] = []
+
+
+def _reopen_ledger(work: _Work) -> None:
+    """In a worker process: an own read-only connection (a parent's sqlite connection is not fork-safe).
+
+    The inherited one is kept referenced, never closed here: closing it would act on the parent's file.
+    """
+    _INHERITED.append(work.ledger)
+    work.ledger = Ledger.open_readonly(work.vault)
+
+
+WORKERS_ENV = "SHARDPY_IMPORT_WORKERS"  # a number of worker processes; 1 keeps planning in one process
+
+
+def _worker_count(opts: PlanOptions, records: int) -> int:
+    if opts.workers is not None:
+        return opts.workers
+    forced = os.environ.get(WORKERS_ENV, "")
+    if forced.isdigit() and int(forced) > 0:
+        return int(forced)
+    if records < PARALLEL_MIN:
+        return 1
+    from shardpy.importers import parallel
+
+    return parallel.available_workers()
+
+
+def _plan_record(work: _Work, rec: Record) -> Planned:
+    adapter, vault, ledger, resolver, opts = work.adapter, work.vault, work.ledger, work.resolver, work.opts
+    merge = work.merge
     fmt = adapter.format
     row = NoteRow("error", rec.kind, rec.type, rec.name, rec.source_path, rec.target, 0, "", rec.warnings)
+    planned = Planned(row, [], {}, 0)
     try:
-        built = adapter.build(rec, resolver, prov)
+        built = adapter.build(rec, resolver, work.prov)
     except SourceChanged as exc:
         row.detail = f"the source changed while planning: {exc}"
-        return row, step_index
+        return planned
     except OSError as exc:
         row.detail = f"cannot read the source: {exc.strerror or exc}"
-        return row, step_index
+        return planned
+    statuses = planned.statuses
     for use in built.links:
-        plan.link_counts[use.status] = plan.link_counts.get(use.status, 0) + 1
+        statuses[use.status] = statuses.get(use.status, 0) + 1
         if use.replacement is not None:
-            plan.rewritten_links += 1
+            planned.rewritten += 1
         if use.status != "resolved" or opts.keep_resolved_links:
-            plan.links.append(
+            planned.links.append(
                 LinkRow(rec.source_path, use.text, use.status, use.target, use.reason, use.replacement)
             )
     render_key = sha256(
         f"{RENDER_VERSION}\0{fmt}\0{rec.source_hash}\0{rec.target}\0{built.link_sig}".encode()
     )
     new_sha = sha256(built.data)
-    parent_problem = _parents_ok(vault, rec.target, folders)
+    parent_problem = _parents_ok(vault, rec.target, work.folders)
     if parent_problem:
         row.detail = f"cannot write here: {parent_problem}"
-        return row, step_index
+        return planned
     state, current, why = _read_vault_file(vault, rec.target)
     if state == "bad":
         row.detail = why
-        return row, step_index
+        return planned
     entry = ledger.get(fmt, opts.into, rec.source_path)
 
-    def emit(action: str, data: bytes, pre: bytes | None, base: bytes, detail: str) -> int:
-        nonlocal step_index
+    def emit(action: str, data: bytes, pre: bytes | None, base: bytes, detail: str) -> None:
         row.action = action
         row.detail = detail
-        row.step = step_index
-        if sink is not None:
-            sink.add(
-                Step(
-                    step_index,
-                    action,
-                    rec.kind,
-                    rec.source_path,
-                    rec.target,
-                    None if pre is None else sha256(pre),
-                    sha256(data),
-                    rec.source_hash,
-                    render_key,
-                    sha256(base),
-                ),
-                data,
-                pre,
-                base if base != data else None,
-            )
-        step_index += 1
-        return step_index
+        step = Step(
+            -1,  # numbered when the outcomes are folded into the plan, in record order
+            action,
+            rec.kind,
+            rec.source_path,
+            rec.target,
+            None if pre is None else sha256(pre),
+            sha256(data),
+            rec.source_hash,
+            render_key,
+            sha256(base),
+        )
+        if work.keep_bytes:
+            planned.step = (step, data, pre, base if base != data else None)
+        else:
+            planned.step = (step, None, None, None)
 
     if entry is None:
         if current is not None:  # claim_targets let it through only when absent; the vault moved under us
             row.action = "collision"
             row.detail = "the vault path already holds a note this import did not write"
-            return row, step_index
+            return planned
         row.observations = len(built.observations)
         emit("create", built.data, None, built.data, "")
-        return row, step_index
+        return planned
 
     user_sha = None if current is None else sha256(current)
     if current is None:
         if entry.render_key == render_key:
             row.action = "unchanged"
             row.detail = "deleted in the vault; not recreated"
-            return row, step_index
+            return planned
         if opts.on_conflict == "keep":
             row.action = "conflict"
             row.detail = (
                 "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
             )
-            return row, step_index
+            return planned
         row.observations = len(built.observations)
         emit(
             "conflict", built.data, None, built.data, "deleted in the vault, changed in the source: recreated"
         )
-        return row, step_index
+        return planned
     if entry.render_key == render_key:
         row.action = "unchanged"
         if user_sha != entry.written_sha and user_sha != entry.base_sha:
             row.detail = "edited in the vault; your edits are kept"
-        return row, step_index
+        return planned
     base = ledger.base(fmt, opts.into, rec.source_path)
     old_obs = adapter.observations_of(base) if base is not None else []
     row.observations = _added(old_obs, built.observations)
     if user_sha == entry.base_sha:
         emit("update", built.data, current, built.data, "changed in the source")
-        return row, step_index
+        return planned
     if user_sha == new_sha:
         emit("update", built.data, current, built.data, "the vault already has the new version")
-        return row, step_index
+        return planned
     # Changed on both sides.
     if rec.kind != "note" or base is None or merge is None:
         reason = "changed in the source and in the vault" + (
             "" if merge is not None or rec.kind != "note" else " (three-way merge unavailable)"
         )
-        return _conflict(row, rec, built, current, reason, opts, emit), step_index
+        _conflict(row, built, current, reason, opts, emit)
+        return planned
     kind, merged = merge(base, current, built.data)
     if kind == "clean":
         emit("merge", merged, current, built.data, "changed in the source and in the vault: merged cleanly")
-        return row, step_index
+        return planned
     if kind == "conflict" and opts.on_conflict == "markers":
         emit("conflict", merged, current, built.data, "conflicting edits: conflict markers written")
-        return row, step_index
-    return _conflict(
-        row, rec, built, current, "conflicting edits in the source and in the vault", opts, emit
-    ), step_index
+        return planned
+    _conflict(row, built, current, "conflicting edits in the source and in the vault", opts, emit)
+    return planned
 
 
 def _conflict(
     row: NoteRow,
-    rec: Record,
     built: Built,
     current: bytes,
     reason: str,
     opts: PlanOptions,
-    emit: Callable[[str, bytes, bytes | None, bytes, str], int],
+    emit: Callable[[str, bytes, bytes | None, bytes, str], None],
 ) -> NoteRow:
     if opts.on_conflict == "theirs":
         emit(

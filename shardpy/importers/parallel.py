@@ -1,0 +1,109 @@
+"""Worker processes for the import's second pass (Linux only, fork start method).
+
+The second pass (render each note, resolve its links, compare it with the
+vault and the import records) is independent per record once every record's
+name is known, so it is split into chunks done by forked workers that
+inherit the planning state (records, link resolver, vault index) copy-on-
+write. Results come back in record order, so a parallel plan is the same
+plan, step for step, as a serial one (tested).
+
+Forked workers must not keep what belongs to the parent alive: they close
+inherited folder descriptors (the vault lock is an ``flock`` on the vault
+folder; a worker outliving a killed parent would otherwise keep the vault
+locked) and ask the kernel to kill them when the parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+MAX_WORKERS = 4
+T = TypeVar("T")
+W = TypeVar("W")
+
+_STATE: tuple[Any, Callable[..., Any], Callable[[Any], None]] | None = None
+
+
+def available_workers() -> int:
+    """Worker processes worth starting here (1 means: stay in this process)."""
+    if not sys.platform.startswith("linux"):
+        return 1  # fork is the only start method that shares the planning state cheaply
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_WORKERS))
+
+
+def run_chunks(
+    work: W,
+    bounds: list[tuple[int, int]],
+    workers: int,
+    fn: Callable[[W, int, int], T],
+    setup: Callable[[W], None],
+) -> Iterator[T]:
+    """``fn(work, lo, hi)`` for each bound, in forked workers; results in order."""
+    import multiprocessing
+
+    global _STATE
+    ctx = multiprocessing.get_context("fork")
+    _STATE = (work, fn, setup)
+    # Objects that exist now are never collected by the workers' GC, which
+    # would otherwise touch (and so copy) every page holding one.
+    gc.collect()
+    gc.freeze()
+    pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
+    try:
+        yield from pool.imap(_run, bounds, chunksize=1)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        _STATE = None
+        gc.unfreeze()
+
+
+def _init(parent: int) -> None:
+    _die_with_parent(parent)
+    _close_inherited_folders()
+    assert _STATE is not None
+    work, _, setup = _STATE
+    setup(work)
+
+
+def _run(bounds: tuple[int, int]) -> Any:
+    assert _STATE is not None
+    work, fn, _ = _STATE
+    return fn(work, *bounds)
+
+
+def _die_with_parent(parent: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _close_inherited_folders() -> None:
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(ValueError, OSError):
+            fd = int(name)
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.close(fd)

@@ -1,0 +1,113 @@
+"""The second pass in worker processes gives the same plan and journal as in one process."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardpy.importers import parallel
+from shardpy.importers.base import PlanOptions, Step, build_plan
+from shardpy.importers.ledger import Ledger
+from shardpy.importers.service import make_adapter, merge_function
+from tests.importers.fixtures import basic_memory_project, generated_project
+from tests.importers.helpers import do_import
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are Linux-only")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.steps: list[tuple[Step, bytes, bytes | None, bytes | None]] = []
+
+    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
+        self.steps.append((step, new, pre, base))
+
+
+def _plan(src: Path, vault: Path, workers: int, *, sink: bool) -> tuple[dict[str, Any], list[Any]]:
+    ledger = Ledger.open_readonly(vault)
+    rec = Recorder() if sink else None
+    try:
+        plan = build_plan(
+            make_adapter("basic-memory", src, strict=False),
+            vault=vault,
+            ledger=ledger,
+            opts=PlanOptions(
+                into="memories/basic-memory",
+                imported_at="2026-11-29T00:00:00.000Z",
+                keep_resolved_links=True,
+                source_label=str(src),
+                workers=workers,
+            ),
+            sink=rec,
+            merge=merge_function(),
+        )
+    finally:
+        ledger.close()
+    return plan.to_dict(), [] if rec is None else rec.steps
+
+
+def _source(tmp_path: Path) -> Path:
+    src = generated_project(tmp_path / "src", 300)
+    basic_memory_project(src / "fixture")
+    return src
+
+
+@pytest.mark.parametrize("sink", [False, True])
+def test_workers_plan_like_one_process(tmp_path: Path, sink: bool) -> None:
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Home.md").write_text("# Home\n\nSee [[Generated Note 3]].\n", encoding="utf-8")
+    one = _plan(src, vault, 1, sink=sink)
+    two = _plan(src, vault, 2, sink=sink)
+    assert one == two
+    assert one[0]["summary"]["create"] > 300
+    if sink:
+        assert [s.index for s, *_ in two[1]] == list(range(len(two[1])))
+
+
+def test_workers_plan_updates_and_merges_like_one_process(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    do_import("basic-memory", src, vault, apply=True)
+    notes = sorted((vault / "memories/basic-memory").rglob("Generated Note 1*.md"))
+    for p in notes[:3]:  # edited in the vault only
+        p.write_text(p.read_text("utf-8") + "\nmy own line\n", encoding="utf-8")
+    for p in sorted(src.rglob("Generated Note 2*.md"))[:3]:  # changed in the source only
+        p.write_text(p.read_text("utf-8") + "- [late] added #x\n", encoding="utf-8")
+    one = _plan(src, vault, 1, sink=True)
+    two = _plan(src, vault, 2, sink=True)
+    assert one == two
+    counts = one[0]["summary"]
+    assert counts["update"] >= 3 and counts["unchanged"] > 300
+
+
+def test_a_worker_closes_inherited_folder_descriptors(tmp_path: Path) -> None:
+    """A worker must not hold the vault lock (an flock on the vault folder) after its parent dies."""
+    folder_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(folder_fd, fcntl.LOCK_EX)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            parallel._close_inherited_folders()
+            try:
+                os.fstat(folder_fd)
+                os.write(w, b"open")
+            except OSError:
+                os.write(w, b"closed")
+        finally:
+            os._exit(0)
+    os.close(w)
+    answer = os.read(r, 16)
+    os.waitpid(pid, 0)
+    os.close(r)
+    fcntl.flock(folder_fd, fcntl.LOCK_UN)
+    os.close(folder_fd)
+    assert answer == b"closed"
