@@ -23,7 +23,7 @@ from shardpy.importers.base import (
     provenance_items,
     sha256,
 )
-from shardpy.importers.bm_grammar import Observation, observations
+from shardpy.importers.bm_grammar import Observation, observation_texts
 from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
 from shardpy.importers.markdown import inline_blocks
@@ -217,7 +217,7 @@ class BasicMemoryAdapter:
         body = fences[1] if fences is not None else text
         newline = fences[2] if fences is not None else _newline(text)
         blocks = inline_blocks(body)
-        found = observations(blocks)
+        found = observation_texts(blocks)
         source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
         new_body, uses = rewrite_body(
             body, blocks, resolver, source_dir=source_dir, target=record.target, resolve_md_links=True
@@ -240,13 +240,13 @@ class BasicMemoryAdapter:
         if fences is None and not body.startswith(("\n", "\r\n")):
             block += newline
         data = (block + new_body).encode("utf-8")
-        return Built(data, [observation_text(o) for o in found], uses, link_signature(uses))
+        return Built(data, found, uses, link_signature(uses))
 
     def observations_of(self, data: bytes) -> list[str]:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")
         split = split_frontmatter(text)
         body = split.body if split.state == "present" else text
-        return [observation_text(o) for o in observations(inline_blocks(body))]
+        return observation_texts(inline_blocks(body))
 
 
 def _file_stem(target: str) -> str:

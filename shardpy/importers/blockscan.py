@@ -16,7 +16,6 @@ answers are equal.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 # markdown-it's mdTrim set (what JavaScript's trim removes, minus U+FEFF).
 MD_TRIM = (
@@ -30,13 +29,6 @@ _SETEXT = re.compile(r"(?:=+|-+)[ \t]*")
 _ORDERED = re.compile(r"\d{1,9}[.)](?:[ \t]|$)")
 _ATX = re.compile(r"#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
-
-
-class Block(NamedTuple):
-    content: str
-    first: int  # first line (0-based)
-    last: int  # line just past the block
-    in_list_item: bool
 
 
 def _is_fence(s: str) -> bool:
@@ -102,39 +94,81 @@ def _trim(raw: str) -> str | None:
     return content
 
 
-def scan(src: str) -> list[Block] | None:
-    """Inline blocks of a normalised body (``\\n`` line ends, no NUL), or None to decline."""
+def scan(src: str) -> list[tuple[str, int, int, bool]] | None:
+    """Inline blocks of a normalised body (``\n`` line ends, no NUL), or None to decline.
+
+    Each block is (content, first line, line past the block, in a list item).
+    """
     lines = src.split("\n")
     n = len(lines)
-    out: list[Block] = []
+    out: list[tuple[str, int, int, bool]] = []
+    append = out.append
     list_open = False
     i = 0
     while i < n:
         line = lines[i]
-        s = line.lstrip(" ")
-        if not s.strip(" \t"):
+        if not line:
             i += 1
             continue
-        indent = len(line) - len(s)
-        if s[0] == "\t":
-            return None
-        if indent >= 4:
+        c = line[0]
+        if c == " " or c == "\t":
+            s = line.lstrip(" ")
+            if not s.strip(" \t"):
+                i += 1
+                continue
+            if s[0] == "\t":
+                return None
+            indent = len(line) - len(s)
+            if indent >= 4:
+                if list_open:
+                    return None
+                i += 1  # indented code: up to the next non-blank line indented less than 4
+                while i < n:
+                    nxt = lines[i]
+                    t = nxt.lstrip(" ")
+                    if t.strip(" \t") and len(nxt) - len(t) < 4:
+                        if t[0] == "\t":
+                            return None
+                        break
+                    i += 1
+                continue
             if list_open:
                 return None
-            i += 1  # indented code: up to the next non-blank line indented less than 4
-            while i < n:
-                nxt = lines[i]
-                t = nxt.lstrip(" ")
-                if t.strip(" \t") and len(nxt) - len(t) < 4:
-                    if t[0] == "\t":
-                        return None
-                    break
+            c = s[0]
+        else:
+            s = line
+            indent = 0
+        if c == "-" or c == "*" or c == "+":
+            if len(s) == 1 or s[1] == " " or s[1] == "\t":
+                text = _bullet_item(s) if indent == 0 else None
+                if text is None or not _item_text_ok(text):
+                    return None
+                if i + 1 < n:
+                    nxt = lines[i + 1]
+                    if nxt and (nxt[0] in " \t" or not _interrupts(nxt)) and nxt.strip(" \t"):
+                        return None  # a lazy continuation line, or undecided
+                content = text.strip(MD_TRIM)
+                if content and (content[0] > "~" or content[-1] > "~") and content != text.strip():
+                    return None
+                append((content, i, i + 1, True))
+                list_open = True
                 i += 1
-            continue
-        if list_open and indent:
-            return None
-        c = s[0]
-        if c in "`~" and _is_fence(s):
+                continue
+        elif c == "#":
+            if _ATX.match(s):
+                level = len(s) - len(s.lstrip("#"))
+                rest = s[level:].rstrip(" \t")
+                stripped = rest.rstrip("#")
+                if stripped and stripped[-1] in " \t":
+                    rest = stripped
+                heading = _trim(rest)
+                if heading is None:
+                    return None
+                append((heading, i, i + 1, False))
+                list_open = False
+                i += 1
+                continue
+        elif (c == "`" or c == "~") and _is_fence(s):
             marker = _FENCE.match(s)
             assert marker is not None
             fence = marker.group(1)
@@ -148,43 +182,14 @@ def scan(src: str) -> list[Block] | None:
                 i += 1
             list_open = False
             continue
-        if c == "#" and _ATX.match(s):
-            level = len(s) - len(s.lstrip("#"))
-            rest = s[level:].rstrip(" \t")
-            stripped = rest.rstrip("#")
-            if stripped and stripped[-1] in " \t":
-                rest = stripped
-            content = _trim(rest)
-            if content is None:
-                return None
-            out.append(Block(content, i, i + 1, False))
-            list_open = False
-            i += 1
-            continue
-        if c in "-*+" and (len(s) == 1 or s[1] in " \t"):
-            text = _bullet_item(s) if indent == 0 else None
-            if text is None or not _item_text_ok(text):
-                return None
-            if i + 1 < n:
-                nxt = lines[i + 1]
-                if nxt.strip(" \t"):
-                    if nxt[0] in " \t":
-                        return None
-                    if not _interrupts(nxt):
-                        return None  # a lazy continuation line, or undecided
-            content = _trim(text)
-            if content is None:
-                return None
-            out.append(Block(content, i, i + 1, True))
-            list_open = True
-            i += 1
-            continue
         if c in "><" or (c in "-*_" and _HR.fullmatch(s)) or (c.isdigit() and _ORDERED.match(s)):
             return None
         # A paragraph: up to a blank line or a line that interrupts it.
         j = i + 1
         while j < n:
             nxt = lines[j]
+            if not nxt:
+                break
             t = nxt.lstrip(" ")
             if not t.strip(" \t"):
                 break
@@ -197,13 +202,13 @@ def scan(src: str) -> list[Block] | None:
                 if ends:
                     break
             j += 1
-        raw = "\n".join(lines[i:j])
+        raw = lines[i] if j == i + 1 else "\n".join(lines[i:j])
         if c == "[" and "]:" in raw:
             return None  # maybe a link reference definition
-        content = _trim(raw)
-        if content is None:
+        para = _trim(raw)
+        if para is None:
             return None
-        out.append(Block(content, i, j, False))
+        append((para, i, j, False))
         list_open = False
         i = j
     return out

@@ -65,27 +65,62 @@ def _category_match(content: str) -> re.Match[str] | None:
 
 def parse_observation(raw: str) -> Observation | None:
     """One inline token's text → an observation, or None."""
+    parts = _observation_parts(raw)
+    if parts is None:
+        return None
+    category, content, context = parts
+    tags: list[str] = []
+    for part in content.split() if "#" in content else ():
+        if part.startswith("#"):
+            if "#" in part[1:]:
+                tags.extend(t for t in part.split("#") if t)
+            else:
+                tags.append(part[1:])
+    return Observation(category, content, tuple(tags), context)
+
+
+def observation_texts(blocks: list[InlineBlock]) -> list[str]:
+    """``[category] content (context)`` of each observation in ``blocks`` (what the plan counts)."""
+    out: list[str] = []
+    for block in blocks:
+        if block.in_blockquote:
+            continue
+        parts = _observation_parts(block.content)
+        if parts is not None:
+            category, content, context = parts
+            out.append(
+                f"[{category or ''}] {content} ({context})" if context else f"[{category or ''}] {content}"
+            )
+    return out
+
+
+def _observation_parts(raw: str) -> tuple[str | None, str, str | None] | None:
+    """(category, content, context) of an observation, or None (tags are left in the content)."""
     content = raw.strip()
     if not content or (content[0] != "[" and "#" not in content):
         return None  # neither a category nor a tag: the common case, decided early
     content, _ = _strip_directive(content)
     if not content:
         return None
-    if content.startswith(("[ ]", "[x]", "[-]")):
+    bracket = content[0] == "["
+    if bracket and (
+        content.startswith(("[ ]", "[x]", "[-]"))
+        or _MD_LINK_ONLY.match(content)
+        or _WIKILINK_ONLY.match(content)
+    ):
         return None
-    if _MD_LINK_ONLY.match(content) or _WIKILINK_ONLY.match(content):
-        return None
-    m = _category_match(content)
+    m = _category_match(content) if bracket else None
     if m is None and not any(part.startswith("#") for part in content.split()):
         return None
     category: str | None = None
     if m is not None:
         category = m.group(1).strip()
         content = m.group(2).strip()
-        t = _TEMPORAL.match(content)
-        if t is not None and t.end() < len(content):
-            content = content[t.end() :].strip()
-    else:
+        if content[:1] == "@":
+            t = _TEMPORAL.match(content)
+            if t is not None and t.end() < len(content):
+                content = content[t.end() :].strip()
+    elif bracket:
         e = _EMPTY_CATEGORY.match(content)
         if e is not None:
             content = e.group(1).strip()
@@ -97,14 +132,7 @@ def parse_observation(raw: str) -> Observation | None:
             content = content[:at].strip()
     if not content:
         return None
-    tags: list[str] = []
-    for part in content.split() if "#" in content else ():
-        if part.startswith("#"):
-            if "#" in part[1:]:
-                tags.extend(t for t in part.split("#") if t)
-            else:
-                tags.append(part[1:])
-    return Observation(category, content, tuple(tags), context)
+    return category, content, context
 
 
 def normalize_target(target: str) -> str:

@@ -192,6 +192,8 @@ class Resolver:
         ):
             hits = table.get(key)
             if hits:
+                if len(hits) == 1:
+                    return Resolution("resolved", hits[0])
                 uniq = sorted(set(hits))
                 if len(uniq) > 1 and scope:
                     scoped = [h for h in uniq if h.startswith(scope)]

@@ -9,6 +9,7 @@ ever read as an observation, a relation or a link to rewrite.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -71,18 +72,33 @@ def scanned_blocks(body: str) -> list[InlineBlock] | None:
         return None
     if not found:
         return []
-    starts = line_starts(body)
-    size = len(starts)
     end = len(body)
+    if len(src) == end:
+        # One character per line end: line k starts after k newlines and the lines before it.
+        lines = src.split("\n")
+        size = len(lines)
+        starts = list(itertools.accumulate(map(len, lines), initial=0))
+        return [
+            InlineBlock(
+                content,
+                starts[first] + first if first < size else end,
+                starts[last] + last if last < size else end,
+                in_list,
+                False,
+            )
+            for content, first, last, in_list in found
+        ]
+    offsets = line_starts(body)
+    size = len(offsets)
     return [
         InlineBlock(
-            b.content,
-            starts[b.first] if b.first < size else end,
-            starts[b.last] if b.last < size else end,
-            b.in_list_item,
+            content,
+            offsets[first] if first < size else end,
+            offsets[last] if last < size else end,
+            in_list,
             False,
         )
-        for b in found
+        for content, first, last, in_list in found
     ]
 
 

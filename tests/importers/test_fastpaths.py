@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
+from shardpy.importers.basic_memory import DEFAULT_IGNORE, observation_text, spec_matcher
+from shardpy.importers.bm_grammar import observation_texts, observations
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
-from shardpy.importers.markdown import find_wikilinks, strip_code_spans
+from shardpy.importers.markdown import find_wikilinks, markdown_it_blocks, strip_code_spans
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
 KEYS = [
@@ -233,3 +234,40 @@ def test_find_wikilinks_equals_the_reference_scan(pieces: list[str]) -> None:
     text = "".join(pieces)
     got = [(w.start, w.end, w.embed, w.inner) for w in find_wikilinks(text)]
     assert got == _reference_wikilinks(text)
+
+
+# --- observation texts without Observation objects vs parse_observation -------------------------
+
+OBS_PIECES = [
+    "[cat] ",
+    "[x] ",
+    "[ ] ",
+    "[] ",
+    "[a] ",
+    "[00:01] ",
+    "[[L]] ",
+    "[t](u) ",
+    "@2026-01-02 ",
+    "@effective:x ",
+]
+OBS_PIECES += [
+    "text ",
+    "#tag ",
+    "#a#b ",
+    "C# ",
+    "(ctx)",
+    "(a) b",
+    " #bm:links_to",
+    "()",
+    "- ",
+    "> ",
+    "# ",
+    "\n",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(OBS_PIECES), max_size=6).map("".join), max_size=6).map("\n".join))
+def test_observation_texts_equal_parsed_observations(body: str) -> None:
+    blocks = markdown_it_blocks(body)
+    assert observation_texts(blocks) == [observation_text(o) for o in observations(blocks)]
