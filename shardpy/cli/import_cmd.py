@@ -104,12 +104,22 @@ def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequ
         # Printable ASCII is one cell per character; rich's measure costs ~1 us a cell.
         return len(text) if text.isascii() and text.isprintable() else rich_cell_len(text)
 
-    widths = [len(h) for h in headers]
-    for r in rows:
-        for i, cell in enumerate(r):
-            widths[i] = max(widths[i], cell_len(cell))
-    out = sys.stdout
     last = len(headers) - 1
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in headers]
+    widths: list[int] = []
+    padded: list[Sequence[str]] = []
+    for i, (header, column) in enumerate(zip(headers, columns, strict=True)):
+        ascii_only = all(c.isascii() and c.isprintable() for c in column)
+        measure = len if ascii_only else cell_len
+        width = max(len(header), max(map(measure, column), default=0))
+        widths.append(width)  # the last column is not padded, but its dashes are as wide
+        if i == last:
+            padded.append(column)
+        elif ascii_only:
+            padded.append([c.ljust(width) for c in column])
+        else:
+            padded.append([c + " " * (width - cell_len(c)) for c in column])
+    out = sys.stdout
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -118,7 +128,14 @@ def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequ
 
     out.write(line(headers) + "\n")
     out.write(line(["-" * w for w in widths]) + "\n")
-    out.write("\n".join(line(r) for r in rows) + "\n")
+    for start in range(0, len(rows), 4096):  # in slices: never one string of the whole table
+        out.write(
+            "\n".join(
+                "  ".join(cells).rstrip()
+                for cells in zip(*(p[start : start + 4096] for p in padded), strict=True)
+            )
+        )
+        out.write("\n")
     out.flush()
 
 

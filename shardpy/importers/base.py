@@ -37,6 +37,7 @@ RENDER_VERSION = "1"
 # The second pass runs in worker processes from this many records on (forking costs ~0.1 s).
 PARALLEL_MIN = 2000
 CHUNK = 128  # records per unit of work
+SCAN_CHUNK = 256  # files per unit of work while reading the source
 
 
 def sha256(data: bytes) -> str:
@@ -252,7 +253,7 @@ Progress = Callable[[str, int, int | None], None]
 
 def _read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
     """("absent"|"file"|"bad", bytes, reason) for a vault path, never following links."""
-    path = vault / rel
+    path = f"{vault}/{rel}"
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -348,7 +349,7 @@ def claim_targets(
                 f, d, s = owners[0]
                 reason = f"the vault path holds a note imported from {s} ({f} into {d})"
             else:
-                existing = [p for p in vault.folded.get(key, [])]
+                existing = vault.with_path(key)
                 if existing:
                     reason = (
                         "the vault path already holds a note this import did not write"
@@ -400,7 +401,7 @@ def build_plan(
         dry_run=sink is None,
     )
     records: list[Record] = []
-    for n, item in enumerate(adapter.scan(), 1):
+    for n, item in enumerate(_scan(adapter, opts), 1):
         if isinstance(item, Record):
             records.append(item)
         elif isinstance(item, Skipped):
@@ -425,9 +426,9 @@ def build_plan(
     step_index = 0
     total = len(winners)
     done = 0
-    for part in _plan_all(work):
-        for outcome in part:
-            step_index = _absorb(plan, rows, outcome, sink, step_index)
+    for lo, part in _plan_all(work):
+        for i, outcome in enumerate(part, lo):
+            step_index = _absorb(plan, rows, winners[i], outcome, sink, step_index)
         done += len(part)
         if progress is not None:
             progress("plan", done, total)
@@ -436,6 +437,52 @@ def build_plan(
     plan.notes = rows
     plan.steps = step_index
     return plan
+
+
+class SplitScan(Protocol):
+    """An adapter whose scan is a cheap walk plus independent per-file reads (can run in workers)."""
+
+    def walk(self) -> Iterator[Any]: ...
+
+    def read_found(self, item: Any) -> list[Record | Skipped | Notice]: ...
+
+
+def _scan(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skipped | Notice]:
+    """``adapter.scan()``, with the per-file reads in worker processes when there are many files."""
+    walk = getattr(adapter, "walk", None)
+    read_found = getattr(adapter, "read_found", None)
+    if walk is None or read_found is None:
+        yield from adapter.scan()
+        return
+    items = list(walk())
+    workers = _worker_count(opts, len(items))
+    if workers <= 1:
+        for item in items:
+            if isinstance(item, Skipped):
+                yield item
+            else:
+                yield from read_found(item)
+        return
+    from shardpy.importers import parallel
+
+    bounds = [(lo, min(lo + SCAN_CHUNK, len(items))) for lo in range(0, len(items), SCAN_CHUNK)]
+    for part in parallel.run_chunks((adapter, items), bounds, workers, _scan_chunk, _no_setup):
+        yield from part
+
+
+def _scan_chunk(work: tuple[Any, list[Any]], lo: int, hi: int) -> list[Record | Skipped | Notice]:
+    adapter, items = work
+    out: list[Record | Skipped | Notice] = []
+    for item in items[lo:hi]:
+        if isinstance(item, Skipped):
+            out.append(item)
+        else:
+            out.extend(adapter.read_found(item))
+    return out
+
+
+def _no_setup(work: object) -> None:
+    return None
 
 
 @dataclass(slots=True)
@@ -463,30 +510,73 @@ class _Work:
     folders: dict[str, str] = field(default_factory=dict)
 
 
-def _absorb(plan: Plan, rows: list[NoteRow], planned: Planned, sink: StepSink | None, index: int) -> int:
-    """Fold one record's outcome into the plan, in record order (steps are numbered here)."""
-    for status, n in planned.statuses.items():
-        plan.link_counts[status] = plan.link_counts.get(status, 0) + n
-    plan.rewritten_links += planned.rewritten
-    plan.links.extend(planned.links)
+# A record's outcome as it travels from a worker: only what the parent's Record does not hold.
+# (action, observations, detail, ((link status, count), ...), rewritten links, link rows, step)
+# where step is None, True (a dry run: only counted) or
+# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes).
+Outcome = tuple[str, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
+
+
+def _pack(planned: Planned, keep_bytes: bool) -> Outcome:
     row = planned.row
+    step: Any = None
     if planned.step is not None:
-        step, new, pre, base = planned.step
-        step.index = index
+        st, new, pre, base = planned.step
+        step = (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base) if keep_bytes else True
+    return (
+        row.action,
+        row.observations,
+        row.detail,
+        tuple(planned.statuses.items()),
+        planned.rewritten,
+        planned.links,
+        step,
+    )
+
+
+def _absorb(
+    plan: Plan, rows: list[NoteRow], rec: Record, outcome: Outcome, sink: StepSink | None, index: int
+) -> int:
+    """Fold one record's outcome into the plan, in record order (steps are numbered here)."""
+    action, observations, detail, statuses, rewritten, links, step = outcome
+    for status, n in statuses:
+        plan.link_counts[status] = plan.link_counts.get(status, 0) + n
+    plan.rewritten_links += rewritten
+    plan.links.extend(links)
+    row = NoteRow(
+        action, rec.kind, rec.type, rec.name, rec.source_path, rec.target, observations, detail, rec.warnings
+    )
+    if step is not None:
         row.step = index
         if sink is not None:
-            assert new is not None
-            sink.add(step, new, pre, base)
+            pre_sha, new_sha, render_key, base_sha, new, pre, base = step
+            sink.add(
+                Step(
+                    index,
+                    action,
+                    rec.kind,
+                    rec.source_path,
+                    rec.target,
+                    pre_sha,
+                    new_sha,
+                    rec.source_hash,
+                    render_key,
+                    base_sha,
+                ),
+                new,
+                pre,
+                base,
+            )
         index += 1
     rows.append(row)
     return index
 
 
-def _plan_chunk(work: _Work, lo: int, hi: int) -> list[Planned]:
-    return [_plan_record(work, work.records[i]) for i in range(lo, hi)]
+def _plan_chunk(work: _Work, lo: int, hi: int) -> tuple[int, list[Outcome]]:
+    return lo, [_pack(_plan_record(work, work.records[i]), work.keep_bytes) for i in range(lo, hi)]
 
 
-def _plan_all(work: _Work) -> Iterator[list[Planned]]:
+def _plan_all(work: _Work) -> Iterator[tuple[int, list[Outcome]]]:
     """Outcomes of every record, in order, chunk by chunk (in worker processes when it pays)."""
     total = len(work.records)
     chunk = CHUNK

@@ -8,7 +8,9 @@ Non-Markdown files are copied beside their notes. See docs/IMPORT.md.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from shardpy.importers.frontmatter import as_list, as_text, render_block, split_
 from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
 from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.names import sanitize_path_part, stem_for
-from shardpy.importers.walk import Skipped, read_text, walk_source
+from shardpy.importers.walk import Found, Skipped, read_text, walk_source
 
 FORMAT = "basic-memory"
 
@@ -55,7 +57,8 @@ PROVENANCE_KEYS = ("imported_from", "source_path", "imported_at", "source_hash")
 
 @dataclass(frozen=True, slots=True)
 class NoteLoc:
-    path: Path
+    """What ``build`` needs to know about a note besides its bytes (read again from the source path)."""
+
     fm_state: str  # present | absent | malformed
     fm_error: str
     aliases: tuple[str, ...]  # the source's own aliases (when it has the key)
@@ -112,28 +115,42 @@ class BasicMemoryAdapter:
     def __init__(self, root: Path, *, strict: bool = False) -> None:
         self.root = root
         self.strict = strict
+        self._folders: dict[str, str] = {}  # source folder → vault folder
+        self._prefix = str(root) + os.sep
 
     def scan(self) -> Iterator[Record | Skipped | Notice]:
-        for item in walk_source(self.root, ignore=_ignore_matcher(self.root)):
+        for item in self.walk():
             if isinstance(item, Skipped):
                 yield item
-                continue
-            rel = item.rel
-            folder_parts = rel.split("/")[:-1]
-            folder = "/".join(sanitize_path_part(p) for p in folder_parts)
-            if not is_note_name(rel):
-                try:
-                    with open(item.path, "rb") as fh:
-                        digest = hashlib.file_digest(fh, "sha256").hexdigest()
-                except OSError as exc:
-                    yield Skipped(rel, f"unreadable: {exc.strerror or exc}")
-                    continue
-                name = rel.rsplit("/", 1)[-1]
-                if item.size == 0:
-                    yield Skipped(rel, "empty file")
-                    continue
-                safe = sanitize_path_part(name)
-                yield Record(
+            else:
+                yield from self.read_found(item)
+
+    def walk(self) -> Iterator[Found | Skipped]:
+        """The cheap half of ``scan``: which files there are (``read_found`` reads each)."""
+        return walk_source(self.root, ignore=_ignore_matcher(self.root))
+
+    def read_found(self, item: Found) -> list[Record | Skipped | Notice]:
+        """The record (or the reason to skip) of one walked file; independent per file."""
+        rel = item.rel
+        source_folder = rel.rpartition("/")[0]
+        folder = self._folders.get(source_folder)
+        if folder is None:  # once per folder: every note of it shares the string
+            folder = (
+                "/".join(sanitize_path_part(p) for p in source_folder.split("/")) if source_folder else ""
+            )
+            self._folders[source_folder] = folder
+        if not is_note_name(rel):
+            try:
+                with open(item.path, "rb") as fh:
+                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            except OSError as exc:
+                return [Skipped(rel, f"unreadable: {exc.strerror or exc}")]
+            name = rel.rsplit("/", 1)[-1]
+            if item.size == 0:
+                return [Skipped(rel, "empty file")]
+            safe = sanitize_path_part(name)
+            return [
+                Record(
                     rel,
                     "attachment",
                     "file",
@@ -141,20 +158,19 @@ class BasicMemoryAdapter:
                     safe,
                     folder,
                     digest,
-                    item.path,
+                    None,
                     names=(name,),
                     keys=(rel,),
                     renamed=safe != name,
                 )
-                continue
-            raw, text, reason = read_text(item.path)
-            if text is None:
-                yield Skipped(rel, reason or "unreadable")
-                continue
-            yield from self._note_record(rel, folder, item.path, raw, text)
+            ]
+        raw, text, reason = read_text(item.path)
+        if text is None:
+            return [Skipped(rel, reason or "unreadable")]
+        return list(self._note_record(rel, folder, raw, text))
 
     def _note_record(
-        self, rel: str, folder: str, path: Path, raw: bytes, text: str
+        self, rel: str, folder: str, raw: bytes, text: str
     ) -> Iterator[Record | Skipped | Notice]:
         split = split_frontmatter(text)
         warnings: tuple[str, ...] = ()
@@ -167,7 +183,9 @@ class BasicMemoryAdapter:
         data = split.data
         src_stem = note_stem(rel)
         title = (as_text(data.get("title")) or "").strip() or src_stem
-        note_type = as_text(data.get("type")) or "note"
+        if title == src_stem:
+            src_stem = title  # one string for both (100,000 records are kept until the end)
+        note_type = sys.intern(as_text(data.get("type")) or "note")
         permalink = as_text(data.get("permalink")) or ""
         own_aliases = tuple(as_list(data.get("aliases")))
         stem, renamed = stem_for(title)
@@ -179,7 +197,6 @@ class BasicMemoryAdapter:
                 keys.append(permalink.split("/", 1)[1])
                 keys.append(permalink.rsplit("/", 1)[1])
         loc = NoteLoc(
-            path,
             split.state,
             split.error,
             own_aliases,
@@ -203,12 +220,13 @@ class BasicMemoryAdapter:
 
     def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
         if record.kind == "attachment":
-            data = Path(record.locator).read_bytes()
+            with open(self._prefix + record.source_path, "rb") as fh:
+                data = fh.read()
             if sha256(data) != record.source_hash:
                 raise SourceChanged(record.source_path)
             return Built(data, [], [], "")
         loc: NoteLoc = record.locator
-        raw, text, reason = read_text(loc.path)
+        raw, text, reason = read_text(self._prefix + record.source_path)
         if text is None or sha256(raw) != record.source_hash:
             raise SourceChanged(reason or record.source_path)
         fences = split_fences(text) if loc.fm_state == "present" else None

@@ -48,7 +48,7 @@ class Project:
 
 @dataclass(frozen=True, slots=True)
 class FactLoc:
-    path: Path
+    path: str
     fm_state: str
     lenient: tuple[tuple[str, str], ...]  # keys read line by line from malformed frontmatter
     data_keys: tuple[tuple[str, Any], ...]  # the source's values for the keys this import sets

@@ -11,11 +11,12 @@ reported, never dropped.
 
 from __future__ import annotations
 
+import itertools
 import os
 import posixpath
 import stat
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,15 +48,43 @@ def without_ext(rel: str) -> str:
     return rel
 
 
+Paths = str | list[str]  # one vault path, or several sharing a key (most keys have one)
+
+
+def _put(table: dict[str, Paths], key: str, rel: str) -> None:
+    cur = table.get(key)
+    if cur is None:
+        table[key] = rel
+    elif isinstance(cur, str):
+        table[key] = [cur, rel]
+    else:
+        cur.append(rel)
+
+
+def _paths(value: Paths | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _fold(text: str) -> str:
+    """``text.casefold()``, sharing ``text`` itself when folding changes nothing (saves a copy)."""
+    folded = text.casefold()
+    return text if folded == text else folded
+
+
 @dataclass(slots=True)
 class VaultIndex:
-    """Names of the files already in the vault (walked, never read unless needed)."""
+    """Names of the files already in the vault (walked, never read unless needed).
+
+    Each table maps a casefolded key to one path (a ``str``) or a list of
+    paths; a vault of 100,000 notes costs three small dict entries per file.
+    """
 
     root: Path
-    files: set[str] = field(default_factory=set)  # vault-relative POSIX paths
-    folded: dict[str, list[str]] = field(default_factory=dict)  # casefolded path -> paths
-    by_stem: dict[str, list[str]] = field(default_factory=dict)  # casefolded note stem -> paths
-    by_name: dict[str, list[str]] = field(default_factory=dict)  # casefolded attachment name -> paths
+    folded: dict[str, Paths] = field(default_factory=dict)  # casefolded path -> path(s)
+    by_stem: dict[str, Paths] = field(default_factory=dict)  # casefolded note stem -> path(s)
+    by_name: dict[str, Paths] = field(default_factory=dict)  # casefolded attachment name -> path(s)
     _titles: dict[str, list[str]] | None = None
 
     @classmethod
@@ -85,16 +114,37 @@ class VaultIndex:
                     index.add(rel)
         return index
 
+    def __contains__(self, rel: str) -> bool:
+        cur = self.folded.get(_fold(rel))
+        return cur is not None and (cur == rel if isinstance(cur, str) else rel in cur)
+
     def add(self, rel: str) -> None:
-        if rel in self.files:
+        if rel in self:
             return
-        self.files.add(rel)
-        self.folded.setdefault(rel.casefold(), []).append(rel)
+        _put(self.folded, _fold(rel), rel)
         base = rel.rsplit("/", 1)[-1]
         if is_note_name(base):
-            self.by_stem.setdefault(note_stem(base).casefold(), []).append(rel)
+            _put(self.by_stem, _fold(note_stem(base)), rel)
         else:
-            self.by_name.setdefault(base.casefold(), []).append(rel)
+            _put(self.by_name, _fold(base), rel)
+
+    def files(self) -> Iterator[str]:
+        """Every vault-relative path in the index."""
+        for value in self.folded.values():
+            if isinstance(value, str):
+                yield value
+            else:
+                yield from value
+
+    def with_path(self, folded_path: str) -> list[str]:
+        """Paths whose casefolded form is ``folded_path``."""
+        return _paths(self.folded.get(folded_path))
+
+    def with_stem(self, folded_stem: str) -> list[str]:
+        return _paths(self.by_stem.get(folded_stem))
+
+    def with_name(self, folded_name: str) -> list[str]:
+        return _paths(self.by_name.get(folded_name))
 
     def titles(self, skip: Callable[[str], bool]) -> dict[str, list[str]]:
         """Casefolded frontmatter ``title`` and ``aliases`` → notes, read from the head of each note.
@@ -107,7 +157,7 @@ class VaultIndex:
         from shardpy.importers.frontmatter import as_list, as_text, split_frontmatter
 
         titles: dict[str, list[str]] = {}
-        for rel in sorted(self.files):
+        for rel in sorted(self.files()):
             if not is_note_name(rel) or skip(rel):
                 continue
             head = _read_head(self.root / rel)
@@ -148,32 +198,51 @@ class Resolution:
 
 
 class Resolver:
-    """Resolves link targets: this import first, then the vault (file name, then title/aliases)."""
+    """Resolves link targets: this import first, then the vault (file name, then title/aliases).
+
+    Memory matters at 100,000 notes, so the import's names are kept once: per
+    record its target and the tuples of names and keys its ``Record`` already
+    holds, plus two tables from a *casefolded* name or key to the record
+    number(s) (an ``int``, or a list when several records share it). An exact
+    lookup takes the casefolded entry's records and keeps those that have the
+    exact text, which finds exactly what an exact table would.
+    """
 
     def __init__(self, vault: VaultIndex, owned: Callable[[str], bool]) -> None:
         self.vault = vault
         self._owned = owned
-        self._names: dict[str, list[str]] = {}  # exact title/name → targets
-        self._keys: dict[str, list[str]] = {}  # exact secondary keys → targets
-        self._names_cf: dict[str, list[str]] = {}
-        self._keys_cf: dict[str, list[str]] = {}
+        self._targets: list[str] = []
+        self._names: list[tuple[str, ...]] = []  # per record: title/name (first rank)
+        self._keys: list[tuple[str, ...]] = []  # per record: permalink, stem, path... (second rank)
+        self._names_cf: dict[str, int | list[int]] = {}
+        self._keys_cf: dict[str, int | list[int]] = {}
         self._by_source: dict[str, str] = {}  # source path → target
-        self._stem_count: dict[str, int] = {}
-        self._targets: set[str] = set()
-        self._stem_ready = False
+        self._shared_stems: set[str] | None = None
 
     def add_record(self, target: str, names: Iterable[str], keys: Iterable[str], source_path: str) -> None:
-        self._targets.add(target)
+        rid = len(self._targets)
+        names = names if isinstance(names, tuple) else tuple(names)
+        keys = keys if isinstance(keys, tuple) else tuple(keys)
+        self._targets.append(target)
+        self._names.append(names)
+        self._keys.append(keys)
         self._by_source[source_path] = target
+        folded: dict[str, str] = {}  # share one folded string among this record's equal names and keys
         for name in names:
-            _push(self._names, name, target)
-            _push(self._names_cf, name.casefold(), target)
+            if name.strip():  # keys are kept verbatim: MCP names differing by spaces are distinct
+                _add(self._names_cf, folded.setdefault(name.casefold(), _fold(name)), rid)
         for key in keys:
-            _push(self._keys, key, target)
-            _push(self._keys_cf, key.casefold(), target)
+            if key.strip():
+                _add(self._keys_cf, folded.setdefault(key.casefold(), _fold(key)), rid)
 
     def target_of_source(self, source_path: str) -> str | None:
         return self._by_source.get(source_path)
+
+    def _exact(self, table: dict[str, int | list[int]], texts: list[tuple[str, ...]], text: str) -> list[str]:
+        return [self._targets[r] for r in _rids(table.get(text.casefold())) if text in texts[r]]
+
+    def _folded(self, table: dict[str, int | list[int]], folded: str) -> list[str]:
+        return [self._targets[r] for r in _rids(table.get(folded))]
 
     def resolve(self, text: str, scope: str = "") -> Resolution:
         """Resolve a link's note part; among several imported notes, one under ``scope`` wins."""
@@ -183,41 +252,44 @@ class Resolver:
         low = t.lower()
         if low.endswith(".md"):
             t = t[:-3]
-        for table, key in (
-            (self._names, text),
-            (self._names, t),
-            (self._keys, t),
-            (self._names_cf, t.casefold()),
-            (self._keys_cf, t.casefold()),
-        ):
-            hits = table.get(key)
-            if hits:
-                if len(hits) == 1:
-                    return Resolution("resolved", hits[0])
-                uniq = sorted(set(hits))
-                if len(uniq) > 1 and scope:
-                    scoped = [h for h in uniq if h.startswith(scope)]
-                    if len(scoped) == 1:
-                        uniq = scoped
-                if len(uniq) == 1:
-                    return Resolution("resolved", uniq[0])
-                return Resolution(
-                    "ambiguous",
-                    reason=f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
-                )
+        folded = t.casefold()
+        found = self._exact(self._names_cf, self._names, text)
+        if not found:
+            found = self._exact(self._names_cf, self._names, t)
+        if not found:
+            found = self._exact(self._keys_cf, self._keys, t)
+        if not found:
+            found = self._folded(self._names_cf, folded)
+        if not found:
+            found = self._folded(self._keys_cf, folded)
+        if found:
+            if len(found) == 1:
+                return Resolution("resolved", found[0])
+            uniq = sorted(set(found))
+            if len(uniq) > 1 and scope:
+                scoped = [h for h in uniq if h.startswith(scope)]
+                if len(scoped) == 1:
+                    uniq = scoped
+            if len(uniq) == 1:
+                return Resolution("resolved", uniq[0])
+            return Resolution(
+                "ambiguous",
+                reason=f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
+            )
         return self._resolve_vault(t)
 
     def _resolve_vault(self, t: str) -> Resolution:
         cf = t.casefold()
+        vault = self.vault
         if "/" in t:
-            hits = [p for p in self.vault.folded.get(cf + ".md", []) if not self._owned(p)]
-            hits += [p for p in self.vault.folded.get(cf, []) if not self._owned(p)]
+            hits = [p for p in vault.with_path(cf + ".md") if not self._owned(p)]
+            hits += [p for p in vault.with_path(cf) if not self._owned(p)]
         else:
-            hits = [p for p in self.vault.by_stem.get(cf, []) if not self._owned(p)]
+            hits = [p for p in vault.with_stem(cf) if not self._owned(p)]
             if not hits:
-                hits = [p for p in self.vault.by_name.get(cf, []) if not self._owned(p)]
+                hits = [p for p in vault.with_name(cf) if not self._owned(p)]
         if not hits:
-            hits = [p for p in self.vault.titles(self._owned).get(cf, [])]
+            hits = [p for p in vault.titles(self._owned).get(cf, [])]
         uniq = sorted(set(hits))
         if len(uniq) == 1:
             return Resolution("resolved", uniq[0])
@@ -229,31 +301,43 @@ class Resolver:
 
     def link_name(self, target: str) -> str:
         """The shortest text Obsidian resolves to ``target``: its stem, or its path if the stem is shared."""
-        if not self._stem_ready:
-            counts: dict[str, int] = {}
-            for rel in self.vault.files | self._targets:
-                key = note_stem(rel).casefold() if is_note_name(rel) else rel.rsplit("/", 1)[-1].casefold()
-                counts[key] = counts.get(key, 0) + 1
-            self._stem_count = counts
-            self._stem_ready = True
+        if self._shared_stems is None:
+            self._shared_stems = self._find_shared_stems()
         if is_note_name(target):
             stem = note_stem(target)
-            if self._stem_count.get(stem.casefold(), 0) <= 1:
-                return stem
-            return without_ext(target)
+            return stem if stem.casefold() not in self._shared_stems else without_ext(target)
         name = target.rsplit("/", 1)[-1]
-        return name if self._stem_count.get(name.casefold(), 0) <= 1 else target
+        return name if name.casefold() not in self._shared_stems else target
+
+    def _find_shared_stems(self) -> set[str]:
+        """Casefolded stems (notes) and names (attachments) of more than one vault or imported file."""
+        seen: set[str] = set()
+        shared: set[str] = set()
+        vault = self.vault
+        for rel in itertools.chain(vault.files(), (t for t in self._targets if t not in vault)):
+            key = note_stem(rel).casefold() if is_note_name(rel) else rel.rsplit("/", 1)[-1].casefold()
+            if key in seen:
+                shared.add(key)
+            else:
+                seen.add(key)
+        return shared
 
 
-def _push(table: dict[str, list[str]], key: str, value: str) -> None:
-    # Keys are kept verbatim: MCP entity names differing only by surrounding spaces are distinct.
-    if not key.strip():
-        return
-    lst = table.get(key)
-    if lst is None:
-        table[key] = [value]
-    elif value not in lst:
-        lst.append(value)
+def _add(table: dict[str, int | list[int]], key: str, rid: int) -> None:
+    cur = table.get(key)
+    if cur is None:
+        table[key] = rid
+    elif isinstance(cur, int):
+        if cur != rid:
+            table[key] = [cur, rid]
+    elif cur[-1] != rid:  # a record adds all its keys at once, so a repeat is always the last one
+        cur.append(rid)
+
+
+def _rids(value: int | list[int] | None) -> list[int] | tuple[int, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, int) else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pathspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, observation_text, spec_matcher
 from shardpy.importers.bm_grammar import observation_texts, observations
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
+from shardpy.importers.links import Resolver, VaultIndex, is_note_name, note_stem, without_ext
 from shardpy.importers.markdown import find_wikilinks, markdown_it_blocks, strip_code_spans
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
@@ -271,3 +274,136 @@ OBS_PIECES += [
 def test_observation_texts_equal_parsed_observations(body: str) -> None:
     blocks = markdown_it_blocks(body)
     assert observation_texts(blocks) == [observation_text(o) for o in observations(blocks)]
+
+
+# --- the compact link resolver vs the dict-of-lists one it replaced ----------------------------
+
+
+class _ReferenceResolver:
+    """The former resolver: exact and casefolded tables of target lists (import part only)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, list[str]] = {}
+        self.keys: dict[str, list[str]] = {}
+        self.names_cf: dict[str, list[str]] = {}
+        self.keys_cf: dict[str, list[str]] = {}
+
+    @staticmethod
+    def _push(table: dict[str, list[str]], key: str, value: str) -> None:
+        if not key.strip():
+            return
+        lst = table.setdefault(key, [])
+        if value not in lst:
+            lst.append(value)
+
+    def add(self, target: str, names: tuple[str, ...], keys: tuple[str, ...]) -> None:
+        for n in names:
+            self._push(self.names, n, target)
+            self._push(self.names_cf, n.casefold(), target)
+        for k in keys:
+            self._push(self.keys, k, target)
+            self._push(self.keys_cf, k.casefold(), target)
+
+    def resolve(self, text: str, scope: str) -> tuple[str, str | None, str] | None:
+        t = text.strip()
+        if not t:
+            return ("unresolved", None, "empty link")
+        if t.lower().endswith(".md"):
+            t = t[:-3]
+        for table, key in (
+            (self.names, text),
+            (self.names, t),
+            (self.keys, t),
+            (self.names_cf, t.casefold()),
+            (self.keys_cf, t.casefold()),
+        ):
+            hits = table.get(key)
+            if hits:
+                uniq = sorted(set(hits))
+                if len(uniq) > 1 and scope:
+                    scoped = [h for h in uniq if h.startswith(scope)]
+                    if len(scoped) == 1:
+                        uniq = scoped
+                if len(uniq) == 1:
+                    return ("resolved", uniq[0], "")
+                return (
+                    "ambiguous",
+                    None,
+                    f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
+                )
+        return None  # the vault's turn (same code in both)
+
+
+WORDS = [
+    "Alpha",
+    "alpha",
+    "ALPHA",
+    " Alpha",
+    "Alpha ",
+    "Beta",
+    "beta.md",
+    "Straße",
+    "STRASSE",
+    "a/b",
+    "A/B",
+    " ",
+    "",
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(WORDS), max_size=2), st.lists(st.sampled_from(WORDS), max_size=3)),
+        max_size=6,
+    ),
+    st.lists(st.sampled_from([*WORDS, "Alpha.md", "alpha.MD", " beta "]), min_size=1, max_size=6),
+    st.sampled_from(["", "n0/", "n1/"]),
+)
+def test_compact_resolver_equals_the_reference(
+    records: list[tuple[list[str], list[str]]], queries: list[str], scope: str
+) -> None:
+    ref = _ReferenceResolver()
+    res = Resolver(VaultIndex(Path("/nonexistent")), lambda _: False)
+    for i, (names, keys) in enumerate(records):
+        target = f"n{i}/note {i}.md"
+        ref.add(target, tuple(names), tuple(keys))
+        res.add_record(target, tuple(names), tuple(keys), f"src{i}.md")
+    for q in queries:
+        want = ref.resolve(q, scope)
+        if want is None:
+            continue
+        got = res.resolve(q, scope)
+        assert (got.status, got.target, got.reason) == want, q
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["A.md", "a.md", "x/A.md", "x/b.md", "img.png", "x/IMG.png", "A", "c.md"]), max_size=5
+    ),
+    st.lists(
+        st.sampled_from(["n/A.md", "n/b.md", "n/img.png", "n/d.md", "x/b.md"]),
+        min_size=1,
+        max_size=4,
+        unique=True,
+    ),
+)
+def test_link_names_equal_the_counting_reference(vault_files: list[str], targets: list[str]) -> None:
+    vault = VaultIndex(Path("/nonexistent"))
+    for rel in vault_files:
+        vault.add(rel)
+    res = Resolver(vault, set(targets).__contains__)
+    for i, target in enumerate(targets):
+        res.add_record(target, (f"t{i}",), (), f"s{i}")
+    counts: dict[str, int] = {}
+    for rel in set(vault_files) | set(targets):
+        key = note_stem(rel).casefold() if is_note_name(rel) else rel.rsplit("/", 1)[-1].casefold()
+        counts[key] = counts.get(key, 0) + 1
+    for target in targets:
+        if is_note_name(target):
+            want = note_stem(target) if counts[note_stem(target).casefold()] <= 1 else without_ext(target)
+        else:
+            name = target.rsplit("/", 1)[-1]
+            want = name if counts[name.casefold()] <= 1 else target
+        assert res.link_name(target) == want
