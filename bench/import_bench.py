@@ -1,9 +1,18 @@
 """Benchmark `shardpy import --from basic-memory` on generated projects.
 
-Prints, for each size: dry-run and apply notes per second (wall clock of the
-whole command in a fresh child process, output sent to /dev/null) and each
-child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``). Targets: apply
->= 2,000 notes/s, dry-run >= 10,000 notes/s, peak RSS < 300 MB at 100,000.
+For each size: a dry run, an --apply into an empty vault, and a second
+--apply with everything unchanged, each as the whole command in a fresh
+child process (output to /dev/null). Prints notes per second (wall clock of
+the child process, start-up included) and peak memory:
+
+- ``*_peak_rss_mb``: the command's own process (``ru_maxrss``);
+- ``*_peak_pss_total_mb``: the largest sum, sampled every 20 ms, of the
+  proportional set size of the command and every process it started (its
+  planning workers share most pages with it; PSS counts a shared page once
+  in total, so this is the memory the import really used); Linux only.
+
+Targets (the import issue): apply >= 2,000 notes/s, dry run >= 10,000
+notes/s, peak memory < 300 MB at 100,000 notes.
 
     python bench/import_bench.py [SIZE ...]      (default: 20000 100000)
 """
@@ -12,11 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,23 +58,68 @@ def generate(root: Path, count: int) -> None:
         p.write_text(text, encoding="utf-8")
 
 
-def run(args: list[str]) -> tuple[float, float, int]:
-    """(wall seconds of the child, seconds inside main(), peak RSS MB)."""
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc)."""
+    out = [pid]
+    i = 0
+    while i < len(out):
+        try:
+            with open(f"/proc/{out[i]}/task/{out[i]}/children") as fh:
+                out.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass
+        i += 1
+    return out
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Sampler(threading.Thread):
+    """Peak total PSS of a process tree, sampled until stopped."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_kb = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            total = sum(_pss_kb(p) for p in _tree(self.pid))
+            self.peak_kb = max(self.peak_kb, total)
+            self.stop.wait(0.02)
+
+
+def run(args: list[str]) -> tuple[float, int, int]:
+    """(wall seconds of the child, its peak RSS MB, peak total PSS MB of its process tree)."""
     start = time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
     )
+    sampler = Sampler(proc.pid)
+    sampler.start()
+    _, err = proc.communicate()
     wall = time.perf_counter() - start
-    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("BENCH ")]
-    if proc.returncode not in (0,) or not line:
-        raise SystemExit(f"child failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    _, inner, rss_kb = line[-1].split()
-    return wall, float(inner), int(rss_kb) // 1024
+    sampler.stop.set()
+    sampler.join()
+    line = [ln for ln in err.splitlines() if ln.startswith("BENCH ")]
+    if proc.returncode != 0 or not line:
+        raise SystemExit(f"child failed ({proc.returncode}): {err[-2000:]}")
+    _, _, rss_kb = line[-1].split()
+    return wall, int(rss_kb) // 1024, sampler.peak_kb // 1024
 
 
 def bench(count: int, work: Path) -> dict[str, float | int]:
@@ -76,35 +130,38 @@ def bench(count: int, work: Path) -> dict[str, float | int]:
     gen = time.perf_counter() - t
     vault.mkdir()
     base = ["import", "--from", "basic-memory", str(src), str(vault)]
-    dry_wall, _, dry_rss = run(base)
-    apply_wall, _, apply_rss = run([*base, "--apply"])
-    again_wall, _, again_rss = run([*base, "--apply"])
+    out: dict[str, float | int] = {"notes": count, "generate_s": round(gen, 1)}
+    for label, args in (("dry_run", base), ("apply", [*base, "--apply"]), ("rerun", [*base, "--apply"])):
+        wall, rss, pss = run(args)
+        out[f"{label}_s"] = round(wall, 2)
+        out[f"{label}_notes_per_s"] = round(count / wall)
+        out[f"{label}_peak_rss_mb"] = rss
+        out[f"{label}_peak_pss_total_mb"] = pss
     written = sum(1 for _ in (vault / "memories").rglob("*.md"))
     assert written == count, (written, count)
-    return {
-        "notes": count,
-        "generate_s": round(gen, 1),
-        "dry_run_s": round(dry_wall, 2),
-        "dry_run_notes_per_s": round(count / dry_wall),
-        "dry_run_peak_rss_mb": dry_rss,
-        "apply_s": round(apply_wall, 2),
-        "apply_notes_per_s": round(count / apply_wall),
-        "apply_peak_rss_mb": apply_rss,
-        "rerun_unchanged_s": round(again_wall, 2),
-        "rerun_notes_per_s": round(count / again_wall),
-        "rerun_peak_rss_mb": again_rss,
-    }
+    return out
 
 
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [20_000, 100_000]
     work = Path(tempfile.mkdtemp(prefix="shardpy-import-bench-"))
+    results = []
     try:
         for n in sizes:
-            print(json.dumps(bench(n, work)), flush=True)
+            result = bench(n, work)
+            results.append(result)
+            print(json.dumps(result), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    _ = resource  # the children measure themselves
+    print()
+    head = ("notes", "run", "seconds", "notes/s", "peak RSS MB", "peak PSS total MB")
+    print(f"{head[0]:>7}  {head[1]:<8} {head[2]:>8} {head[3]:>8} {head[4]:>12} {head[5]:>18}")
+    for r in results:
+        for label in ("dry_run", "apply", "rerun"):
+            print(
+                f"{r['notes']:>7}  {label:<8} {r[f'{label}_s']:>8} {r[f'{label}_notes_per_s']:>8}"
+                f" {r[f'{label}_peak_rss_mb']:>12} {r[f'{label}_peak_pss_total_mb']:>18}"
+            )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import sqlite3
 import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,8 +139,7 @@ class Journal:
     def seal(self, plan: Plan) -> None:
         """Make the plan and every step durable; from here on the run is resumable."""
         self.conn.commit()
-        data = json.dumps(plan.to_dict(), ensure_ascii=False, indent=1).encode("utf-8")
-        fsutil.atomic_write(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", data)
+        _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan.json_chunks())
         self.set_meta("state", "applying")
 
     def close(self) -> None:
@@ -149,6 +148,25 @@ class Journal:
     def counts(self) -> tuple[int, int]:
         total, done = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(done), 0) FROM steps").fetchone()
         return int(total), int(done)
+
+
+def _write_stream(vault: Path, rel: str, chunks: Iterator[str]) -> None:
+    """Write text chunk by chunk to ``vault/rel``, atomically and durably (temporary file, fsync, rename)."""
+    target = safe_target(vault, rel)
+    tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with open(fd, "w", encoding="utf-8", newline="") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_path(target.parent)
 
 
 def incomplete_runs(vault: Path) -> list[tuple[str, str]]:

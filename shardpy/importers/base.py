@@ -18,6 +18,7 @@ whole run:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from shardpy.importers.ledger import Entry, Ledger
+from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import LinkUse, Resolver, VaultIndex
 from shardpy.importers.walk import Skipped
 
@@ -187,7 +188,8 @@ class Plan:
             f"{lc['unresolved']} unresolved; {len(self.skipped)} skipped file(s)"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, rows: bool = True) -> dict[str, Any]:
+        """The plan as ``--json`` prints it (``rows=False``: the notes and links lists left empty)."""
         return {
             "dry_run": self.dry_run,
             "run_id": self.run_id,
@@ -197,31 +199,8 @@ class Plan:
             "into": self.into,
             "imported_at": self.imported_at,
             "on_conflict": self.on_conflict,
-            "notes": [
-                {
-                    "action": r.action,
-                    "kind": r.kind,
-                    "type": r.type,
-                    "name": r.name,
-                    "source_path": r.source_path,
-                    "vault_path": r.vault_path,
-                    "observations_added": r.observations,
-                    "detail": r.detail,
-                    "warnings": list(r.warnings),
-                }
-                for r in self.notes
-            ],
-            "links": [
-                {
-                    "source_path": lr.source_path,
-                    "text": lr.text,
-                    "status": lr.status,
-                    "target": lr.target,
-                    "reason": lr.reason,
-                    "rewritten": lr.rewritten,
-                }
-                for lr in self.links
-            ],
+            "notes": [_note_dict(r) for r in self.notes] if rows else [],
+            "links": [_link_dict(lr) for lr in self.links] if rows else [],
             "skipped": [{"source_path": s.source_path, "reason": s.reason} for s in self.skipped],
             "notices": [{"source_path": n.source_path, "message": n.message} for n in self.notices],
             "no_longer_in_source": [{"source_path": s, "vault_path": v} for s, v in self.gone],
@@ -236,6 +215,63 @@ class Plan:
                 ),
             },
         }
+
+    def json_chunks(self) -> Iterator[str]:
+        """``to_dict()`` as JSON text, piece by piece: the notes and links are never all in one object.
+
+        One note or link per line (C-speed encoding); the object equals ``to_dict()``.
+        """
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        head = self.to_dict(rows=False)
+        for i, (key, value) in enumerate(head.items()):
+            yield ("{\n" if i == 0 else ",\n") + encode(key) + ": "
+            if key == "notes":
+                yield from _json_array(encode, map(_note_dict, self.notes))
+            elif key == "links":
+                yield from _json_array(encode, map(_link_dict, self.links))
+            else:
+                yield encode(value)
+        yield "\n}\n"
+
+
+def _note_dict(r: NoteRow) -> dict[str, Any]:
+    return {
+        "action": r.action,
+        "kind": r.kind,
+        "type": r.type,
+        "name": r.name,
+        "source_path": r.source_path,
+        "vault_path": r.vault_path,
+        "observations_added": r.observations,
+        "detail": r.detail,
+        "warnings": list(r.warnings),
+    }
+
+
+def _link_dict(lr: LinkRow) -> dict[str, Any]:
+    return {
+        "source_path": lr.source_path,
+        "text": lr.text,
+        "status": lr.status,
+        "target": lr.target,
+        "reason": lr.reason,
+        "rewritten": lr.rewritten,
+    }
+
+
+def _json_array(encode: Callable[[Any], str], items: Iterator[dict[str, Any]]) -> Iterator[str]:
+    yield "["
+    batch: list[str] = []
+    first = True
+    for item in items:
+        batch.append(encode(item))
+        if len(batch) == 1024:
+            yield ("\n" if first else ",\n") + ",\n".join(batch)
+            first = False
+            batch.clear()
+    if batch:
+        yield ("\n" if first else ",\n") + ",\n".join(batch)
+    yield "]"
 
 
 @dataclass(slots=True)
@@ -311,20 +347,25 @@ def claim_targets(
     into: str,
     ledger: Ledger,
     vault: VaultIndex,
+    known: dict[str, str] | None = None,
 ) -> tuple[list[Record], list[NoteRow]]:
     """Give each record its vault path; return (records that own a path, collision rows).
 
     A record imported before keeps the path it was written to (a later title
     change does not move the user's note). New records take their wanted path
     unless another record of this import, an earlier import of another source,
-    or (case-insensitively) another file already holds it.
+    or (case-insensitively) another file already holds it. ``known`` (source
+    path → vault path of this format and folder's records) spares one ledger
+    query per record.
     """
-    entries: dict[int, Entry] = {}
+    if known is None:
+        known = dict(ledger.keys(fmt, into))
+    entries: set[int] = set()
     for i, rec in enumerate(records):
-        entry = ledger.get(fmt, into, rec.source_path)
-        if entry is not None:
-            entries[i] = entry
-            rec.target = entry.target
+        target = known.get(rec.source_path)
+        if target is not None:
+            entries.add(i)
+            rec.target = target
         else:
             ext = ".md" if rec.kind == "note" else ""
             rec.target = _join(into, rec.folder, rec.stem + ext)
@@ -411,11 +452,14 @@ def build_plan(
         if progress is not None and n % 256 == 0:
             progress("scan", n, None)
     vindex = VaultIndex.walk(vault)
-    winners, collisions = claim_targets(records, fmt=fmt, into=opts.into, ledger=ledger, vault=vindex)
+    known = dict(ledger.keys(fmt, opts.into))
+    winners, collisions = claim_targets(
+        records, fmt=fmt, into=opts.into, ledger=ledger, vault=vindex, known=known
+    )
     del records
     present = {r.source_path for r in winners} | {c.source_path for c in collisions}
-    plan.gone = [(s, t) for s, t in ledger.keys(fmt, opts.into) if s not in present]
-    del present
+    plan.gone = [(s, t) for s, t in known.items() if s not in present]
+    del present, known
     planned = {r.target for r in winners}
     resolver = Resolver(vindex, planned.__contains__)
     for rec in winners:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +123,17 @@ def test_every_written_note_is_flushed_before_it_is_marked_done(
     assert out.applied is not None
     assert sorted(flushed) == sorted(r.vault_path for r in out.plan.notes if r.action == "create")
     assert out.applied.written == len(flushed)
+
+
+def test_plan_json_is_streamed_as_the_same_object(tmp_path: Path, bm_project: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    plan = do_import("basic-memory", bm_project, vault).plan
+    assert plan.notes and plan.links and plan.skipped
+    text = "".join(plan.json_chunks())
+    assert json.loads(text) == plan.to_dict()
+    out = do_import("basic-memory", bm_project, vault, apply=True)
+    written = json.loads(
+        (vault / ".shardmind/imports" / str(out.plan.run_id) / "plan.json").read_text("utf-8")
+    )
+    assert written == out.plan.to_dict()
