@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from shardpy.importers.ledger import Ledger
+from shardpy.importers.ledger import Entry, Ledger
 from shardpy.importers.links import LinkUse, Resolver, VaultIndex
 from shardpy.importers.walk import Skipped
 
@@ -84,6 +84,7 @@ class Built:
     observations: list[str]  # observation texts (for the "added" count)
     links: list[LinkUse]
     link_sig: str  # link decisions that shaped ``data`` (part of the render key)
+    recipe: str | None = None  # what the link decisions were computed from (Adapter.uses_from_recipe)
 
 
 class Adapter(Protocol):
@@ -138,6 +139,7 @@ class Step:
     source_hash: str
     render_key: str
     base_sha: str  # the pristine render, the next merge base
+    links: str | None = None  # the record's link recipe, kept in the import records
 
 
 class StepSink(Protocol):
@@ -557,7 +559,7 @@ class _Work:
 # A record's outcome as it travels from a worker: only what the parent's Record does not hold.
 # (action, observations, detail, ((link status, count), ...), rewritten links, link rows, step)
 # where step is None, True (a dry run: only counted) or
-# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes).
+# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes, link recipe).
 Outcome = tuple[str, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
 
 
@@ -566,7 +568,11 @@ def _pack(planned: Planned, keep_bytes: bool) -> Outcome:
     step: Any = None
     if planned.step is not None:
         st, new, pre, base = planned.step
-        step = (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base) if keep_bytes else True
+        step = (
+            (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base, st.links)
+            if keep_bytes
+            else True
+        )
     return (
         row.action,
         row.observations,
@@ -593,7 +599,7 @@ def _absorb(
     if step is not None:
         row.step = index
         if sink is not None:
-            pre_sha, new_sha, render_key, base_sha, new, pre, base = step
+            pre_sha, new_sha, render_key, base_sha, new, pre, base, links = step
             sink.add(
                 Step(
                     index,
@@ -606,6 +612,7 @@ def _absorb(
                     rec.source_hash,
                     render_key,
                     base_sha,
+                    links,
                 ),
                 new,
                 pre,
@@ -625,7 +632,7 @@ def _plan_all(work: _Work) -> Iterator[tuple[int, list[Outcome]]]:
     total = len(work.records)
     chunk = CHUNK
     bounds = [(lo, min(lo + chunk, total)) for lo in range(0, total, chunk)]
-    workers = _worker_count(work.opts, total)
+    workers = _worker_count(work.opts, total, shares_state=True)
     if workers <= 1:
         for lo, hi in bounds:
             yield _plan_chunk(work, lo, hi)
@@ -650,7 +657,21 @@ def _reopen_ledger(work: _Work) -> None:
 WORKERS_ENV = "SHARDPY_IMPORT_WORKERS"  # a number of worker processes; 1 keeps planning in one process
 
 
-def _worker_count(opts: PlanOptions, records: int) -> int:
+MEMORY_ENV = "SHARDPY_IMPORT_MEMORY_MB"  # memory budget of a planning run (default MEMORY_BUDGET_MB)
+MEMORY_BUDGET_MB = 300
+# A forked second-pass worker ends up owning about this share of its parent's memory: it touches
+# (and so copies) the records and the link tables it reads (measured: 0.55 at 100,000 notes).
+WORKER_COPY = 0.6
+
+
+def _worker_count(opts: PlanOptions, records: int, *, shares_state: bool = False) -> int:
+    """Worker processes for a pass over ``records`` items (1: stay in this process).
+
+    ``shares_state``: the workers inherit this process's planning state, so
+    each costs about ``WORKER_COPY`` of its memory; only as many are started
+    as keep the estimated total within the memory budget (speed is traded
+    for memory: at 100,000 notes the second pass stays in one process).
+    """
     if opts.workers is not None:
         return opts.workers
     forced = os.environ.get(WORKERS_ENV, "")
@@ -660,7 +681,54 @@ def _worker_count(opts: PlanOptions, records: int) -> int:
         return 1
     from shardpy.importers import parallel
 
-    return parallel.available_workers()
+    wanted = parallel.available_workers()
+    if not shares_state or wanted <= 1:
+        return wanted
+    rss = parallel.resident_bytes()
+    if rss is None:
+        return wanted
+    budget_mb = os.environ.get(MEMORY_ENV, "")
+    budget = (int(budget_mb) if budget_mb.isdigit() else MEMORY_BUDGET_MB) * 1024 * 1024
+    for workers in range(wanted, 1, -1):
+        if rss * (1 + WORKER_COPY * workers) <= budget:
+            return workers
+    return 1
+
+
+def _render_key(fmt: str, rec: Record, link_sig: str) -> str:
+    """Equal keys: the import would write the same note (the run's instant aside)."""
+    return sha256(f"{RENDER_VERSION}\0{fmt}\0{rec.source_hash}\0{rec.target}\0{link_sig}".encode())
+
+
+def _count_links(planned: Planned, rec: Record, uses: list[LinkUse], opts: PlanOptions) -> None:
+    statuses = planned.statuses
+    for use in uses:
+        statuses[use.status] = statuses.get(use.status, 0) + 1
+        if use.replacement is not None:
+            planned.rewritten += 1
+        if use.status != "resolved" or opts.keep_resolved_links:
+            planned.links.append(
+                LinkRow(rec.source_path, use.text, use.status, use.target, use.reason, use.replacement)
+            )
+
+
+def _unchanged_by_recipe(work: _Work, rec: Record, entry: Entry | None) -> list[LinkUse] | None:
+    """The record's link uses when its source and link decisions are those of its last import.
+
+    The import records keep each record's link recipe; with the same source
+    bytes (hash) the links are the same, so the adapter recomputes their
+    decisions from the recipe against this run's resolver, without reading
+    or parsing the note. Equal render keys then mean: unchanged.
+    """
+    if entry is None or entry.links is None or entry.source_hash != rec.source_hash:
+        return None
+    from_recipe = getattr(work.adapter, "uses_from_recipe", None)
+    if from_recipe is None:
+        return None
+    uses: list[LinkUse] | None = from_recipe(entry.links, rec, work.resolver)
+    if uses is None or _render_key(work.adapter.format, rec, link_signature(uses)) != entry.render_key:
+        return None
+    return uses
 
 
 def _plan_record(work: _Work, rec: Record) -> Planned:
@@ -669,6 +737,26 @@ def _plan_record(work: _Work, rec: Record) -> Planned:
     fmt = adapter.format
     row = NoteRow("error", rec.kind, rec.type, rec.name, rec.source_path, rec.target, 0, "", rec.warnings)
     planned = Planned(row, [], {}, 0)
+    entry = ledger.get(fmt, opts.into, rec.source_path)
+    same = _unchanged_by_recipe(work, rec, entry)
+    if same is not None and entry is not None:
+        # Unchanged source, unchanged link decisions: the note would render the same. Decided
+        # without reading the source again (a change since the first pass shows in the next run).
+        _count_links(planned, rec, same, opts)
+        parent_problem = _parents_ok(vault, rec.target, work.folders)
+        if parent_problem:
+            row.detail = f"cannot write here: {parent_problem}"
+            return planned
+        state, current, why = _read_vault_file(vault, rec.target)
+        if state == "bad":
+            row.detail = why
+            return planned
+        row.action = "unchanged"
+        if current is None:
+            row.detail = "deleted in the vault; not recreated"
+        elif (user := sha256(current)) != entry.written_sha and user != entry.base_sha:
+            row.detail = "edited in the vault; your edits are kept"
+        return planned
     try:
         built = adapter.build(rec, resolver, work.prov)
     except SourceChanged as exc:
@@ -677,18 +765,8 @@ def _plan_record(work: _Work, rec: Record) -> Planned:
     except OSError as exc:
         row.detail = f"cannot read the source: {exc.strerror or exc}"
         return planned
-    statuses = planned.statuses
-    for use in built.links:
-        statuses[use.status] = statuses.get(use.status, 0) + 1
-        if use.replacement is not None:
-            planned.rewritten += 1
-        if use.status != "resolved" or opts.keep_resolved_links:
-            planned.links.append(
-                LinkRow(rec.source_path, use.text, use.status, use.target, use.reason, use.replacement)
-            )
-    render_key = sha256(
-        f"{RENDER_VERSION}\0{fmt}\0{rec.source_hash}\0{rec.target}\0{built.link_sig}".encode()
-    )
+    _count_links(planned, rec, built.links, opts)
+    render_key = _render_key(fmt, rec, built.link_sig)
     new_sha = sha256(built.data)
     parent_problem = _parents_ok(vault, rec.target, work.folders)
     if parent_problem:
@@ -698,7 +776,6 @@ def _plan_record(work: _Work, rec: Record) -> Planned:
     if state == "bad":
         row.detail = why
         return planned
-    entry = ledger.get(fmt, opts.into, rec.source_path)
 
     def emit(action: str, data: bytes, pre: bytes | None, base: bytes, detail: str) -> None:
         row.action = action
@@ -714,6 +791,7 @@ def _plan_record(work: _Work, rec: Record) -> Planned:
             rec.source_hash,
             render_key,
             sha256(base),
+            built.recipe,
         )
         if work.keep_bytes:
             planned.step = (step, data, pre, base if base != data else None)

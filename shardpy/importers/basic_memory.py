@@ -8,12 +8,14 @@ Non-Markdown files are copied beside their notes. See docs/IMPORT.md.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from shardpy.importers.base import (
     Built,
@@ -27,7 +29,15 @@ from shardpy.importers.base import (
 )
 from shardpy.importers.bm_grammar import Observation, observation_texts
 from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
-from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
+from shardpy.importers.links import (
+    LinkUse,
+    Resolver,
+    is_note_name,
+    note_stem,
+    rewrite_body,
+    uses_from_recipe,
+    without_ext,
+)
 from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.names import sanitize_path_part, stem_for
 from shardpy.importers.walk import Found, Skipped, read_text, walk_source
@@ -224,7 +234,7 @@ class BasicMemoryAdapter:
                 data = fh.read()
             if sha256(data) != record.source_hash:
                 raise SourceChanged(record.source_path)
-            return Built(data, [], [], "")
+            return Built(data, [], [], "", "[]")
         loc: NoteLoc = record.locator
         raw, text, reason = read_text(self._prefix + record.source_path)
         if text is None or sha256(raw) != record.source_hash:
@@ -237,8 +247,15 @@ class BasicMemoryAdapter:
         blocks = inline_blocks(body)
         found = observation_texts(blocks)
         source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
+        recipe: list[list[Any]] = []
         new_body, uses = rewrite_body(
-            body, blocks, resolver, source_dir=source_dir, target=record.target, resolve_md_links=True
+            body,
+            blocks,
+            resolver,
+            source_dir=source_dir,
+            target=record.target,
+            resolve_md_links=True,
+            recipe=recipe,
         )
         updates: list[tuple[str, str | list[str]]] = []
         if _file_stem(record.target) != record.name:
@@ -258,7 +275,18 @@ class BasicMemoryAdapter:
         if fences is None and not body.startswith(("\n", "\r\n")):
             block += newline
         data = (block + new_body).encode("utf-8")
-        return Built(data, found, uses, link_signature(uses))
+        return Built(data, found, uses, link_signature(uses), json.dumps(recipe, ensure_ascii=False))
+
+    def uses_from_recipe(self, recipe: str, record: Record, resolver: Resolver) -> list[LinkUse] | None:
+        """The link uses ``build`` would compute for an unchanged note, from its stored recipe."""
+        if record.kind != "note":
+            return [] if recipe == "[]" else None
+        try:
+            items = json.loads(recipe)
+        except ValueError:
+            return None
+        source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
+        return uses_from_recipe(items, resolver, source_dir=source_dir, target=record.target)
 
     def observations_of(self, data: bytes) -> list[str]:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")

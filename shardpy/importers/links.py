@@ -19,6 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from shardpy.importers.markdown import InlineBlock, find_md_links, find_wikilinks, split_inner
 
@@ -377,8 +378,14 @@ def rewrite_body(
     target: str,
     resolve_md_links: bool,
     scope: str = "",
+    recipe: list[list[Any]] | None = None,
 ) -> tuple[str, list[LinkUse]]:
-    """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``."""
+    """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``.
+
+    ``recipe``, when given, receives what each link use was computed from
+    (``["w", raw, inner, embed]`` or ``["m", url]``, in order):
+    ``uses_from_recipe`` computes the same uses from it without the body.
+    """
     edits: list[tuple[int, int, str]] = []
     uses: list[LinkUse] = []
     for block in blocks:
@@ -386,25 +393,22 @@ def rewrite_body(
         if "[[" in segment:
             for link in find_wikilinks(segment):
                 raw = segment[link.start : link.end]
-                tgt = link.target
-                if "::" in tgt:
-                    uses.append(LinkUse(raw, tgt, "unresolved", None, "reference into another project", None))
-                    continue
-                res = resolver.resolve(tgt, scope)
-                replacement = None
-                if res.status == "resolved" and res.target is not None:
-                    replacement = rewrite_wikilink(link.inner, link.embed, resolver.link_name(res.target))
-                    if replacement is not None:
-                        edits.append((block.start + link.start, block.start + link.end, replacement))
-                uses.append(LinkUse(raw, tgt, res.status, res.target, res.reason, replacement))
+                use = _wiki_use(raw, link.inner, link.embed, resolver, scope)
+                if recipe is not None:
+                    recipe.append(["w", raw, link.inner, link.embed])
+                if use.replacement is not None:
+                    edits.append((block.start + link.start, block.start + link.end, use.replacement))
+                uses.append(use)
         if resolve_md_links and "](" in segment:
             for md in find_md_links(segment):
-                use = _md_link(md.url, resolver, source_dir, target)
-                if use is None:
+                md_use = _md_link(md.url, resolver, source_dir, target)
+                if md_use is None:
                     continue
-                if use.replacement is not None:
-                    edits.append((block.start + md.url_start, block.start + md.url_end, use.replacement))
-                uses.append(use)
+                if recipe is not None:
+                    recipe.append(["m", md.url])
+                if md_use.replacement is not None:
+                    edits.append((block.start + md.url_start, block.start + md.url_end, md_use.replacement))
+                uses.append(md_use)
     if not edits:
         return body, uses
     edits.sort()
@@ -416,6 +420,32 @@ def rewrite_body(
         last = e
     parts.append(body[last:])
     return "".join(parts), uses
+
+
+def _wiki_use(raw: str, inner: str, embed: bool, resolver: Resolver, scope: str) -> LinkUse:
+    tgt = split_inner(inner)[0]
+    if "::" in tgt:
+        return LinkUse(raw, tgt, "unresolved", None, "reference into another project", None)
+    res = resolver.resolve(tgt, scope)
+    replacement = None
+    if res.status == "resolved" and res.target is not None:
+        replacement = rewrite_wikilink(inner, embed, resolver.link_name(res.target))
+    return LinkUse(raw, tgt, res.status, res.target, res.reason, replacement)
+
+
+def uses_from_recipe(
+    recipe: list[list[Any]], resolver: Resolver, *, source_dir: str, target: str, scope: str = ""
+) -> list[LinkUse]:
+    """The link uses ``rewrite_body`` computed when it recorded ``recipe`` (same resolver, same uses)."""
+    uses: list[LinkUse] = []
+    for item in recipe:
+        if item[0] == "w":
+            uses.append(_wiki_use(item[1], item[2], bool(item[3]), resolver, scope))
+        else:
+            use = _md_link(item[1], resolver, source_dir, target)
+            if use is not None:
+                uses.append(use)
+    return uses
 
 
 def _md_link(url: str, resolver: Resolver, source_dir: str, target: str) -> LinkUse | None:

@@ -41,6 +41,16 @@ def available_workers() -> int:
     return max(1, min(cpus, MAX_WORKERS))
 
 
+def resident_bytes() -> int | None:
+    """This process's resident memory now (Linux), or None."""
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
 def run_chunks(
     work: W,
     bounds: list[tuple[int, int]],

@@ -111,3 +111,25 @@ def test_a_worker_closes_inherited_folder_descriptors(tmp_path: Path) -> None:
     fcntl.flock(folder_fd, fcntl.LOCK_UN)
     os.close(folder_fd)
     assert answer == b"closed"
+
+
+@pytest.mark.parametrize(
+    ("rss_mb", "budget", "expected"),
+    [(60, None, 2), (120, None, 2), (150, None, 1), (190, None, 1), (190, "1000", 2), (50, "10", 1)],
+)
+def test_second_pass_workers_fit_the_memory_budget(
+    monkeypatch: pytest.MonkeyPatch, rss_mb: int, budget: str | None, expected: int
+) -> None:
+    from shardpy.importers import base
+
+    monkeypatch.delenv(base.WORKERS_ENV, raising=False)
+    if budget is None:
+        monkeypatch.delenv(base.MEMORY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(base.MEMORY_ENV, budget)
+    monkeypatch.setattr(parallel, "available_workers", lambda: 2)
+    monkeypatch.setattr(parallel, "resident_bytes", lambda: rss_mb * 1024 * 1024)
+    opts = PlanOptions(into="x", imported_at="t")
+    assert base._worker_count(opts, 50_000, shares_state=True) == expected
+    assert base._worker_count(opts, 50_000) == 2  # reading the source shares no planning state
+    assert base._worker_count(opts, 100) == 1  # too few records to pay for forking
