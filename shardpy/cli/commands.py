@@ -293,3 +293,4 @@ def run() -> None:
 
 
 import_cmd.register(app)
+
