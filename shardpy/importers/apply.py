@@ -27,6 +27,7 @@ import secrets
 import sqlite3
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -597,7 +598,8 @@ def _do_step(
         if current != pre_sha and not (resuming and data is not None and _truncated(data, new)):
             return "changed", []
         if action == "conflict" and pre is not None:
-            fsutil.atomic_write(vault, f"{IMPORTS_DIR}/{run_id}/backups/{target}", pre)
+            with _BACKUPS:  # backup folders are made here, by whichever writer thread comes first
+                fsutil.atomic_write(vault, f"{IMPORTS_DIR}/{run_id}/backups/{target}", pre)
         # Not durable yet: execute() flushes the batch before marking the step done.
         created = atomic_write(vault, target, new, durable=False, folder_fd=folder_fd)
         return "written", created
@@ -605,6 +607,9 @@ def _do_step(
         return f"error: [{exc.code}] {exc.message}", []
     except OSError as exc:
         return f"error: {exc.strerror or exc}", []
+
+
+_BACKUPS = threading.Lock()
 
 
 def _truncated_step(conn: sqlite3.Connection, idx: int, data: bytes) -> bool:

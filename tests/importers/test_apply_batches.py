@@ -11,7 +11,7 @@ import pytest
 from shardpy.importers import apply as apply_mod
 from shardpy.importers import service
 from shardpy.importers.apply import incomplete_runs
-from shardpy.importers.service import abandon_run, resume
+from shardpy.importers.service import abandon_run, merge_function, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
 from tests.importers.helpers import do_import
 
@@ -137,3 +137,24 @@ def test_plan_json_is_streamed_as_the_same_object(tmp_path: Path, bm_project: Pa
         (vault / ".shardmind/imports" / str(out.plan.run_id) / "plan.json").read_text("utf-8")
     )
     assert written == out.plan.to_dict()
+
+
+@pytest.mark.skipif(merge_function() is None, reason="needs the three-way merge")
+def test_many_conflicts_in_one_folder_are_all_backed_up(tmp_path: Path) -> None:
+    """Writer threads back up replaced notes of one folder at the same time without tripping."""
+    src = tmp_path / "src"
+    (src / "one").mkdir(parents=True)
+    for i in range(24):
+        (src / "one" / f"n{i}.md").write_text(f"---\ntitle: N {i}\n---\n\nline {i}\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    do_import("basic-memory", src, vault, apply=True)
+    for i in range(24):
+        (src / "one" / f"n{i}.md").write_text(f"---\ntitle: N {i}\n---\n\nsource {i}\n", encoding="utf-8")
+        note = vault / "memories/basic-memory/one" / f"N {i}.md"
+        note.write_text(note.read_text("utf-8").replace(f"line {i}", f"mine {i}"), encoding="utf-8")
+    out = do_import("basic-memory", src, vault, apply=True, on_conflict="theirs")
+    assert out.applied is not None and out.applied.errors == [] and out.applied.written == 24
+    backups = list((vault / ".shardmind/imports" / str(out.plan.run_id) / "backups").rglob("*.md"))
+    assert len(backups) == 24
+    assert all("mine" in p.read_text("utf-8") for p in backups)
