@@ -39,7 +39,7 @@ from shardpy import fsutil
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import TMP_MARK, make_parents, prune_empty_dirs, remove_file, safe_target
 from shardpy.importers.base import Plan, Step, sha256
-from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, add_missing_columns, ledger_path
+from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
 
 JOURNAL_NAME = "journal.sqlite3"
 PLAN_NAME = "plan.json"
@@ -67,8 +67,7 @@ CREATE TABLE IF NOT EXISTS steps (
   base BLOB,
   done INTEGER NOT NULL DEFAULT 0,
   outcome TEXT,
-  created_dirs TEXT,
-  links TEXT
+  created_dirs TEXT
 );
 """
 
@@ -120,7 +119,7 @@ class Journal:
     def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
         self.conn.execute(
             "INSERT INTO steps (idx, action, kind, source_path, target, pre_sha, new_sha, source_hash,"
-            " render_key, base_sha, new, pre, base, links) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " render_key, base_sha, new, pre, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 step.index,
                 step.action,
@@ -135,7 +134,6 @@ class Journal:
                 new,
                 pre,
                 base,
-                step.links,
             ),
         )
 
@@ -629,20 +627,17 @@ def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
     lpath.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.closing(sqlite3.connect(lpath)) as lconn:
         lconn.executescript(SCHEMA)
-        add_missing_columns(lconn)
         lconn.commit()
     conn = journal.conn
     conn.create_function("casefold", 1, str.casefold, deterministic=True)
-    # A run journaled by a version without link recipes records none (the next run reads the bodies).
-    links = "links" if any(r[1] == "links" for r in conn.execute("PRAGMA table_info(steps)")) else "NULL"
     conn.execute("ATTACH DATABASE ? AS ledger", (str(lpath),))
     try:
         conn.execute(
             "INSERT OR REPLACE INTO ledger.records (format, into_dir, source_path, kind, target, target_cf,"
-            " source_hash, render_key, base_sha, base, written_sha, written, run_id, updated_at, links)"
+            " source_hash, render_key, base_sha, base, written_sha, written, run_id, updated_at)"
             " SELECT ?, ?, source_path, kind, target, casefold(target), source_hash, render_key, base_sha,"
             " CASE WHEN kind = 'note' THEN COALESCE(base, new) END, new_sha,"
-            f" CASE WHEN base IS NOT NULL THEN new END, ?, ?, {links}"
+            " CASE WHEN base IS NOT NULL THEN new END, ?, ?"
             " FROM steps WHERE outcome IN ('written', 'already')",
             (fmt, into, journal.run_id, now),
         )

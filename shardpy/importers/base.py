@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from shardpy.importers.ledger import Entry, Ledger
+from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import LinkUse, Resolver, VaultIndex
 from shardpy.importers.walk import Skipped
 
@@ -62,6 +62,7 @@ class Record:
     warnings: tuple[str, ...] = ()
     target: str = ""  # vault path, set when paths are claimed
     renamed: bool = False  # file name differs from the name (the name goes to aliases)
+    prepared: Any = None  # adapter data found while reading (basic-memory: observation count, links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,10 @@ class Built:
     observations: list[str]  # observation texts (for the "added" count)
     links: list[LinkUse]
     link_sig: str  # link decisions that shaped ``data`` (part of the render key)
-    recipe: str | None = None  # what the link decisions were computed from (Adapter.uses_from_recipe)
+
+    @property
+    def observation_count(self) -> int:
+        return len(self.observations)
 
 
 class Adapter(Protocol):
@@ -139,7 +143,6 @@ class Step:
     source_hash: str
     render_key: str
     base_sha: str  # the pristine render, the next merge base
-    links: str | None = None  # the record's link recipe, kept in the import records
 
 
 class StepSink(Protocol):
@@ -539,7 +542,8 @@ class Planned:
     links: list[LinkRow]  # rows for the plan's link table
     statuses: dict[str, int]  # link status → count
     rewritten: int
-    step: tuple[Step, bytes | None, bytes | None, bytes | None] | None = None  # bytes only with a sink
+    # (step, new, pre, base) with a sink; _COUNTED in a dry run (the step is only counted)
+    step: tuple[Step, bytes, bytes | None, bytes | None] | tuple[None, None, None, None] | None = None
 
 
 @dataclass(slots=True)
@@ -559,7 +563,7 @@ class _Work:
 # A record's outcome as it travels from a worker: only what the parent's Record does not hold.
 # (action, observations, detail, ((link status, count), ...), rewritten links, link rows, step)
 # where step is None, True (a dry run: only counted) or
-# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes, link recipe).
+# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes).
 Outcome = tuple[str, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
 
 
@@ -568,11 +572,7 @@ def _pack(planned: Planned, keep_bytes: bool) -> Outcome:
     step: Any = None
     if planned.step is not None:
         st, new, pre, base = planned.step
-        step = (
-            (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base, st.links)
-            if keep_bytes
-            else True
-        )
+        step = True if st is None else (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base)
     return (
         row.action,
         row.observations,
@@ -599,7 +599,7 @@ def _absorb(
     if step is not None:
         row.step = index
         if sink is not None:
-            pre_sha, new_sha, render_key, base_sha, new, pre, base, links = step
+            pre_sha, new_sha, render_key, base_sha, new, pre, base = step
             sink.add(
                 Step(
                     index,
@@ -612,7 +612,6 @@ def _absorb(
                     rec.source_hash,
                     render_key,
                     base_sha,
-                    links,
                 ),
                 new,
                 pre,
@@ -712,74 +711,72 @@ def _count_links(planned: Planned, rec: Record, uses: list[LinkUse], opts: PlanO
             )
 
 
-def _unchanged_by_recipe(work: _Work, rec: Record, entry: Entry | None) -> list[LinkUse] | None:
-    """The record's link uses when its source and link decisions are those of its last import.
-
-    The import records keep each record's link recipe; with the same source
-    bytes (hash) the links are the same, so the adapter recomputes their
-    decisions from the recipe against this run's resolver, without reading
-    or parsing the note. Equal render keys then mean: unchanged.
-    """
-    if entry is None or entry.links is None or entry.source_hash != rec.source_hash:
-        return None
-    from_recipe = getattr(work.adapter, "uses_from_recipe", None)
-    if from_recipe is None:
-        return None
-    uses: list[LinkUse] | None = from_recipe(entry.links, rec, work.resolver)
-    if uses is None or _render_key(work.adapter.format, rec, link_signature(uses)) != entry.render_key:
-        return None
-    return uses
-
-
 def _plan_record(work: _Work, rec: Record) -> Planned:
-    adapter, vault, ledger, resolver, opts = work.adapter, work.vault, work.ledger, work.resolver, work.opts
-    merge = work.merge
-    fmt = adapter.format
     row = NoteRow("error", rec.kind, rec.type, rec.name, rec.source_path, rec.target, 0, "", rec.warnings)
     planned = Planned(row, [], {}, 0)
-    entry = ledger.get(fmt, opts.into, rec.source_path)
-    same = _unchanged_by_recipe(work, rec, entry)
-    if same is not None and entry is not None:
-        # Unchanged source, unchanged link decisions: the note would render the same. Decided
-        # without reading the source again (a change since the first pass shows in the next run).
-        _count_links(planned, rec, same, opts)
-        parent_problem = _parents_ok(vault, rec.target, work.folders)
-        if parent_problem:
-            row.detail = f"cannot write here: {parent_problem}"
-            return planned
-        state, current, why = _read_vault_file(vault, rec.target)
-        if state == "bad":
-            row.detail = why
-            return planned
-        row.action = "unchanged"
-        if current is None:
-            row.detail = "deleted in the vault; not recreated"
-        elif (user := sha256(current)) != entry.written_sha and user != entry.base_sha:
-            row.detail = "edited in the vault; your edits are kept"
-        return planned
+    prepare = getattr(work.adapter, "prepare", None)
     try:
-        built = adapter.build(rec, resolver, work.prov)
-    except SourceChanged as exc:
-        row.detail = f"the source changed while planning: {exc}"
-        return planned
-    except OSError as exc:
-        row.detail = f"cannot read the source: {exc.strerror or exc}"
-        return planned
+        built: BuiltNote | None = prepare(rec, work.resolver, work.prov) if prepare is not None else None
+        if built is None:
+            built = work.adapter.build(rec, work.resolver, work.prov)
+        _decide(work, rec, built, planned)
+    except (SourceChanged, OSError) as exc:
+        # Read lazily or not, the record is an error and nothing of it counts.
+        planned = Planned(row, [], {}, 0)
+        row.action = "error"
+        row.observations = 0
+        if isinstance(exc, SourceChanged):
+            row.detail = f"the source changed while planning: {exc}"
+        else:
+            row.detail = f"cannot read the source: {exc.strerror or exc}"
+    return planned
+
+
+class BuiltNote(Protocol):
+    """A record rendered for the vault, at once (``Built``) or on demand (an adapter's ``prepare``)."""
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def observations(self) -> list[str]: ...
+
+    @property
+    def observation_count(self) -> int: ...
+
+    @property
+    def links(self) -> list[LinkUse]: ...
+
+    @property
+    def link_sig(self) -> str: ...
+
+
+def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> None:
+    """The record's action; ``built.data`` and ``built.observations`` are used only where needed."""
+    adapter, vault, ledger, opts, merge = work.adapter, work.vault, work.ledger, work.opts, work.merge
+    fmt = adapter.format
+    row = planned.row
     _count_links(planned, rec, built.links, opts)
     render_key = _render_key(fmt, rec, built.link_sig)
-    new_sha = sha256(built.data)
     parent_problem = _parents_ok(vault, rec.target, work.folders)
     if parent_problem:
         row.detail = f"cannot write here: {parent_problem}"
-        return planned
+        return
     state, current, why = _read_vault_file(vault, rec.target)
     if state == "bad":
         row.detail = why
-        return planned
+        return
+    entry = ledger.get(fmt, opts.into, rec.source_path)
 
-    def emit(action: str, data: bytes, pre: bytes | None, base: bytes, detail: str) -> None:
+    def emit(action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str) -> None:
+        """A step writing ``data`` (None: the rendered note) with merge base ``base`` (None: the same)."""
         row.action = action
         row.detail = detail
+        if not work.keep_bytes:
+            planned.step = _COUNTED  # a dry run only counts the step: nothing is rendered for it
+            return
+        data = built.data if data is None else data
+        base = built.data if base is None else base
         step = Step(
             -1,  # numbered when the outcomes are folded into the plan, in record order
             action,
@@ -791,87 +788,76 @@ def _plan_record(work: _Work, rec: Record) -> Planned:
             rec.source_hash,
             render_key,
             sha256(base),
-            built.recipe,
         )
-        if work.keep_bytes:
-            planned.step = (step, data, pre, base if base != data else None)
-        else:
-            planned.step = (step, None, None, None)
+        planned.step = (step, data, pre, base if base != data else None)
 
     if entry is None:
         if current is not None:  # claim_targets let it through only when absent; the vault moved under us
             row.action = "collision"
             row.detail = "the vault path already holds a note this import did not write"
-            return planned
-        row.observations = len(built.observations)
-        emit("create", built.data, None, built.data, "")
-        return planned
+            return
+        row.observations = built.observation_count
+        emit("create", None, None, None, "")
+        return
 
     user_sha = None if current is None else sha256(current)
     if current is None:
         if entry.render_key == render_key:
             row.action = "unchanged"
             row.detail = "deleted in the vault; not recreated"
-            return planned
+            return
         if opts.on_conflict == "keep":
             row.action = "conflict"
             row.detail = (
                 "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
             )
-            return planned
-        row.observations = len(built.observations)
-        emit(
-            "conflict", built.data, None, built.data, "deleted in the vault, changed in the source: recreated"
-        )
-        return planned
+            return
+        row.observations = built.observation_count
+        emit("conflict", None, None, None, "deleted in the vault, changed in the source: recreated")
+        return
     if entry.render_key == render_key:
         row.action = "unchanged"
         if user_sha != entry.written_sha and user_sha != entry.base_sha:
             row.detail = "edited in the vault; your edits are kept"
-        return planned
+        return
     base = ledger.base(fmt, opts.into, rec.source_path)
     old_obs = adapter.observations_of(base) if base is not None else []
     row.observations = _added(old_obs, built.observations)
     if user_sha == entry.base_sha:
-        emit("update", built.data, current, built.data, "changed in the source")
-        return planned
-    if user_sha == new_sha:
-        emit("update", built.data, current, built.data, "the vault already has the new version")
-        return planned
+        emit("update", None, current, None, "changed in the source")
+        return
+    if user_sha == sha256(built.data):
+        emit("update", None, current, None, "the vault already has the new version")
+        return
     # Changed on both sides.
     if rec.kind != "note" or base is None or merge is None:
         reason = "changed in the source and in the vault" + (
             "" if merge is not None or rec.kind != "note" else " (three-way merge unavailable)"
         )
-        _conflict(row, built, current, reason, opts, emit)
-        return planned
+        _conflict(row, current, reason, opts, emit)
+        return
     kind, merged = merge(base, current, built.data)
     if kind == "clean":
-        emit("merge", merged, current, built.data, "changed in the source and in the vault: merged cleanly")
-        return planned
+        emit("merge", merged, current, None, "changed in the source and in the vault: merged cleanly")
+        return
     if kind == "conflict" and opts.on_conflict == "markers":
-        emit("conflict", merged, current, built.data, "conflicting edits: conflict markers written")
-        return planned
-    _conflict(row, built, current, "conflicting edits in the source and in the vault", opts, emit)
-    return planned
+        emit("conflict", merged, current, None, "conflicting edits: conflict markers written")
+        return
+    _conflict(row, current, "conflicting edits in the source and in the vault", opts, emit)
+
+
+_COUNTED: tuple[None, None, None, None] = (None, None, None, None)
 
 
 def _conflict(
     row: NoteRow,
-    built: Built,
     current: bytes,
     reason: str,
     opts: PlanOptions,
-    emit: Callable[[str, bytes, bytes | None, bytes, str], None],
+    emit: Callable[[str, bytes | None, bytes | None, bytes | None, str], None],
 ) -> NoteRow:
     if opts.on_conflict == "theirs":
-        emit(
-            "conflict",
-            built.data,
-            current,
-            built.data,
-            f"{reason}: replaced by the import (your version is backed up)",
-        )
+        emit("conflict", None, current, None, f"{reason}: replaced by the import (your version is backed up)")
         return row
     row.action = "conflict"
     row.detail = f"{reason}: your note is kept (--on-conflict theirs|markers to change)"

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from shardpy.importers.base import (
     Built,
@@ -30,12 +29,13 @@ from shardpy.importers.base import (
 from shardpy.importers.bm_grammar import Observation, observation_texts
 from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import (
-    LinkUse,
     Resolver,
+    apply_recipe,
     is_note_name,
+    link_recipe,
     note_stem,
     rewrite_body,
-    uses_from_recipe,
+    splice,
     without_ext,
 )
 from shardpy.importers.markdown import inline_blocks
@@ -172,6 +172,7 @@ class BasicMemoryAdapter:
                     names=(name,),
                     keys=(rel,),
                     renamed=safe != name,
+                    prepared=(0, "[]"),
                 )
             ]
         raw, text, reason = read_text(item.path)
@@ -213,6 +214,14 @@ class BasicMemoryAdapter:
             "aliases" in data,
             any(k in data for k in PROVENANCE_KEYS),
         )
+        # The body's observations and links are found now, while the text is at hand (and, for a
+        # large import, in a worker process); the second pass only resolves and renders.
+        body = split.body if split.state == "present" else text
+        blocks = inline_blocks(body)
+        prepared = (
+            len(observation_texts(blocks)),
+            json.dumps(link_recipe(body, blocks, md_links=True), ensure_ascii=False),
+        )
         yield Record(
             rel,
             "note",
@@ -226,15 +235,42 @@ class BasicMemoryAdapter:
             keys=tuple(keys),
             warnings=warnings,
             renamed=renamed,
+            prepared=prepared,
         )
 
     def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
         if record.kind == "attachment":
-            with open(self._prefix + record.source_path, "rb") as fh:
-                data = fh.read()
-            if sha256(data) != record.source_hash:
-                raise SourceChanged(record.source_path)
-            return Built(data, [], [], "", "[]")
+            return Built(self._attachment(record), [], [], "")
+        loc: NoteLoc = record.locator
+        text, fences, body = self._source(record)
+        blocks = inline_blocks(body)
+        found = observation_texts(blocks)
+        new_body, uses = rewrite_body(
+            body,
+            blocks,
+            resolver,
+            source_dir=_folder_of(record.source_path),
+            target=record.target,
+            resolve_md_links=True,
+        )
+        data = self._render(record, loc, text, fences, body, new_body, prov)
+        return Built(data, found, uses, link_signature(uses))
+
+    def prepare(self, record: Record, resolver: Resolver, prov: Provenance) -> PreparedNote | None:
+        """``build`` from what the first pass found: nothing is read or rendered unless asked for."""
+        if record.prepared is None:
+            return None
+        return PreparedNote(self, record, resolver, prov)
+
+    def _attachment(self, record: Record) -> bytes:
+        with open(self._prefix + record.source_path, "rb") as fh:
+            data = fh.read()
+        if sha256(data) != record.source_hash:
+            raise SourceChanged(record.source_path)
+        return data
+
+    def _source(self, record: Record) -> tuple[str, tuple[str, str, str] | None, str]:
+        """(text, fences, body) of a note as the first pass saw it, else SourceChanged."""
         loc: NoteLoc = record.locator
         raw, text, reason = read_text(self._prefix + record.source_path)
         if text is None or sha256(raw) != record.source_hash:
@@ -243,20 +279,19 @@ class BasicMemoryAdapter:
         if loc.fm_state == "present" and fences is None:
             raise SourceChanged(record.source_path)
         body = fences[1] if fences is not None else text
+        return text, fences, body
+
+    def _render(
+        self,
+        record: Record,
+        loc: NoteLoc,
+        text: str,
+        fences: tuple[str, str, str] | None,
+        body: str,
+        new_body: str,
+        prov: Provenance,
+    ) -> bytes:
         newline = fences[2] if fences is not None else _newline(text)
-        blocks = inline_blocks(body)
-        found = observation_texts(blocks)
-        source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
-        recipe: list[list[Any]] = []
-        new_body, uses = rewrite_body(
-            body,
-            blocks,
-            resolver,
-            source_dir=source_dir,
-            target=record.target,
-            resolve_md_links=True,
-            recipe=recipe,
-        )
         updates: list[tuple[str, str | list[str]]] = []
         if _file_stem(record.target) != record.name:
             aliases = list(loc.aliases)
@@ -274,25 +309,63 @@ class BasicMemoryAdapter:
             block = render_block("", {}, updates, newline)
         if fences is None and not body.startswith(("\n", "\r\n")):
             block += newline
-        data = (block + new_body).encode("utf-8")
-        return Built(data, found, uses, link_signature(uses), json.dumps(recipe, ensure_ascii=False))
-
-    def uses_from_recipe(self, recipe: str, record: Record, resolver: Resolver) -> list[LinkUse] | None:
-        """The link uses ``build`` would compute for an unchanged note, from its stored recipe."""
-        if record.kind != "note":
-            return [] if recipe == "[]" else None
-        try:
-            items = json.loads(recipe)
-        except ValueError:
-            return None
-        source_dir = record.source_path.rsplit("/", 1)[0] if "/" in record.source_path else ""
-        return uses_from_recipe(items, resolver, source_dir=source_dir, target=record.target)
+        return (block + new_body).encode("utf-8")
 
     def observations_of(self, data: bytes) -> list[str]:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")
         split = split_frontmatter(text)
         body = split.body if split.state == "present" else text
         return observation_texts(inline_blocks(body))
+
+
+class PreparedNote:
+    """What ``build`` gives, from the first pass's findings: rendered only when ``data`` is asked for.
+
+    The links are resolved at once (the plan needs every decision); the note
+    is read again, checked against the first pass's hash and rendered only
+    for a write or a comparison, and its observations are listed only for an
+    update's count. A dry run of new notes never reads a note twice.
+    """
+
+    def __init__(self, adapter: BasicMemoryAdapter, record: Record, resolver: Resolver, prov: Provenance):
+        count, recipe = record.prepared
+        self._adapter = adapter
+        self._record = record
+        self._prov = prov
+        self.observation_count: int = count
+        self.links, self._edits = apply_recipe(
+            json.loads(recipe), resolver, source_dir=_folder_of(record.source_path), target=record.target
+        )
+        self.link_sig = link_signature(self.links)
+        self._data: bytes | None = None
+        self._observations: list[str] | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            record = self._record
+            if record.kind == "attachment":
+                self._data = self._adapter._attachment(record)
+            else:
+                text, fences, body = self._adapter._source(record)
+                self._data = self._adapter._render(
+                    record, record.locator, text, fences, body, splice(body, self._edits), self._prov
+                )
+        return self._data
+
+    @property
+    def observations(self) -> list[str]:
+        if self._observations is None:
+            if self._record.kind == "attachment":
+                self._observations = []
+            else:
+                body = self._adapter._source(self._record)[2]
+                self._observations = observation_texts(inline_blocks(body))
+        return self._observations
+
+
+def _folder_of(source_path: str) -> str:
+    return source_path.rsplit("/", 1)[0] if "/" in source_path else ""
 
 
 def _file_stem(target: str) -> str:

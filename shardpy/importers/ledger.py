@@ -36,21 +36,10 @@ CREATE TABLE IF NOT EXISTS records (
   written BLOB,
   run_id TEXT NOT NULL,
   updated_at TEXT NOT NULL,
-  links TEXT,
   PRIMARY KEY (format, into_dir, source_path)
 );
 CREATE INDEX IF NOT EXISTS records_target ON records (target_cf);
 """
-# ``links``: the record's link recipe (see links.uses_from_recipe), so that a re-run can
-# recompute the link decisions of an unchanged record without reading its body. Added after
-# the first release: older ledgers get the column when an apply next writes to them.
-
-
-def add_missing_columns(conn: sqlite3.Connection, schema: str = "main") -> None:
-    """Bring an older ledger's table up to SCHEMA (ALTER TABLE; nothing is rewritten)."""
-    have = {r[1] for r in conn.execute(f"PRAGMA {schema}.table_info(records)")}
-    if "links" not in have:
-        conn.execute(f"ALTER TABLE {schema}.records ADD COLUMN links TEXT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +50,6 @@ class Entry:
     render_key: str
     base_sha: str
     written_sha: str
-    links: str | None = None  # the link recipe, JSON (None: unknown, e.g. written by an older version)
 
 
 def ledger_path(vault: Path) -> Path:
@@ -73,11 +61,6 @@ class Ledger:
 
     def __init__(self, conn: sqlite3.Connection | None) -> None:
         self._conn = conn
-        self._get = (
-            "SELECT kind, target, source_hash, render_key, base_sha, written_sha"
-            + (", links" if conn is not None and _has_links(conn) else "")
-            + " FROM records WHERE format=? AND into_dir=? AND source_path=?"
-        )
 
     @classmethod
     def open_readonly(cls, vault: Path) -> Ledger:
@@ -93,7 +76,6 @@ class Ledger:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path)
         conn.executescript(SCHEMA)
-        add_missing_columns(conn)
         conn.commit()
         return cls(conn)
 
@@ -109,7 +91,11 @@ class Ledger:
     def get(self, fmt: str, into: str, source_path: str) -> Entry | None:
         if self._conn is None:
             return None
-        row = self._conn.execute(self._get, (fmt, into, source_path)).fetchone()
+        row = self._conn.execute(
+            "SELECT kind, target, source_hash, render_key, base_sha, written_sha FROM records"
+            " WHERE format=? AND into_dir=? AND source_path=?",
+            (fmt, into, source_path),
+        ).fetchone()
         return None if row is None else Entry(*row)
 
     def base(self, fmt: str, into: str, source_path: str) -> bytes | None:
@@ -142,10 +128,3 @@ class Ledger:
             "SELECT source_path, target FROM records WHERE format=? AND into_dir=? ORDER BY source_path",
             (fmt, into),
         )
-
-
-def _has_links(conn: sqlite3.Connection) -> bool:
-    try:
-        return any(r[1] == "links" for r in conn.execute("PRAGMA table_info(records)"))
-    except sqlite3.Error:
-        return False

@@ -378,40 +378,73 @@ def rewrite_body(
     target: str,
     resolve_md_links: bool,
     scope: str = "",
-    recipe: list[list[Any]] | None = None,
 ) -> tuple[str, list[LinkUse]]:
-    """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``.
+    """Resolve and rewrite every wikilink (and local markdown link) outside code in ``body``."""
+    items = link_recipe(body, blocks, md_links=resolve_md_links)
+    uses, edits = apply_recipe(items, resolver, source_dir=source_dir, target=target, scope=scope)
+    return splice(body, edits), uses
 
-    ``recipe``, when given, receives what each link use was computed from
-    (``["w", raw, inner, embed]`` or ``["m", url]``, in order):
-    ``uses_from_recipe`` computes the same uses from it without the body.
+
+def link_recipe(body: str, blocks: list[InlineBlock], *, md_links: bool) -> list[list[Any]]:
+    """Every link outside code in ``body``, in order, as plain data (no resolving yet).
+
+    ``["w", raw, inner, embed, start, end]`` for a wikilink, ``["m", url,
+    start, end]`` for a markdown link to a local note; offsets are in
+    ``body``. ``apply_recipe`` resolves them: together the two are
+    ``rewrite_body``, split so that the finding can happen while the source
+    is read and the resolving once every note is known.
     """
-    edits: list[tuple[int, int, str]] = []
-    uses: list[LinkUse] = []
+    items: list[list[Any]] = []
     for block in blocks:
+        if "[" not in block.content:
+            continue  # no "[[" and no "](" in the block (markers and indentation hold no "[")
         segment = body[block.start : block.end]
         if "[[" in segment:
             for link in find_wikilinks(segment):
-                raw = segment[link.start : link.end]
-                use = _wiki_use(raw, link.inner, link.embed, resolver, scope)
-                if recipe is not None:
-                    recipe.append(["w", raw, link.inner, link.embed])
-                if use.replacement is not None:
-                    edits.append((block.start + link.start, block.start + link.end, use.replacement))
-                uses.append(use)
-        if resolve_md_links and "](" in segment:
+                items.append(
+                    [
+                        "w",
+                        segment[link.start : link.end],
+                        link.inner,
+                        link.embed,
+                        block.start + link.start,
+                        block.start + link.end,
+                    ]
+                )
+        if md_links and "](" in segment:
+            from shardpy.importers.bm_grammar import is_local_note_url
+
             for md in find_md_links(segment):
-                md_use = _md_link(md.url, resolver, source_dir, target)
-                if md_use is None:
-                    continue
-                if recipe is not None:
-                    recipe.append(["m", md.url])
-                if md_use.replacement is not None:
-                    edits.append((block.start + md.url_start, block.start + md.url_end, md_use.replacement))
-                uses.append(md_use)
+                if is_local_note_url(md.url.strip("<>")):
+                    items.append(["m", md.url, block.start + md.url_start, block.start + md.url_end])
+    return items
+
+
+def apply_recipe(
+    items: list[list[Any]], resolver: Resolver, *, source_dir: str, target: str, scope: str = ""
+) -> tuple[list[LinkUse], list[tuple[int, int, str]]]:
+    """(link uses, body edits) for the links of ``link_recipe``: resolved, rewritten where needed."""
+    uses: list[LinkUse] = []
+    edits: list[tuple[int, int, str]] = []
+    for item in items:
+        if item[0] == "w":
+            use = _wiki_use(item[1], item[2], bool(item[3]), resolver, scope)
+        else:
+            md = _md_link(item[1], resolver, source_dir, target)
+            if md is None:
+                continue
+            use = md
+        if use.replacement is not None and len(item) > 3:
+            edits.append((item[-2], item[-1], use.replacement))
+        uses.append(use)
+    return uses, edits
+
+
+def splice(body: str, edits: list[tuple[int, int, str]]) -> str:
+    """``body`` with each (start, end) range replaced by its text."""
     if not edits:
-        return body, uses
-    edits.sort()
+        return body
+    edits = sorted(edits)
     parts: list[str] = []
     last = 0
     for s, e, text in edits:
@@ -419,7 +452,7 @@ def rewrite_body(
         parts.append(text)
         last = e
     parts.append(body[last:])
-    return "".join(parts), uses
+    return "".join(parts)
 
 
 def _wiki_use(raw: str, inner: str, embed: bool, resolver: Resolver, scope: str) -> LinkUse:
@@ -431,21 +464,6 @@ def _wiki_use(raw: str, inner: str, embed: bool, resolver: Resolver, scope: str)
     if res.status == "resolved" and res.target is not None:
         replacement = rewrite_wikilink(inner, embed, resolver.link_name(res.target))
     return LinkUse(raw, tgt, res.status, res.target, res.reason, replacement)
-
-
-def uses_from_recipe(
-    recipe: list[list[Any]], resolver: Resolver, *, source_dir: str, target: str, scope: str = ""
-) -> list[LinkUse]:
-    """The link uses ``rewrite_body`` computed when it recorded ``recipe`` (same resolver, same uses)."""
-    uses: list[LinkUse] = []
-    for item in recipe:
-        if item[0] == "w":
-            uses.append(_wiki_use(item[1], item[2], bool(item[3]), resolver, scope))
-        else:
-            use = _md_link(item[1], resolver, source_dir, target)
-            if use is not None:
-                uses.append(use)
-    return uses
 
 
 def _md_link(url: str, resolver: Resolver, source_dir: str, target: str) -> LinkUse | None:
