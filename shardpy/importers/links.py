@@ -16,7 +16,7 @@ import os
 import posixpath
 import stat
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,8 @@ class VaultIndex:
     _titles: dict[str, list[str]] | None = None
 
     @classmethod
-    def walk(cls, root: Path) -> VaultIndex:
+    def walk(cls, root: Path, skip: Container[str] = ()) -> VaultIndex:
+        """Index the vault's files, except ``skip`` (paths this import owns and will plan anyway)."""
         index = cls(root)
         stack = [""]
         while stack:
@@ -110,7 +111,7 @@ class VaultIndex:
                         if not name.startswith(".") and name not in SKIP_DIRS:
                             stack.append(rel)
                         continue
-                    if name.startswith(".shardpy-tmp-"):
+                    if name.startswith(".shardpy-tmp-") or rel in skip:
                         continue
                     index.add(rel)
         return index
