@@ -64,6 +64,29 @@ class Record:
     renamed: bool = False  # file name differs from the name (the name goes to aliases)
     prepared: Any = None  # adapter data found while reading (basic-memory: observation count, links)
 
+    def __reduce__(self) -> tuple[Callable[..., Record], tuple[Any, ...]]:
+        # Records travel from the reading workers by the 100,000: a plain tuple pickles 4x faster
+        # than the dataclass default (Python-level __getstate__/__setstate__ for slots).
+        return (
+            Record,
+            (
+                self.source_path,
+                self.kind,
+                self.type,
+                self.name,
+                self.stem,
+                self.folder,
+                self.source_hash,
+                self.locator,
+                self.names,
+                self.keys,
+                self.warnings,
+                self.target,
+                self.renamed,
+                self.prepared,
+            ),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Notice:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from shardpy.importers.base import (
     Built,
@@ -74,6 +75,12 @@ class NoteLoc:
     aliases: tuple[str, ...]  # the source's own aliases (when it has the key)
     has_aliases_key: bool
     clashing_keys: bool  # the source already uses one of our provenance keys
+
+    def __reduce__(self) -> tuple[type[NoteLoc], tuple[Any, ...]]:
+        return (
+            NoteLoc,
+            (self.fm_state, self.fm_error, self.aliases, self.has_aliases_key, self.clashing_keys),
+        )
 
 
 def observation_text(o: Observation) -> str:
