@@ -18,6 +18,7 @@ whole run:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -525,16 +526,22 @@ class SplitScan(Protocol):
 
 
 def _scan(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skipped | Notice]:
-    """``adapter.scan()``, with the per-file reads in worker processes when there are many files."""
+    """``adapter.scan()``, with the per-file reads in worker processes when there are many files.
+
+    The walk goes on in this process while the workers read what it found so
+    far (the first ``PARALLEL_MIN`` files are walked first, to decide whether
+    workers pay off at all).
+    """
     walk = getattr(adapter, "walk", None)
     read_found = getattr(adapter, "read_found", None)
     if walk is None or read_found is None:
         yield from adapter.scan()
         return
-    items = list(walk())
-    workers = _worker_count(opts, len(items))
+    found = iter(walk())
+    head = list(itertools.islice(found, PARALLEL_MIN))
+    workers = _worker_count(opts, len(head) + (1 if len(head) == PARALLEL_MIN else 0))
     if workers <= 1:
-        for item in items:
+        for item in itertools.chain(head, found):
             if isinstance(item, Skipped):
                 yield item
             else:
@@ -542,24 +549,24 @@ def _scan(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skipped | No
         return
     from shardpy.importers import parallel
 
-    bounds = [(lo, min(lo + SCAN_CHUNK, len(items))) for lo in range(0, len(items), SCAN_CHUNK)]
-    for part in parallel.run_chunks((adapter, items), bounds, workers, _scan_chunk, _no_setup):
+    chunks = _batched(itertools.chain(head, found), SCAN_CHUNK)
+    for part in parallel.run_stream(adapter, chunks, workers, _scan_chunk):
         yield from part
 
 
-def _scan_chunk(work: tuple[Any, list[Any]], lo: int, hi: int) -> list[Record | Skipped | Notice]:
-    adapter, items = work
+def _batched(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    while batch := list(itertools.islice(items, size)):
+        yield batch
+
+
+def _scan_chunk(adapter: Any, items: list[Any]) -> list[Record | Skipped | Notice]:
     out: list[Record | Skipped | Notice] = []
-    for item in items[lo:hi]:
+    for item in items:
         if isinstance(item, Skipped):
             out.append(item)
         else:
             out.extend(adapter.read_found(item))
     return out
-
-
-def _no_setup(work: object) -> None:
-    return None
 
 
 @dataclass(slots=True)

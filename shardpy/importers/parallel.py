@@ -81,6 +81,39 @@ def run_chunks(
         gc.unfreeze()
 
 
+def run_stream(work: W, payloads: Iterator[Any], workers: int, fn: Callable[[W, Any], T]) -> Iterator[T]:
+    """``fn(work, payload)`` for each payload, in forked workers; results in order.
+
+    The payloads are produced (and pickled to the workers) while earlier ones
+    are being processed: the source walk overlaps with the reading.
+    """
+    import multiprocessing
+
+    global _STATE
+    ctx = multiprocessing.get_context("fork")
+    _STATE = (work, fn, _no_setup)
+    pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
+    try:
+        yield from pool.imap(_run_payload, payloads, chunksize=1)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        _STATE = None
+
+
+def _no_setup(work: object) -> None:
+    return None
+
+
+def _run_payload(payload: Any) -> Any:
+    assert _STATE is not None
+    work, fn, _ = _STATE
+    return fn(work, payload)
+
+
 def _init(parent: int) -> None:
     _die_with_parent(parent)
     _close_inherited_folders()
