@@ -1,11 +1,14 @@
-"""Worker processes for the import's second pass (Linux only, fork start method).
+"""Worker processes for planning an import (Linux only, fork start method).
 
-The second pass (render each note, resolve its links, compare it with the
-vault and the import records) is independent per record once every record's
-name is known, so it is split into chunks done by forked workers that
+First pass (``run_stream``): the source's files are read, hashed and parsed
+in workers forked before any planning state exists, fed chunks of walked
+files as the walk goes on. Second pass (``run_chunks``): rendering,
+resolving links and comparing with the vault is independent per record
+once every record's name is known, so chunks of records go to workers that
 inherit the planning state (records, link resolver, vault index) copy-on-
-write. Results come back in record order, so a parallel plan is the same
-plan, step for step, as a serial one (tested).
+write; base.py starts them only within the memory budget. Results come
+back in order, so a parallel plan is the same plan, step for step, as a
+serial one (tested).
 
 Forked workers must not keep what belongs to the parent alive: they close
 inherited folder descriptors (the vault lock is an ``flock`` on the vault
