@@ -293,4 +293,3 @@ def run() -> None:
 
 
 import_cmd.register(app)
-

@@ -23,6 +23,7 @@ from shardpy.flows.update import _action_json, _Disk, _rewrite_links
 from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, state_op, values_file_op
 from shardpy.hooks.lifecycle import install_slots, run_slots
 from shardpy.hooks.runner import HookResult
+from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
 from shardpy.plan.update import FileAction, OnConflict
 from shardpy.shard.migrations import load_file_migrations, rename_map, select_migrations
@@ -161,7 +162,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         production = _render(prep, values, modules, install_date)
         disk = _Disk(vault, set(production.outputs))
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
-        _decide(actions, mode, opts, ui)
+        _decide(actions, mode, opts, ui, vault)
         result.actions = actions
         result.left_alone = _count_user_files(
             vault, {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
@@ -276,7 +277,7 @@ def _for_mode(action: FileAction, mode: Mode) -> FileAction:
     return action
 
 
-def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI) -> None:
+def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, vault: Path) -> None:
     if mode != "ask" or not ui.interactive or opts.yes:
         return
     for action in actions:
@@ -285,6 +286,10 @@ def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI) -
         choices = [(k, v.label) for k, v in action.outcomes.items()]
         if action.merge is not None and action.merge.has_conflicts:
             ui.show_conflict(action.path, action.merge.describe_conflicts())
+        elif "theirs" in action.outcomes and (vault / action.path).is_file():
+            shard = action.outcomes["theirs"].write or b""
+            mine = (vault / action.path).read_bytes()
+            ui.show_conflict(action.path, [unified_diff(mine, shard, old_label="yours", new_label="shard")])
         action.choice = ui.choose(action.question, choices, default=action.choice)
 
 
