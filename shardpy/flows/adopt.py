@@ -17,11 +17,11 @@ from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_j
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.discover import Detected, detect_base
-from shardpy.flows.install import _hooks_allowed, _module_counts, _render
+from shardpy.flows.hookflow import run_first_hooks
+from shardpy.flows.install import _module_counts, _render
 from shardpy.flows.source import Prepared, prepared
 from shardpy.flows.update import _action_json, _Disk, _rewrite_links
-from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, state_op, values_file_op
-from shardpy.hooks.lifecycle import install_slots, run_slots
+from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
@@ -32,7 +32,7 @@ from shardpy.sources import ProgressFn, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.state import State, values_hash
+from shardpy.vault.state import State
 
 
 @dataclass
@@ -169,27 +169,22 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         )
         if opts.dry_run:
             return result
-        state = _state(prep, values, modules, install_date, actions)
+        files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
+        state = new_state(prep, values, modules, install_date, files)
         ops = _ops(prep, vault, actions, state)
         with vault_lock(vault, command="adopt"):
             _refuse(vault)
             Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))
-        defaults = values_are_defaults(prep.shard.schema, values)
-        slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
-        from shardpy.flows.install import InstallOptions
-
-        hook_opts = InstallOptions(dest=vault, no_hooks=opts.no_hooks, trust=opts.trust)
-        if _hooks_allowed(prep, hook_opts, slots, ui, result.warnings):
-            run = run_slots(
-                slots,
-                shard_root=prep.shard.root,
-                vault_root=vault,
-                state=state,
-                values_are_defaults=defaults,
-                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-            )
-            result.hooks = run.results
-            save_state(vault, state)
+        result.hooks = run_first_hooks(
+            prep,
+            vault,
+            state,
+            values_are_defaults=values_are_defaults(prep.shard.schema, values),
+            no_hooks=opts.no_hooks,
+            trust=opts.trust,
+            ui=ui,
+            warnings=result.warnings,
+        )
         return result
 
 
@@ -304,36 +299,6 @@ def _count_user_files(vault: Path, produced: set[str]) -> int:
             if path not in produced:
                 count += 1
     return count
-
-
-def _state(
-    prep: Prepared,
-    values: dict[str, Any],
-    modules: dict[str, str],
-    install_date: str,
-    actions: list[FileAction],
-) -> State:
-    fetched = prep.fetched
-    hooks = prep.shard.manifest.hooks
-    return State(
-        shard=prep.shard.manifest.identity,
-        version=prep.version,
-        source=prep.spec.display(),
-        source_kind=prep.spec.kind,
-        install_date=install_date,
-        installed_at=install_date,
-        updated_at=install_date,
-        values_hash=values_hash(values),
-        values=values,
-        modules=modules,
-        files={a.path: a.outcome.record for a in actions if a.outcome.record is not None},
-        ref=fetched.resolved.ref,
-        resolved_commit=fetched.resolved.commit,
-        archive_sha256=fetched.archive_sha256,
-        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
-        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
-        else {},
-    )
 
 
 def _ops(prep: Prepared, vault: Path, actions: list[FileAction], state: State) -> list[Op]:

@@ -13,10 +13,11 @@ from typing import Any
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared, spec_for
-from shardpy.flows.vaultfiles import cache_ops, now_iso, record_for, save_state, state_op, values_file_op
+from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, record_for, state_op, values_file_op
 from shardpy.fsutil import safe_target, sha256_file
-from shardpy.hooks.lifecycle import Slot, install_slots, run_slots
+from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.shard.produce import Output, Production, produce
 from shardpy.shard.render import RenderContext
@@ -25,7 +26,7 @@ from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.state import State, values_hash
+from shardpy.vault.state import State
 
 
 @dataclass
@@ -174,33 +175,6 @@ def _module_counts(prep: Prepared) -> dict[str, int]:
     return counts
 
 
-def _build_state(
-    prep: Prepared, production: Production, values: dict[str, Any], modules: dict[str, str], install_date: str
-) -> State:
-    content = prep.shard.content
-    fetched = prep.fetched
-    hooks = prep.shard.manifest.hooks
-    return State(
-        shard=prep.shard.manifest.identity,
-        version=prep.shard.manifest.version,
-        source=prep.spec.display(),
-        source_kind=prep.spec.kind,
-        install_date=install_date,
-        installed_at=install_date,
-        updated_at=install_date,
-        values_hash=values_hash(values),
-        values=values,
-        modules=modules,
-        files={p: record_for(o, content) for p, o in production.outputs.items()},
-        ref=fetched.resolved.ref,
-        resolved_commit=fetched.resolved.commit,
-        archive_sha256=fetched.archive_sha256,
-        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
-        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
-        else {},
-    )
-
-
 def _ops(
     prep: Prepared,
     production: Production,
@@ -216,20 +190,6 @@ def _ops(
     ops.extend(cache_ops(prep.shard, {o.source for o in production.outputs.values()}))
     ops.append(state_op(state))
     return ops, backups
-
-
-def _hooks_allowed(
-    prep: Prepared, opts: InstallOptions, slots: list[Slot], ui: UI, warnings: list[str]
-) -> bool:
-    if opts.no_hooks or not slots:
-        return False
-    if not prep.remote or opts.trust:
-        return True
-    names = ", ".join(s.script for s in slots)
-    if ui.interactive and ui.confirm(f"Run hook scripts from the remote shard ({names})?", default=False):
-        return True
-    warnings.append(f"Hooks from a remote source were not run ({names}); pass --trust to run them.")
-    return False
 
 
 def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None) -> InstallResult:
@@ -275,21 +235,21 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
         if opts.dry_run:
             return result
         _decide_backups(colliding, opts, ui)
-        state = _build_state(prep, production, values, modules, install_date)
+        files = {p: record_for(o, prep.shard.content) for p, o in production.outputs.items()}
+        state = new_state(prep, values, modules, install_date, files)
         stamp = install_date.replace(":", "").replace("-", "")
         ops, result.backups = _ops(prep, production, colliding, identical, state, stamp)
         _apply(dest, ops, result, ui)
-        if _hooks_allowed(prep, opts, slots, ui, result.warnings):
-            run = run_slots(
-                slots,
-                shard_root=prep.shard.root,
-                vault_root=dest,
-                state=state,
-                values_are_defaults=defaults,
-                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-            )
-            result.hooks = run.results
-            save_state(dest, state)
+        result.hooks = run_first_hooks(
+            prep,
+            dest,
+            state,
+            values_are_defaults=defaults,
+            no_hooks=opts.no_hooks,
+            trust=opts.trust,
+            ui=ui,
+            warnings=result.warnings,
+        )
         return result
 
 

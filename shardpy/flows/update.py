@@ -15,6 +15,7 @@ from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_j
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
 from shardpy.flows.choices import check_module_flags, collect_values, select_modules
+from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.source import Prepared, bundled_spec, prepared
 from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, stale_cache_ops, state_op, values_file_op
 from shardpy.fsutil import sha256_file
@@ -557,14 +558,9 @@ def _apply_and_hooks(
     Transaction(vault, "update").run(ops, progress=ui.progress("Updating", len(ops)))
     changed = bool(result.changed()) or previous != state.version
     slots = update_slots(prep.shard.manifest, changed=changed, recorded_fingerprint=old_fingerprint)
-    if not slots or opts.no_hooks:
-        return
-    if (
-        prep.remote
-        and not opts.trust
-        and not (ui.interactive and ui.confirm("Run the shard's hook scripts?", default=False))
+    if not hooks_allowed(
+        prep, slots, no_hooks=opts.no_hooks, trust=opts.trust, ui=ui, warnings=result.warnings
     ):
-        result.warnings.append("Hooks from a remote source were not run; pass --trust to run them.")
         return
     new_files = sorted(a.path for a in result.actions if a.action in ("add", "restore"))
     removed = sorted(a.path for a in result.actions if a.outcome.delete and a.action != "moved")

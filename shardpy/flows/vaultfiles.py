@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy import __version__
 from shardpy.apply.transaction import Op
@@ -15,7 +15,10 @@ from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
 from shardpy.shard.produce import Output
 from shardpy.shard.values import render_values_file
 from shardpy.vault import layout
-from shardpy.vault.state import FileRecord, State
+from shardpy.vault.state import FileRecord, State, values_hash
+
+if TYPE_CHECKING:
+    from shardpy.flows.source import Prepared
 
 
 def now_iso() -> str:
@@ -76,6 +79,37 @@ def stale_cache_ops(vault_root: Path, keep: set[str]) -> list[Op]:
 def values_file_op(shard: Shard, values: dict[str, Any], existing: str | None) -> Op:
     text = render_values_file(shard.schema, values, identity=shard.manifest.identity, existing=existing)
     return Op.write(layout.VALUES_FILE, text.encode("utf-8"))
+
+
+def new_state(
+    prep: Prepared,
+    values: dict[str, Any],
+    modules: dict[str, str],
+    install_date: str,
+    files: dict[str, FileRecord],
+) -> State:
+    """The state of a vault a first install (or adopt) is about to write."""
+    fetched = prep.fetched
+    bootstrap = prep.shard.manifest.hooks.bootstrap
+    return State(
+        shard=prep.shard.manifest.identity,
+        version=prep.version,
+        source=prep.spec.display(),
+        source_kind=prep.spec.kind,
+        install_date=install_date,
+        installed_at=install_date,
+        updated_at=install_date,
+        values_hash=values_hash(values),
+        values=values,
+        modules=modules,
+        files=files,
+        ref=fetched.resolved.ref,
+        resolved_commit=fetched.resolved.commit,
+        archive_sha256=fetched.archive_sha256,
+        hooks={"bootstrap_fingerprint": bootstrap.fingerprint}
+        if bootstrap is not None and bootstrap.fingerprint
+        else {},
+    )
 
 
 def state_op(state: State) -> Op:
