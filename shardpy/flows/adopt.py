@@ -18,9 +18,9 @@ from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
-from shardpy.flows.install import _module_counts, _render
+from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, prepared
-from shardpy.flows.update import _action_json, _Disk, _rewrite_links
+from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
@@ -109,7 +109,7 @@ class AdoptResult:
             "detected_produced": self.detected_produced,
             "detection_scores": self.detection_scores,
             "summary": self.summary(),
-            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "hooks": [h.to_json() for h in self.hooks],
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
@@ -159,8 +159,8 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         )
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
-        production = _render(prep, values, modules, install_date)
-        disk = _Disk(vault, set(production.outputs))
+        production = prep.render(values, modules, install_date)
+        disk = VaultDisk(vault, set(production.outputs))
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
         _decide(actions, mode, opts, ui, vault)
         result.actions = actions
@@ -194,14 +194,14 @@ def _answers(prep: Prepared, opts: AdoptOptions, ui: UI) -> tuple[dict[str, Any]
     values = collect_values(
         schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
     )
-    modules = select_modules(schema, excluded=[], counts=_module_counts(prep), review=not use_defaults, ui=ui)
+    modules = select_modules(schema, excluded=[], counts=prep.module_counts(), review=not use_defaults, ui=ui)
     return values, modules
 
 
 def _plan(
     prep: Prepared,
     vault: Path,
-    disk: _Disk,
+    disk: VaultDisk,
     values: dict[str, Any],
     modules: dict[str, str],
     outputs: dict[str, Any],
@@ -244,7 +244,7 @@ def _plan(
     actions = [_for_mode(a, mode) for a in actions]
     if renames:
         tracked = set(outputs) | set(detected.base)
-        _rewrite_links(vault, actions, renames, tracked)
+        rewrite_links(vault, actions, renames, tracked)
     return actions
 
 

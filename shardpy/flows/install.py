@@ -19,8 +19,7 @@ from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, record_for, 
 from shardpy.fsutil import safe_target, sha256_file
 from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
-from shardpy.shard.produce import Output, Production, produce
-from shardpy.shard.render import RenderContext
+from shardpy.shard.produce import Output, Production
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
@@ -160,21 +159,6 @@ def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
     )
 
 
-def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-    manifest = prep.shard.manifest
-    included = [m for m, v in modules.items() if v == "included"]
-    ctx = RenderContext(values, included, manifest.name, manifest.namespace, manifest.version, install_date)
-    return produce(prep.shard.files, prep.shard.read, ctx, included)
-
-
-def _module_counts(prep: Prepared) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for f in prep.shard.files:
-        if f.module is not None:
-            counts[f.module] = counts.get(f.module, 0) + 1
-    return counts
-
-
 def _ops(
     prep: Prepared,
     production: Production,
@@ -204,10 +188,10 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
         )
         modules = select_modules(
-            schema, excluded=opts.exclude, counts=_module_counts(prep), review=not use_defaults, ui=ui
+            schema, excluded=opts.exclude, counts=prep.module_counts(), review=not use_defaults, ui=ui
         )
         install_date = now_iso()
-        production = _render(prep, values, modules, install_date)
+        production = prep.render(values, modules, install_date)
         colliding, identical = _collisions(dest, production.outputs) if dest.exists() else ([], set())
         defaults = values_are_defaults(schema, values)
         slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)

@@ -16,15 +16,15 @@ from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
 from shardpy.flows.choices import check_module_flags, collect_values, select_modules
 from shardpy.flows.hookflow import hooks_allowed
+from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
+from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, stale_cache_ops, state_op, values_file_op
 from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
 from shardpy.shard.migrations import FileMigration, load_file_migrations, rename_map, select_migrations
-from shardpy.shard.produce import Production, produce
-from shardpy.shard.render import RenderContext
 from shardpy.shard.values import (
     apply_value_migrations,
     read_values_file,
@@ -34,9 +34,7 @@ from shardpy.shard.values import (
 from shardpy.sources import ProgressFn, SourceSpec, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
-from shardpy.vault.links import LinkRenames
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.ownership import hash_paths
 from shardpy.vault.state import State, load_state, values_hash
 from shardpy.versions import is_version
 
@@ -98,7 +96,7 @@ class UpdateResult:
             "up_to_date": self.up_to_date,
             "dry_run": self.dry_run,
             "summary": self.summary(),
-            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "unchanged": sum(1 for a in self.actions if a.action == "unchanged"),
             "values": {"migrated": self.values_applied, "asked": self.values_asked},
             "modules": {"before": self.modules_before, "after": self.modules_after},
@@ -108,44 +106,6 @@ class UpdateResult:
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
         }
-
-
-def _action_json(a: FileAction) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": a.path,
-        "action": a.action,
-        "outcome": a.outcome.label,
-        "choice": a.choice,
-        "reason": a.reason,
-        "class": a.content_class,
-        "module": a.module,
-    }
-    if a.from_path:
-        out["from"] = a.from_path
-    stats = a.stats()
-    if stats is not None:
-        out["merge"] = stats
-    if a.merge is not None and a.merge.frontmatter_conflicts:
-        out["frontmatter_conflicts"] = [c.key for c in a.merge.frontmatter_conflicts]
-    if a.links_rewritten:
-        out["links_rewritten"] = a.links_rewritten
-    return out
-
-
-class _Disk:
-    """The vault as the planner sees it: hashes computed once, in parallel."""
-
-    def __init__(self, root: Path, paths: set[str]) -> None:
-        self.root = root
-        self._hashes = hash_paths(root, sorted(paths))
-
-    def hash(self, path: str) -> str | None:
-        if path not in self._hashes:
-            self._hashes[path] = sha256_file(self.root / path)
-        return self._hashes[path]
-
-    def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
 
 
 def find_vault(cwd: Path) -> Path:
@@ -215,28 +175,17 @@ def _values(
 def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[str, str]:
     schema = prep.shard.schema
     check_module_flags(schema, opts.remove_modules, flag="--remove-module")
-    counts: dict[str, int] = {}
-    for f in prep.shard.files:
-        if f.module is not None:
-            counts[f.module] = counts.get(f.module, 0) + 1
     current = {m: v for m, v in state.modules.items() if m in schema.modules}
     interactive_review = ui.interactive and not opts.yes
     return select_modules(
         schema,
         excluded=opts.remove_modules,
         added=opts.add_modules,
-        counts=counts,
+        counts=prep.module_counts(),
         review=interactive_review,
         ui=ui,
         current=current,
     )
-
-
-def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-    m = prep.shard.manifest
-    included = [k for k, v in modules.items() if v == "included"]
-    ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
-    return produce(prep.shard.files, prep.shard.read, ctx, included)
 
 
 def _migrations(prep: Prepared, state: State, result: UpdateResult) -> list[FileMigration]:
@@ -265,67 +214,6 @@ def _user_moves(
                         found.append(rel)
     moves = rename_map(found, migrations)
     return {a: b for a, b in moves.items() if b not in outputs and not (vault / b).exists()}
-
-
-def _rewrite_links(
-    vault: Path, actions: list[FileAction], renames: dict[str, str], tracked: set[str]
-) -> None:
-    links = LinkRenames.from_moves(renames)
-    if not links:
-        return
-    for action in actions:
-        if not action.path.endswith(".md") or action.outcome.delete:
-            continue
-        outcome = action.outcome
-        if outcome.write is not None:
-            data = outcome.write
-        elif (vault / action.path).is_file() and outcome.record is not None:
-            data = (vault / action.path).read_bytes()
-        else:
-            continue
-        text, count = _rewrite_bytes(links, data)
-        if count:
-            action.outcomes[action.choice] = replace(outcome, write=text)
-            action.links_rewritten = count
-    moving = {a.from_path for a in actions if a.from_path}
-    for path in sorted(_vault_notes(vault)):
-        if path in tracked or path in moving:
-            continue
-        data = (vault / path).read_bytes()
-        text, count = _rewrite_bytes(links, data)
-        if count:
-            fa = FileAction(
-                path,
-                "links",
-                "links to renamed notes rewritten",
-                "user_content",
-                None,
-                {"apply": Outcome("rewrite links", write=text)},
-                "apply",
-            )
-            fa.links_rewritten = count
-            actions.append(fa)
-
-
-def _rewrite_bytes(links: LinkRenames, data: bytes) -> tuple[bytes, int]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data, 0
-    new, count = links.rewrite(text)
-    return new.encode("utf-8"), count
-
-
-def _vault_notes(vault: Path) -> Iterator[str]:
-    skip = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
-    import os
-
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        rel = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            if name.endswith(".md"):
-                yield name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
 
 
 def _user_move_actions(vault: Path, moves: dict[str, str]) -> list[FileAction]:
@@ -501,13 +389,13 @@ def _plan(
     values = _values(prep, state, current, opts, ui, result)
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
-    production = _render(prep, values, modules, state.install_date)
+    production = prep.render(values, modules, state.install_date)
     migrations = _migrations(prep, state, result)
     renames = rename_map(state.files, migrations)
     deselected = frozenset(
         m for m, v in state.modules.items() if v == "included" and modules.get(m) != "included"
     )
-    disk = _Disk(vault, set(state.files) | set(production.outputs))
+    disk = VaultDisk(vault, set(state.files) | set(production.outputs))
     base = BaseRenderer.from_vault(vault, state)
     inputs = UpdateInputs(
         old=state.files,
@@ -527,7 +415,7 @@ def _plan(
     actions.extend(_user_move_actions(vault, user_moves))
     all_moves = {**renames, **user_moves}
     tracked = set(state.files) | set(production.outputs)
-    _rewrite_links(vault, actions, all_moves, tracked)
+    rewrite_links(vault, actions, all_moves, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.merge.document import DocumentMerge, merge_document
@@ -65,6 +65,27 @@ class FileAction:
     @property
     def writes(self) -> bool:
         return self.outcome.write is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "action": self.action,
+            "outcome": self.outcome.label,
+            "choice": self.choice,
+            "reason": self.reason,
+            "class": self.content_class,
+            "module": self.module,
+        }
+        if self.from_path:
+            out["from"] = self.from_path
+        stats = self.stats()
+        if stats is not None:
+            out["merge"] = stats
+        if self.merge is not None and self.merge.frontmatter_conflicts:
+            out["frontmatter_conflicts"] = [c.key for c in self.merge.frontmatter_conflicts]
+        if self.links_rewritten:
+            out["links_rewritten"] = self.links_rewritten
+        return out
 
     def stats(self) -> dict[str, int] | None:
         if self.merge is None or self.merge.is_binary:
