@@ -121,7 +121,16 @@ def find_vault(cwd: Path) -> Path:
 
 def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
     """The recorded source, re-addressed for this update."""
-    spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
+    try:
+        spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
+    except ShardpyError as exc:
+        if exc.code != "SOURCE_NOT_FOUND":
+            raise
+        raise ShardpyError(
+            "UPDATE_SOURCE_GONE",
+            f"The source this vault was installed from is gone: {state.source}",
+            "Restore it, or point `source` in .shardmind/state.json at where the shard lives now.",
+        ) from None
     if state.ref is not None:
         if opts.release or opts.include_prerelease:
             raise ShardpyError(
