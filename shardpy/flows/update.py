@@ -66,6 +66,7 @@ class UpdateResult:
     actions: list[FileAction] = field(default_factory=list)
     values_applied: list[str] = field(default_factory=list)
     values_asked: list[str] = field(default_factory=list)
+    values_changed: dict[str, dict[str, Any]] = field(default_factory=dict)
     modules_before: dict[str, str] = field(default_factory=dict)
     modules_after: dict[str, str] = field(default_factory=dict)
     migrations: list[str] = field(default_factory=list)
@@ -98,7 +99,11 @@ class UpdateResult:
             "summary": self.summary(),
             "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "unchanged": sum(1 for a in self.actions if a.action == "unchanged"),
-            "values": {"migrated": self.values_applied, "asked": self.values_asked},
+            "values": {
+                "migrated": self.values_applied,
+                "asked": self.values_asked,
+                "changed": self.values_changed,
+            },
             "modules": {"before": self.modules_before, "after": self.modules_after},
             "migrations": self.migrations,
             "hooks": [h.to_json() for h in self.hooks],
@@ -179,6 +184,17 @@ def _values(
     new_keys = [k for k in schema.values if k not in known]
     result.values_asked = new_keys
     return collect_values(schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui)
+
+
+def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per value key, what changed since the last render (old → new)."""
+    from deepdiff import DeepDiff
+
+    diff = DeepDiff(before, after, ignore_numeric_type_changes=True)
+    return {
+        str(key): {"old": before.get(key), "new": after.get(key)}
+        for key in sorted(diff.affected_root_keys, key=str)
+    }
 
 
 def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[str, str]:
@@ -396,6 +412,7 @@ def _plan(
     vault: Path,
 ) -> None:
     values = _values(prep, state, current, opts, ui, result)
+    result.values_changed = value_changes(state.values, values)
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
     production = prep.render(values, modules, state.install_date)
