@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from shardpy import SHARDMIND_CONTRACT_VERSION, __version__
 from shardpy.errors import ShardpyError
-from shardpy.shard.yamlio import load_yaml_file, pydantic_error, to_plain
+from shardpy.shard.yamlio import load_validated, pydantic_error, to_plain
 from shardpy.versions import RangeError, is_version, parse_range, satisfies
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -165,7 +165,10 @@ def parse_manifest(raw: Any, *, display: str) -> Manifest:
 
 
 def load_manifest(path: Path, *, display: str = ".shardmind/shard.yaml") -> Manifest:
-    raw = load_yaml_file(
-        path, display=display, code="SHARD_MANIFEST_INVALID", missing_code="SHARD_MANIFEST_MISSING"
+    return load_validated(
+        path,
+        lambda raw: parse_manifest(raw, display=display),
+        display=display,
+        code="SHARD_MANIFEST_INVALID",
+        missing_code="SHARD_MANIFEST_MISSING",
     )
-    return parse_manifest(raw, display=display)

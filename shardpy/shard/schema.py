@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.yamlio import line_of, load_yaml_file, pydantic_error, to_plain
+from shardpy.shard.yamlio import line_of, load_validated, pydantic_error, to_plain
 from shardpy.versions import is_version
 
 RESERVED_VALUE_KEYS = frozenset({"shard", "install_date", "year", "included_modules", "values"})
@@ -278,9 +278,10 @@ def parse_schema(raw: Any, *, display: str) -> Schema:
 
 
 def load_schema(path: Path, *, display: str = ".shardmind/shard-schema.yaml") -> Schema:
-    raw = load_yaml_file(
-        path, display=display, code="SHARD_SCHEMA_INVALID", missing_code="SHARD_SCHEMA_MISSING"
+    return load_validated(
+        path,
+        lambda raw: parse_schema({} if raw is None else raw, display=display),
+        display=display,
+        code="SHARD_SCHEMA_INVALID",
+        missing_code="SHARD_SCHEMA_MISSING",
     )
-    if raw is None:
-        raw = {}
-    return parse_schema(raw, display=display)
