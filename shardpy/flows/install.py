@@ -24,7 +24,7 @@ from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
-from shardpy.vault.lock import vault_lock
+from shardpy.vault.lock import LOCK_NAME, vault_lock
 from shardpy.vault.state import State, values_hash
 
 
@@ -304,6 +304,8 @@ def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
     created_dest = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     sidecar_existed = (dest / layout.SIDECAR).exists()
+    lock_file = dest / layout.SIDECAR / LOCK_NAME
+    lock_existed = lock_file.exists()
     try:
         with vault_lock(dest, command="install"):
             result.recovery = recover(dest)
@@ -311,8 +313,12 @@ def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
             tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
             tx.run(ops, progress=ui.progress("Installing", len(ops)))
     except BaseException:
-        if not sidecar_existed and not (dest / layout.STATE).exists():
-            shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
+        if not (dest / layout.STATE).exists():
+            if not sidecar_existed:
+                shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
+            elif not lock_existed:
+                with contextlib.suppress(OSError):
+                    lock_file.unlink()
         if created_dest:
             with contextlib.suppress(OSError):
                 dest.rmdir()
