@@ -207,9 +207,29 @@ def _yaml_rt() -> Any:
     return yaml
 
 
+# Characters ruamel.yaml writes raw inside single-quoted or plain scalars,
+# which a reader then folds into a space: such strings are written double-quoted
+# (escaped) so every value reads back exactly.
+_FOLDED_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _escape_breaks(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(node, dict):
+        for k, v in list(node.items()):
+            node[k] = _escape_breaks(v)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = _escape_breaks(v)
+    elif isinstance(node, str) and any(ch in node for ch in _FOLDED_BREAKS):
+        return DoubleQuotedScalarString(node)
+    return node
+
+
 def _dump(data: Any) -> str:
     stream = StringIO()
-    _yaml_rt().dump(data, stream)
+    _yaml_rt().dump(_escape_breaks(data), stream)
     return stream.getvalue()
 
 
@@ -265,12 +285,22 @@ def _structured_frontmatter(block: str) -> Any | None:
 
 
 def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
-    from ruamel.yaml.error import YAMLError
-
     data = _structured_frontmatter(block)
     if data is not None:
-        _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        try:
+            _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        except ShardpyError:
+            # A scalar rendered on its own cannot know its line in the file;
+            # the whole block, rendered once more, fails at the right one.
+            _render_tokens(block, ctx, name)
+            raise
         return _dump(data)
+    return _render_tokens(block, ctx, name)
+
+
+def _render_tokens(block: str, ctx: Mapping[str, Any], name: str) -> str:
+    from ruamel.yaml.error import YAMLError
+
     nonce = secrets.token_hex(6)
     printed: list[Any] = []
     active = _PRINTED.set((nonce, printed))
@@ -308,7 +338,7 @@ def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
     if not match:
         return render_string(source, ctx, name=name)
     block, body = match.group(1), match.group(2)
-    body_offset = block.count("\n") + 2
+    body_offset = block.count("\n") + 3  # the block's lines and both `---` lines
     fm = _render_frontmatter(block, ctx, name)
     return f"---\n{fm}---\n{render_string(body, ctx, name=name, line_offset=body_offset)}"
 
