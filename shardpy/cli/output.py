@@ -64,3 +64,9 @@ def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:
     except KeyboardInterrupt:
         err_console().print("Interrupted; every change was rolled back.")
         raise typer.Exit(130) from None
+    except OSError as exc:  # a failure outside any transaction (the disk, a vanished file)
+        from shardpy.fsutil import io_error
+
+        where = f" {exc.filename}" if exc.filename else ""
+        print_error(io_error(exc, f"Accessing{where}"), as_json=as_json)
+        raise typer.Exit(1) from None
