@@ -182,6 +182,21 @@ def _frontmatter(report: StatusReport, vault: Path, schema: Any, notes: list[str
             report.frontmatter.setdefault(kind or "global", []).append({"path": rel, "missing": missing})
 
 
+def _manifest_warnings(report: StatusReport, vault: Path) -> None:
+    """Keys of the cached shard.yaml that shardpy does not know are kept and
+    ignored; verbose status says so (CONTRACT §2)."""
+    from shardpy.shard.manifest import load_manifest
+
+    try:
+        manifest = load_manifest(vault / layout.CACHED_MANIFEST, display=layout.CACHED_MANIFEST)
+    except ShardpyError as exc:
+        report.warnings.append(f"{layout.CACHED_MANIFEST}: [{exc.code}] {exc.message}")
+        return
+    unknown = manifest.unknown_keys()
+    if unknown:
+        report.warnings.append(f"shard.yaml has keys shardpy does not use (ignored): {', '.join(unknown)}")
+
+
 def _tool_version(argv: list[str]) -> str:
     if shutil.which(argv[0]) is None:
         return "not found"
@@ -215,6 +230,7 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
     schema = _values(report, vault)
     report.update = _update_check(vault)
     if verbose:
+        _manifest_warnings(report, vault)
         _modified_line_stats(report, vault, state)
         produced = set(state.files)
         report.user_files, notes = _walk_user_files(vault, produced)
