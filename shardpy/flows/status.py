@@ -99,6 +99,28 @@ def _count(report: StatusReport, vault: Path, state: State) -> None:
     report.by_class = by_class
 
 
+def _unchanged_values(vault: Path, state: State) -> bool:
+    """True when shard-values.yaml holds exactly the values the engine
+    validated when it last wrote them (their hash is in state), so plain
+    status can say "valid" without loading the schema machinery (~100 ms)."""
+    from shardpy.shard.yamlio import load_yaml_file, to_plain
+    from shardpy.vault.state import values_hash
+
+    if not state.values_hash or not (vault / layout.CACHED_SCHEMA).is_file():
+        return False
+    try:
+        raw = load_yaml_file(
+            vault / layout.VALUES_FILE,
+            display=layout.VALUES_FILE,
+            code="VALUES_FILE_INVALID",
+            missing_code="VALUES_FILE_MISSING",
+        )
+    except ShardpyError:
+        return False
+    values = to_plain(raw) if raw is not None else {}
+    return isinstance(values, dict) and values_hash(values) == state.values_hash
+
+
 def _values(report: StatusReport, vault: Path) -> Any:
     from shardpy.shard.schema import load_schema
     from shardpy.shard.values import problems, read_values_file
@@ -227,7 +249,7 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
         return report
     report.state = state
     _count(report, vault, state)
-    schema = _values(report, vault)
+    schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
     report.update = _update_check(vault)
     if verbose:
         _manifest_warnings(report, vault)

@@ -182,8 +182,33 @@ def test_pending_journal_is_recovered_and_reported(tmp_path: Path) -> None:
     assert again.returncode == 0 and "Not inside a shardpy vault" in again.stdout
 
 
-def test_status_in_a_real_process(vault: Path) -> None:
+def test_status_in_a_real_process(vault: Path, cli: Cli) -> None:
     proc = run_shardpy("status", cwd=vault)
     assert proc.returncode == 0, describe(proc)
     assert "4 managed" in proc.stdout
     assert "\x1b[" not in proc.stdout, "no colour when not a terminal"
+    # the process answers plain status without Typer; both paths must agree
+    for flags in ([], ["--json"], ["-v", "--json"]):
+        fast = run_shardpy("status", *flags, cwd=vault)
+        typer_path = cli.run("status", *flags, cwd=vault)
+        assert fast.returncode == typer_path.exit_code == 0
+        if "--json" in flags:
+            a, b = json.loads(fast.stdout), typer_path.json()
+            for report in (a, b):
+                report.get("environment", {}).pop("git", None)
+            assert a == b
+        else:
+            assert fast.stdout == typer_path.stdout
+    bare = run_shardpy(cwd=vault)
+    assert bare.returncode == 0 and bare.stdout == proc.stdout
+    helped = run_shardpy("status", "--help", cwd=vault)
+    assert helped.returncode == 0 and "--verbose" in helped.stdout
+
+
+def test_edited_values_are_checked_against_the_schema(vault: Path, cli: Cli) -> None:
+    # plain status trusts values equal to those the engine validated; an edit is checked
+    (vault / "shard-values.yaml").write_text("user_name: Bo\nsize: 4\n")
+    assert _status(cli, vault)["values_valid"] is True
+    (vault / "shard-values.yaml").write_text("user_name: Bo\nsize: 40\n")
+    data = json.loads(run_shardpy("status", "--json", cwd=vault).stdout)
+    assert data["values_valid"] is False and "size" in data["value_problems"][0]
