@@ -9,6 +9,7 @@ never containing ``..``, and no component on the way may be a symbolic link
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
@@ -18,6 +19,23 @@ from pathlib import Path, PurePosixPath
 from shardpy.errors import ShardpyError
 
 TMP_MARK = ".shardpy-tmp-"
+
+
+def io_error(
+    exc: OSError, action: str, *, path: str | None = None, rolled_back: bool = False
+) -> ShardpyError:
+    """A typed error for an operating-system failure (full disk, I/O error,
+    permission denied) so it is reported, not raised as a traceback."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    undone = " Every change was rolled back." if rolled_back else ""
+    return ShardpyError(
+        "DISK_FULL" if full else "IO_ERROR",
+        f"{action} failed: {exc.strerror or exc}",
+        ("Free some disk space and run the command again." if full else "Check the path and its permissions.")
+        + undone,
+        path=path,
+        details={"errno": exc.errno} if exc.errno is not None else None,
+    )
 
 
 def sha256_bytes(data: bytes) -> str:

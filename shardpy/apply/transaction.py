@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import TMP_MARK, atomic_write, check_relpath, remove_file, safe_target, sha256_file
+from shardpy.fsutil import (
+    TMP_MARK,
+    atomic_write,
+    check_relpath,
+    io_error,
+    remove_file,
+    safe_target,
+    sha256_file,
+)
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR
 
 JOURNAL_VERSION = 1
@@ -161,23 +169,33 @@ class Transaction:
         """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""
         ordered = [o for o in ops if o.kind != "delete"] + [o for o in ops if o.kind == "delete"]
         self._plan_journal(ordered)
-        self._save_journal()
+        current = JOURNAL
         try:
+            self._save_journal()
+        except OSError as exc:
+            raise io_error(exc, f"Writing {JOURNAL}", path=JOURNAL) from exc
+        try:
+            current = self.backup_dir
             self._backup()
             self._journal["phase"] = "applying"
+            current = JOURNAL
             self._save_journal()
             delay = _test_delay()
             for i, op in enumerate(ordered, 1):
+                current = op.path
                 self._apply_op(op)
                 if progress is not None:
                     progress(i, len(ordered))
                 if delay:
                     time.sleep(delay)
             self._journal["phase"] = "committed"
+            current = JOURNAL
             self._save_journal()
-        except BaseException:
+        except BaseException as exc:
             with _no_interrupts():
                 _rollback(self.root, self._journal)
+            if isinstance(exc, OSError):
+                raise io_error(exc, f"Writing {current}", path=current, rolled_back=True) from exc
             raise
         _finish(self.root, self._journal)
 
@@ -221,7 +239,7 @@ def _rollback(root: Path, journal: dict[str, Any]) -> None:
     touched = list(journal.get("touched", []))
     # Until the journal says "applying" nothing in the vault was changed, and
     # a backup may be half-copied: restore nothing, just clean up.
-    applying = journal.get("phase") == "applying"
+    applying = journal.get("phase") != "backing-up"
     for entry in reversed(touched if applying else []):
         path = entry["path"]
         target = root / path

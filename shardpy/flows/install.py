@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, recover
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.hookflow import run_first_hooks
@@ -179,6 +179,9 @@ def _ops(
 def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None) -> InstallResult:
     dest = opts.dest if opts.dest.is_absolute() else (opts.cwd / opts.dest)
     dest = Path(os.path.abspath(dest))
+    # An install killed earlier in this folder is undone before anything is
+    # planned: the plan must see the folder as the user left it.
+    recovery = _recover_first(dest)
     _check_dest(dest)
     spec = spec_for(opts.source, cwd=opts.cwd)
     with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
@@ -215,6 +218,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             values=values,
             modules=modules,
             hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
+            recovery=recovery,
         )
         if opts.dry_run:
             return result
@@ -244,18 +248,32 @@ def _skipped(production: Production) -> dict[str, list[str]]:
     return out
 
 
+def _recover_first(dest: Path) -> RecoveryReport | None:
+    if not dest.is_dir() or pending_journal(dest) is None:
+        return None
+    with vault_lock(dest, command="install"):
+        return recover(dest)
+
+
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
     created_dest = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     sidecar_existed = (dest / layout.SIDECAR).exists()
     try:
         with vault_lock(dest, command="install"):
-            result.recovery = recover(dest)
+            if recover(dest) is not None:
+                # Another command died here after this install was planned:
+                # the plan may be stale, so start again rather than guess.
+                raise ShardpyError(
+                    "INSTALL_RETRY",
+                    "An interrupted shardpy command in this folder was just rolled back",
+                    "Nothing was installed; run the same install again.",
+                )
             _check_dest(dest)
             tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
             tx.run(ops, progress=ui.progress("Installing", len(ops)))
     except BaseException:
-        if not sidecar_existed and not (dest / layout.STATE).exists():
+        if not (dest / layout.STATE).exists() and not sidecar_existed:
             shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
         if created_dest:
             with contextlib.suppress(OSError):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import traceback
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
@@ -56,17 +58,62 @@ class Rendered:
     warnings: list[str] = field(default_factory=list)
 
 
-def _yaml_scalar(value: Any) -> str:
-    """A value printed inside a non-YAML frontmatter block, as a safe YAML scalar."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return json.dumps(value)
+# Values printed inside a frontmatter block that is not YAML before rendering
+# (it holds `{% %}` tags) are first printed as opaque tokens; the block is
+# parsed with the tokens in place, so its structure comes from the template
+# alone, and each token is then swapped for its value inside the scalar that
+# holds it. A value can therefore never add a key or break the YAML.
+_PRINTED: ContextVar[tuple[str, list[Any]] | None] = ContextVar("shardpy_printed", default=None)
+
+
+def _token_finalize(value: Any) -> Any:
+    active = _PRINTED.get()
+    if active is None:
+        return _plain_finalize(value)
+    nonce, printed = active
+    printed.append(value)
+    return f"shardpyv{nonce}n{len(printed) - 1}z"
+
+
+def _as_text(value: Any) -> str:
+    return str(_plain_finalize(value))
+
+
+def _as_yaml_value(value: Any) -> Any:
+    """A value that is a whole unquoted scalar keeps its type (numbers,
+    booleans, lists stay what they are)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
     if isinstance(value, list | tuple | dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(str(value), ensure_ascii=False)
+        return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return _as_text(value)
+
+
+def _fill_tokens(node: Any, pattern: re.Pattern[str], printed: list[Any]) -> Any:
+    """Swap printed-value tokens for their values, scalar by scalar."""
+    if isinstance(node, dict):
+        for k, v in list(node.items()):
+            new_key = _fill_tokens(k, pattern, printed) if isinstance(k, str) else k
+            new_key = _as_text(new_key) if not isinstance(new_key, str) else new_key
+            new_val = _fill_tokens(v, pattern, printed)
+            if new_key != k:
+                position = list(node.keys()).index(k)
+                del node[k]
+                node.insert(position, new_key, new_val)  # type: ignore[attr-defined]
+            else:
+                node[k] = new_val
+        return node
+    if isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = _fill_tokens(v, pattern, printed)
+        return node
+    if isinstance(node, str) and pattern.search(node):
+        whole = pattern.fullmatch(node)
+        if whole is not None and type(node) is str:  # a plain (unquoted) scalar
+            return _as_yaml_value(printed[int(whole.group(1))])
+        text = pattern.sub(lambda m: _as_text(printed[int(m.group(1))]), str(node))
+        return text if type(node) is str else type(node)(text)  # keep the author's quoting style
+    return node
 
 
 def _plain_finalize(value: Any) -> Any:
@@ -84,7 +131,7 @@ def _expr_finalize(value: Any) -> Any:
 
 _FINALIZERS: dict[str, Callable[[Any], Any]] = {
     "plain": _plain_finalize,
-    "yaml": _yaml_scalar,
+    "token": _token_finalize,
     "expr": _expr_finalize,
 }
 
@@ -94,7 +141,7 @@ _ENVS: dict[str, Any] = {}
 
 def make_env(kind: str = "plain") -> Any:
     """A sandboxed environment; ``kind`` picks how printed values are finalised
-    ('yaml' escapes each one as a YAML scalar)."""
+    ('token' prints frontmatter values as placeholders, see _PRINTED)."""
     env = _ENVS.get(kind)
     if env is None:
         from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -160,9 +207,29 @@ def _yaml_rt() -> Any:
     return yaml
 
 
+# Characters ruamel.yaml writes raw inside single-quoted or plain scalars,
+# which a reader then folds into a space: such strings are written double-quoted
+# (escaped) so every value reads back exactly.
+_FOLDED_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _escape_breaks(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(node, dict):
+        for k, v in list(node.items()):
+            node[k] = _escape_breaks(v)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = _escape_breaks(v)
+    elif isinstance(node, str) and any(ch in node for ch in _FOLDED_BREAKS):
+        return DoubleQuotedScalarString(node)
+    return node
+
+
 def _dump(data: Any) -> str:
     stream = StringIO()
-    _yaml_rt().dump(data, stream)
+    _yaml_rt().dump(_escape_breaks(data), stream)
     return stream.getvalue()
 
 
@@ -218,13 +285,29 @@ def _structured_frontmatter(block: str) -> Any | None:
 
 
 def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
-    from ruamel.yaml.error import YAMLError
-
     data = _structured_frontmatter(block)
     if data is not None:
-        _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        try:
+            _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        except ShardpyError:
+            # A scalar rendered on its own cannot know its line in the file;
+            # the whole block, rendered once more, fails at the right one.
+            _render_tokens(block, ctx, name)
+            raise
         return _dump(data)
-    text = render_string(block, ctx, name=name, line_offset=1, kind="yaml")
+    return _render_tokens(block, ctx, name)
+
+
+def _render_tokens(block: str, ctx: Mapping[str, Any], name: str) -> str:
+    from ruamel.yaml.error import YAMLError
+
+    nonce = secrets.token_hex(6)
+    printed: list[Any] = []
+    active = _PRINTED.set((nonce, printed))
+    try:
+        text = render_string(block, ctx, name=name, line_offset=1, kind="token")
+    finally:
+        _PRINTED.reset(active)
     try:
         parsed = _yaml_rt().load(text)
     except YAMLError as exc:
@@ -243,7 +326,10 @@ def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
             "A frontmatter block must be a mapping of keys to values.",
             path=name,
         )
-    return _dump(parsed)
+    pattern = re.compile(rf"shardpyv{nonce}n(\d+)z")
+    out = _dump(_fill_tokens(parsed, pattern, printed))
+    # A token left outside any scalar sat in a YAML comment: print it on one line.
+    return pattern.sub(lambda m: " ".join(_as_text(printed[int(m.group(1))]).split()), out)
 
 
 def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
@@ -252,7 +338,7 @@ def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
     if not match:
         return render_string(source, ctx, name=name)
     block, body = match.group(1), match.group(2)
-    body_offset = block.count("\n") + 2
+    body_offset = block.count("\n") + 3  # the block's lines and both `---` lines
     fm = _render_frontmatter(block, ctx, name)
     return f"---\n{fm}---\n{render_string(body, ctx, name=name, line_offset=body_offset)}"
 

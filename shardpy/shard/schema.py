@@ -58,6 +58,11 @@ class ValueDef(BaseModel):
         per_option = [o for o in self.options or [] if o.default is not None]
         if per_option and self.type != "multiselect":
             raise ValueError("per-option `default` is only valid for type multiselect")
+        if per_option and self.default is None:
+            # `options: [{value: a, default: true}, …]` is the default spelled per option.
+            self.default = [o.value for o in self.options or [] if o.default]
+        if self.default is None and "default" not in self.model_fields_set:
+            return self  # reported with its own code (SHARD_SCHEMA_DEFAULT_MISSING) by the cross-checks
         if not is_computed(self.default):
             self._check_default()
         return self
