@@ -98,7 +98,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -131,14 +131,14 @@ def make_parents(root: Path, rel: str) -> list[str]:
 
 
 def atomic_write(
-    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True
+    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True, sync_dir: bool = True
 ) -> list[str]:
     """Write ``data`` to ``root/rel`` atomically: temp file, fsync, rename.
 
     Returns the parent directories that had to be created (so a caller can
     undo them). The existing file's permission bits are kept unless ``mode``
-    is given. ``durable=False`` skips the per-file fsync for bulk writes
-    whose caller syncs once at a commit point.
+    is given. ``durable=False`` skips the fsyncs; ``sync_dir=False`` skips
+    only the directory's, for a caller that syncs each directory once.
     """
     target = safe_target(root, rel)
     created = make_parents(root, rel)
@@ -173,8 +173,8 @@ def atomic_write(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if durable:
-        _fsync_dir(target.parent)
+    if durable and sync_dir:
+        fsync_dir(target.parent)
     return created
 
 

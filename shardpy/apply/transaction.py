@@ -30,6 +30,7 @@ from shardpy.fsutil import (
     TMP_MARK,
     atomic_write,
     check_relpath,
+    fsync_dir,
     io_error,
     remove_file,
     safe_target,
@@ -154,7 +155,7 @@ class Transaction:
     def _apply_op(self, op: Op) -> None:
         if op.kind == "write":
             assert op.data is not None
-            atomic_write(self.root, op.path, op.data, mode=op.mode)
+            atomic_write(self.root, op.path, op.data, mode=op.mode, sync_dir=False)
         elif op.kind == "delete":
             remove_file(self.root, op.path)
         else:
@@ -162,7 +163,7 @@ class Transaction:
             src = safe_target(self.root, op.path)
             data = src.read_bytes()
             mode = os.stat(src).st_mode & 0o7777
-            atomic_write(self.root, op.dest, data, mode=mode)
+            atomic_write(self.root, op.dest, data, mode=mode, sync_dir=False)
             remove_file(self.root, op.path)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
@@ -188,6 +189,9 @@ class Transaction:
                     progress(i, len(ordered))
                 if delay:
                     time.sleep(delay)
+            # Renames are durable once their directories are: one fsync each.
+            for directory in sorted({(self.root / p).parent for o in ordered for p in o.touched()}):
+                fsync_dir(directory)
             self._journal["phase"] = "committed"
             current = JOURNAL
             self._save_journal()

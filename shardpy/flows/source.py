@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ class Prepared:
     @property
     def version(self) -> str:
         return self.shard.manifest.version
+
+    @cached_property
+    def archive_sha256(self) -> str | None:
+        """What identifies this release's content: the downloaded archive's
+        hash, or for a local folder the hash of what its shard uses."""
+        if self.spec.kind in ("local", "bundled"):
+            return self.shard.content_hash()
+        return self.fetched.archive_sha256
 
     def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
         """Every output of this shard for these answers (the one render path)."""

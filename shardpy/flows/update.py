@@ -393,7 +393,7 @@ def _up_to_date(
     same_source = (
         prep.version == state.version
         and prep.fetched.resolved.commit == state.resolved_commit
-        and prep.fetched.archive_sha256 == state.archive_sha256
+        and prep.archive_sha256 == state.archive_sha256
     )
     if not same_source or opts.add_modules or opts.remove_modules:
         return False
@@ -455,7 +455,7 @@ def _new_state(
     files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
     state.version = prep.version
     state.resolved_commit = prep.fetched.resolved.commit
-    state.archive_sha256 = prep.fetched.archive_sha256
+    state.archive_sha256 = prep.archive_sha256
     state.updated_at = now_iso()
     state.values = values
     state.values_hash = values_hash(values)

@@ -105,7 +105,7 @@ def new_state(
         files=files,
         ref=fetched.resolved.ref,
         resolved_commit=fetched.resolved.commit,
-        archive_sha256=fetched.archive_sha256,
+        archive_sha256=prep.archive_sha256,
         hooks={"bootstrap_fingerprint": bootstrap.fingerprint}
         if bootstrap is not None and bootstrap.fingerprint
         else {},
