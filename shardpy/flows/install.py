@@ -16,7 +16,7 @@ from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.source import Prepared, prepared, spec_for
 from shardpy.flows.vaultfiles import cache_ops, now_iso, record_for, save_state, state_op, values_file_op
 from shardpy.fsutil import safe_target, sha256_file
-from shardpy.hooks.lifecycle import Slot, install_slots, run_slots
+from shardpy.hooks.lifecycle import Slot, install_slots, rehash, run_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.shard.produce import Output, Production, produce
 from shardpy.shard.render import RenderContext
@@ -284,14 +284,24 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
         ops, result.backups = _ops(prep, production, colliding, identical, state, stamp)
         _apply(dest, ops, result, ui)
         if _hooks_allowed(prep, opts, slots, ui, result.warnings):
-            run = run_slots(
-                slots,
-                shard_root=prep.shard.root,
-                vault_root=dest,
-                state=state,
-                values_are_defaults=defaults,
-                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-            )
+            try:
+                run = run_slots(
+                    slots,
+                    shard_root=prep.shard.root,
+                    vault_root=dest,
+                    state=state,
+                    values_are_defaults=defaults,
+                    timeout_ms=prep.shard.manifest.hooks.timeout_ms,
+                )
+            except KeyboardInterrupt:
+                # The files are installed and the state committed: keep them,
+                # record what the stopped hook changed, and say so.
+                rehash(dest, state)
+                save_state(dest, state)
+                raise KeyboardInterrupt(
+                    "Interrupted while a hook ran; the hook was stopped. The install itself is "
+                    "complete (run `shardpy status`)."
+                ) from None
             result.hooks = run.results
             save_state(dest, state)
         return result
