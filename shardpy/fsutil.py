@@ -99,7 +99,7 @@ def safe_target(root: Path, rel: str) -> Path:
         current = f"{current}/{part}"
         try:
             st = os.lstat(current)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing there (yet)
             break
         if stat.S_ISLNK(st.st_mode):
             _refuse_link(base, current)
