@@ -159,6 +159,20 @@ CASES: dict[str, Case] = {
         lambda t: _std(t, "--defaults", shard=good_shard(t, files={**FILES, "outside": Symlink(str(t))})),
         path="outside",
     ),
+    "symlink-with-a-tier1-name": Case(
+        "SHARD_SYMLINK",
+        lambda t: _std(t, "--defaults", shard=good_shard(t, files={**FILES, ".github": Symlink(str(t))})),
+        path=".github",
+    ),
+    "symlink-in-an-ignored-folder": Case(
+        "SHARD_SYMLINK",
+        lambda t: _std(
+            t,
+            "--defaults",
+            shard=good_shard(t, files={**FILES, "drafts/x": Symlink("/etc/passwd")}, ignore="drafts/x\n"),
+        ),
+        path="drafts/x",
+    ),
     "fifo-in-source": Case(
         "SHARD_SPECIAL_FILE",
         lambda t: _std(t, "--defaults", shard=_with_fifo(good_shard(t), "notes/pipe")),
