@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -86,13 +87,36 @@ def make_shard(root: Path, files: int) -> Path:
     return root
 
 
+CPU_MS: list[float] = []  # CPU time (user + system) of each measured child, in order
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def median_ms(run: Callable[[int], None], runs: int) -> tuple[float, list[float]]:
+    """Median wall time of ``runs`` calls; each call's child CPU time is
+    appended to CPU_MS (less sensitive than wall time to a busy machine)."""
     samples = []
     for i in range(runs):
+        cpu = _children_cpu()
         started = time.perf_counter()
         run(i)
         samples.append((time.perf_counter() - started) * 1000)
+        CPU_MS.append((_children_cpu() - cpu) * 1000)
     return statistics.median(samples), samples
+
+
+def _timed(run: Callable[[int], None], runs: int, target: float | None) -> dict[str, object]:
+    before = len(CPU_MS)
+    med, samples = median_ms(run, runs)
+    return {
+        "median_ms": med,
+        "cpu_median_ms": statistics.median(CPU_MS[before:]),
+        "target_ms": target,
+        "samples": samples,
+    }
 
 
 def check(proc: subprocess.CompletedProcess[str]) -> None:
@@ -102,15 +126,15 @@ def check(proc: subprocess.CompletedProcess[str]) -> None:
 
 def bench_install(
     cmd: list[str], name: str, source: list[str], work: Path, runs: int
-) -> tuple[float, list[float], Path]:
+) -> tuple[Callable[[int], None], Path]:
+    """The install to time (into a fresh folder each run) and the first vault."""
     dests = [work / f"{name}-vault-{i}" for i in range(runs)]
 
     def install(i: int) -> None:
         check(subprocess.run([*cmd, "install", *source, str(dests[i]), "--defaults"], env=env(),
                              capture_output=True, text=True, cwd=work))  # fmt: skip
 
-    med, samples = median_ms(install, runs)
-    return med, samples, dests[0]
+    return install, dests[0]
 
 
 def main() -> None:
@@ -132,53 +156,31 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="shardpy-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, object]] = {}
+
+    def run_ok(argv: list[str], cwd: Path | None = None) -> Callable[[int], None]:
+        return lambda _: check(subprocess.run(argv, env=env(), capture_output=True, text=True, cwd=cwd))
+
     try:
-        check(subprocess.run([*cmd, "--version"], env=env(), capture_output=True, text=True))  # warm caches
-        med, samples = median_ms(
-            lambda _: check(subprocess.run([*cmd, "--version"], env=env(), capture_output=True, text=True)),
-            runs,
-        )
-        results["--version"] = {"median_ms": med, "target_ms": TARGETS_MS["--version"], "samples": samples}
+        run_ok([*cmd, "--version"])(0)  # warm the file cache
+        results["--version"] = _timed(run_ok([*cmd, "--version"]), runs, TARGETS_MS["--version"])
 
         shard = make_shard(work / "shard", args.files)
-        med, samples, vault = bench_install(cmd, "generated", [str(shard)], work, runs)
+        install, vault = bench_install(cmd, "generated", [str(shard)], work, runs)
+        timed = _timed(install, runs, TARGETS_MS["install"])
         produced = len(json.loads((vault / ".shardmind/state.json").read_text())["files"])
-        results[f"install --defaults ({produced} files)"] = {
-            "median_ms": med,
-            "target_ms": TARGETS_MS["install"],
-            "samples": samples,
-        }
-        med, samples = median_ms(
-            lambda _: check(
-                subprocess.run([*cmd, "status"], env=env(), capture_output=True, text=True, cwd=vault)
-            ),
-            runs,
+        results[f"install --defaults ({produced} files)"] = timed
+        results[f"status ({produced} files)"] = _timed(
+            run_ok([*cmd, "status"], cwd=vault), runs, TARGETS_MS["status"]
         )
-        results[f"status ({produced} files)"] = {
-            "median_ms": med,
-            "target_ms": TARGETS_MS["status"],
-            "samples": samples,
-        }
 
         if (ROOT / "shard-template" / ".shardmind" / "shard.yaml").is_file():
-            med, samples, bvault = bench_install(cmd, "bundled", [], work, runs)
+            install, bvault = bench_install(cmd, "bundled", [], work, runs)
+            timed = _timed(install, runs, None)
             count = len(json.loads((bvault / ".shardmind/state.json").read_text())["files"])
-            results[f"install --defaults, bundled shard ({count} files)"] = {
-                "median_ms": med,
-                "target_ms": None,
-                "samples": samples,
-            }
-            med, samples = median_ms(
-                lambda _: check(
-                    subprocess.run([*cmd, "status"], env=env(), capture_output=True, text=True, cwd=bvault)
-                ),
-                runs,
+            results[f"install --defaults, bundled shard ({count} files)"] = timed
+            results[f"status, bundled shard ({count} files)"] = _timed(
+                run_ok([*cmd, "status"], cwd=bvault), runs, TARGETS_MS["status"]
             )
-            results[f"status, bundled shard ({count} files)"] = {
-                "median_ms": med,
-                "target_ms": TARGETS_MS["status"],
-                "samples": samples,
-            }
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -186,14 +188,22 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"shardpy whole-process timings: median of {runs} runs ({' '.join(cmd)}; {os.cpu_count()} CPUs)")
+    load = os.getloadavg()[0]
+    print(
+        f"shardpy whole-process timings: median of {runs} runs ({' '.join(cmd)}; "
+        f"{os.cpu_count()} CPUs, load {load:.2f})"
+    )
     for label, r in results.items():
         med = float(r["median_ms"])  # type: ignore[arg-type]
+        cpu = float(r["cpu_median_ms"])  # type: ignore[arg-type]
         target = r["target_ms"]
         verdict = "" if target is None else ("  ok" if med < float(target) else "  MISSED")  # type: ignore[arg-type]
         goal = "" if target is None else f"  (target < {target:.0f} ms)"
         spread = sorted(float(s) for s in r["samples"])  # type: ignore[attr-defined]
-        print(f"  {label:<48} {med:8.1f} ms{goal}{verdict}   [min {spread[0]:.0f}, max {spread[-1]:.0f}]")
+        print(
+            f"  {label:<44} {med:7.1f} ms wall, {cpu:6.1f} ms CPU{goal}{verdict}"
+            f"   [wall min {spread[0]:.0f}, max {spread[-1]:.0f}]"
+        )
 
 
 if __name__ == "__main__":
