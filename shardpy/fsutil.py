@@ -14,6 +14,7 @@ import hashlib
 import os
 import secrets
 import stat
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from shardpy.errors import ShardpyError
@@ -53,17 +54,35 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def check_relpath(rel: str) -> PurePosixPath:
-    """Validate a vault-relative POSIX path; refuse absolute and ``..`` paths."""
-    p = PurePosixPath(rel)
-    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts) or "\\" in rel:
+@lru_cache(maxsize=8192)
+def rel_parts(rel: str) -> tuple[str, ...]:
+    """The components of a vault-relative POSIX path (``.`` and empty ones
+    dropped); refuses absolute paths, ``..`` and backslashes. Plain string
+    work: this runs several times for every file a command writes."""
+    parts = tuple(p for p in rel.split("/") if p and p != ".")
+    if not parts or rel.startswith("/") or ".." in parts or "\\" in rel:
         raise ShardpyError(
             "PATH_UNSAFE",
             f"Refusing unsafe path {rel!r}",
             "Paths must be relative to the vault and must not contain '..'.",
             path=rel,
         )
-    return p
+    return parts
+
+
+def check_relpath(rel: str) -> PurePosixPath:
+    """Validate a vault-relative POSIX path; refuse absolute and ``..`` paths."""
+    return PurePosixPath(*rel_parts(rel))
+
+
+def _refuse_link(root: str, current: str) -> None:
+    shown = current[len(root) + 1 :]
+    raise ShardpyError(
+        "PATH_SYMLINK",
+        f"Refusing to write through a symbolic link: {shown}",
+        "Remove or replace the link; shardpy never follows links inside a vault.",
+        path=shown,
+    )
 
 
 def safe_target(root: Path, rel: str) -> Path:
@@ -73,21 +92,17 @@ def safe_target(root: Path, rel: str) -> Path:
     included) is ``lstat``-ed; a symbolic link anywhere is a typed error, so
     a write can never land outside the vault through a link.
     """
-    parts = check_relpath(rel).parts
-    current = root
+    parts = rel_parts(rel)
+    base = os.fspath(root)
+    current = base
     for part in parts:
-        current = current / part
+        current = f"{current}/{part}"
         try:
             st = os.lstat(current)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing there (yet)
             break
         if stat.S_ISLNK(st.st_mode):
-            raise ShardpyError(
-                "PATH_SYMLINK",
-                f"Refusing to write through a symbolic link: {current.relative_to(root).as_posix()}",
-                "Remove or replace the link; shardpy never follows links inside a vault.",
-                path=current.relative_to(root).as_posix(),
-            )
+            _refuse_link(base, current)
     return root.joinpath(*parts)
 
 
@@ -110,10 +125,11 @@ def fsync_dir(path: Path) -> None:
 def make_parents(root: Path, rel: str) -> list[str]:
     """Create missing parent directories of ``rel``; return the ones created."""
     created: list[str] = []
-    parts = check_relpath(rel).parts[:-1]
-    current = root
+    parts = rel_parts(rel)[:-1]
+    base = os.fspath(root)
+    current = base
     for i, part in enumerate(parts):
-        current = current / part
+        current = f"{current}/{part}"
         try:
             st = os.lstat(current)
         except FileNotFoundError:
@@ -121,11 +137,12 @@ def make_parents(root: Path, rel: str) -> list[str]:
             created.append("/".join(parts[: i + 1]))
             continue
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            shown = current[len(base) + 1 :]
             raise ShardpyError(
                 "PATH_NOT_DIRECTORY",
-                f"Cannot create {rel}: {current.relative_to(root).as_posix()} is not a directory",
+                f"Cannot create {rel}: {shown} is not a directory",
                 "Move the file or link out of the way and run again.",
-                path=current.relative_to(root).as_posix(),
+                path=shown,
             )
     return created
 

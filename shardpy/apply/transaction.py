@@ -111,6 +111,8 @@ class Transaction:
     def _plan_journal(self, ops: list[Op]) -> None:
         touched: dict[str, dict[str, Any]] = {}
         new_dirs: list[str] = []
+        seen_dirs: set[str] = set()
+        root = os.fspath(self.root)
         for op in ops:
             for path in op.touched():
                 check_relpath(path)
@@ -122,7 +124,10 @@ class Transaction:
                 parts = path.split("/")[:-1]
                 for i in range(len(parts)):
                     d = "/".join(parts[: i + 1])
-                    if d not in new_dirs and not (self.root / d).exists():
+                    if d in seen_dirs:
+                        continue
+                    seen_dirs.add(d)
+                    if not os.path.exists(f"{root}/{d}"):
                         new_dirs.append(d)
         self._journal = {
             "version": JOURNAL_VERSION,

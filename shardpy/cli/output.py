@@ -66,8 +66,8 @@ def exit_code_of(fn: Callable[[], None], *, as_json: bool = False) -> int:
     except Cancelled as exc:
         err_console().print(str(exc) or "Cancelled; nothing was changed.")
         return 0
-    except KeyboardInterrupt:
-        err_console().print("Interrupted; every change was rolled back.")
+    except KeyboardInterrupt as exc:
+        err_console().print(str(exc) or "Interrupted; every change was rolled back.")
         return 130
     except OSError as exc:  # a failure outside any transaction (the disk, a vanished file)
         from shardpy.fsutil import io_error

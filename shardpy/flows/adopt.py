@@ -184,6 +184,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
             trust=opts.trust,
             ui=ui,
             warnings=result.warnings,
+            command="adopt",
         )
         return result
 

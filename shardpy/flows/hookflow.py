@@ -7,7 +7,7 @@ from pathlib import Path
 
 from shardpy.flows.source import Prepared
 from shardpy.flows.vaultfiles import save_state
-from shardpy.hooks.lifecycle import Slot, install_slots, run_slots
+from shardpy.hooks.lifecycle import Slot, install_slots, rehash, run_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.ui import UI
 from shardpy.vault.state import State
@@ -38,19 +38,30 @@ def run_first_hooks(
     trust: bool,
     ui: UI,
     warnings: list[str],
+    command: str = "install",
 ) -> list[HookResult]:
     """bootstrap, personalize (never on defaults), legacy post-install; then
     the state is saved with whatever the hooks changed re-hashed."""
     slots = install_slots(prep.shard.manifest, values_are_defaults=values_are_defaults)
     if not hooks_allowed(prep, slots, no_hooks=no_hooks, trust=trust, ui=ui, warnings=warnings):
         return []
-    run = run_slots(
-        slots,
-        shard_root=prep.shard.root,
-        vault_root=vault,
-        state=state,
-        values_are_defaults=values_are_defaults,
-        timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-    )
+    try:
+        run = run_slots(
+            slots,
+            shard_root=prep.shard.root,
+            vault_root=vault,
+            state=state,
+            values_are_defaults=values_are_defaults,
+            timeout_ms=prep.shard.manifest.hooks.timeout_ms,
+        )
+    except KeyboardInterrupt:
+        # The files are written and the state committed: keep them, record
+        # what the stopped hook changed, and say so.
+        rehash(vault, state)
+        save_state(vault, state)
+        raise KeyboardInterrupt(
+            f"Interrupted while a hook ran; the hook was stopped. The {command} itself is "
+            "complete (run `shardpy status`)."
+        ) from None
     save_state(vault, state)
     return run.results

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,12 @@ def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[
     extra = [layout.VALUES_FILE]
     for path in [*sorted(outputs), *extra]:
         target = safe_target(dest, path)  # refuses links on the way: never write through one
+        blocker = _file_in_the_way(dest, path)
+        if blocker is not None:
+            # A file where the shard needs a folder: replaced (after a backup) like any collision.
+            if blocker not in colliding:
+                colliding.append(blocker)
+            continue
         if target.is_dir():
             raise ShardpyError(
                 "INSTALL_COLLISION",
@@ -134,6 +141,31 @@ def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[
         else:
             colliding.append(path)
     return colliding, identical
+
+
+def _file_in_the_way(dest: Path, path: str) -> str | None:
+    """The first parent of ``path`` that exists in ``dest`` as something other
+    than a folder, if any."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts)):
+        rel = "/".join(parts[: i + 1])
+        try:
+            mode = os.lstat(dest / rel).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(mode):
+            return rel
+    return None
+
+
+def _unique_backup(dest: Path, path: str, stamp: str, taken: set[str]) -> str:
+    """``<path>.shardpy-backup-<stamp>``, numbered when that name is in use."""
+    name = f"{path}.shardpy-backup-{stamp}"
+    n = 1
+    while name in taken or os.path.lexists(dest / name):
+        n += 1
+        name = f"{path}.shardpy-backup-{stamp}-{n}"
+    return name
 
 
 def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
@@ -160,6 +192,7 @@ def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
 
 
 def _ops(
+    dest: Path,
     prep: Prepared,
     production: Production,
     colliding: list[str],
@@ -167,7 +200,11 @@ def _ops(
     state: State,
     stamp: str,
 ) -> tuple[list[Op], dict[str, str]]:
-    backups = {p: f"{p}.shardpy-backup-{stamp}" for p in colliding}
+    taken = set(production.outputs)
+    backups: dict[str, str] = {}
+    for p in colliding:
+        backups[p] = _unique_backup(dest, p, stamp, taken)
+        taken.add(backups[p])
     ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
     ops.extend(Op.write(p, o.data) for p, o in sorted(production.outputs.items()) if p not in identical)
     ops.append(values_file_op(prep.shard, state.values, None))
@@ -226,7 +263,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
         files = {p: record_for(o, prep.shard.content) for p, o in production.outputs.items()}
         state = new_state(prep, values, modules, install_date, files)
         stamp = install_date.replace(":", "").replace("-", "")
-        ops, result.backups = _ops(prep, production, colliding, identical, state, stamp)
+        ops, result.backups = _ops(dest, prep, production, colliding, identical, state, stamp)
         _apply(dest, ops, result, ui)
         result.hooks = run_first_hooks(
             prep,

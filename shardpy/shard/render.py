@@ -23,6 +23,10 @@ from shardpy.errors import ShardpyError
 VOLATILE_MARKER = "{# shardmind: volatile #}"
 _FRONTMATTER_RE = re.compile(r"^---\r?\n(.*?)\r?\n---\r?\n(.*)$", re.S)
 _TEMPLATE_MARK_RE = re.compile(r"\{\{|\{%")
+# A tag that opens a value, a list item or a line: YAML parses it as a flow
+# mapping, never as part of a scalar, so the block cannot be rendered scalar
+# by scalar. Checked first because parsing YAML is the slow part of rendering.
+_TAG_OUTSIDE_SCALAR_RE = re.compile(r"(?m)(?:^[ \t]*|:[ \t]+|^[ \t]*-[ \t]+)\{[{%]")
 _SAFE_SLUG_RE = re.compile(r"^[^/\\\x00]+$")
 
 
@@ -274,6 +278,8 @@ def _structured_frontmatter(block: str) -> Any | None:
     """The parsed block when its template syntax sits only inside scalars."""
     from ruamel.yaml.error import YAMLError
 
+    if _TAG_OUTSIDE_SCALAR_RE.search(block):
+        return None  # YAML would read that `{` as a flow collection: not inside a scalar
     try:
         data = _yaml_rt().load(block)
     except (YAMLError, ValueError, TypeError):

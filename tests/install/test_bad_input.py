@@ -155,6 +155,20 @@ CASES: dict[str, Case] = {
         lambda t: _std(t, "--defaults", shard=good_shard(t, files={**FILES, "outside": Symlink(str(t))})),
         path="outside",
     ),
+    "symlink-with-a-tier1-name": Case(
+        "SHARD_SYMLINK",
+        lambda t: _std(t, "--defaults", shard=good_shard(t, files={**FILES, ".github": Symlink(str(t))})),
+        path=".github",
+    ),
+    "symlink-in-an-ignored-folder": Case(
+        "SHARD_SYMLINK",
+        lambda t: _std(
+            t,
+            "--defaults",
+            shard=good_shard(t, files={**FILES, "drafts/x": Symlink("/etc/passwd")}, ignore="drafts/x\n"),
+        ),
+        path="drafts/x",
+    ),
     "fifo-in-source": Case(
         "SHARD_SPECIAL_FILE",
         lambda t: _std(t, "--defaults", shard=_with_fifo(good_shard(t), "notes/pipe")),
@@ -407,3 +421,32 @@ def test_a_shard_without_a_schema_installs(tmp_path: Path, cli: Cli) -> None:
     data = cli.install_json(shard, tmp_path / "vault", "--defaults", cwd=tmp_path)
     assert data["values"] == {} and data["modules"] == {}
     assert (tmp_path / "vault/.shardmind/shard-schema.yaml").read_text() == "schema_version: 1\n"
+
+
+def test_a_file_where_the_shard_needs_a_folder(tmp_path: Path, cli: Cli) -> None:
+    shard = good_shard(tmp_path)
+    vault = write_tree(tmp_path / "vault", {"core": "a file named like the shard's folder\n"})
+    before = tree_snapshot(tmp_path)
+    res = cli.run("install", shard, vault, "--defaults", "--json", cwd=tmp_path)
+    assert res.error_code() == "INSTALL_COLLISION"
+    assert res.json()["error"]["details"]["paths"] == ["core"]
+    assert tree_snapshot(tmp_path) == before
+
+    data = cli.install_json(shard, vault, "--defaults", "--backup", cwd=tmp_path)
+    assert (vault / data["backups"]["core"]).read_text() == "a file named like the shard's folder\n"
+    assert (vault / "core/a.md").read_text() == "a\n"
+
+
+def test_backup_never_overwrites_an_earlier_backup(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shardpy.flows.install
+
+    monkeypatch.setattr(shardpy.flows.install, "now_iso", lambda: "2024-01-02T03:04:05Z")
+    shard = good_shard(tmp_path)
+    earlier = "core/a.md.shardpy-backup-20240102T030405Z"
+    vault = write_tree(tmp_path / "vault", {"core/a.md": "mine\n", earlier: "an older backup\n"})
+    data = cli.install_json(shard, vault, "--defaults", "--backup", cwd=tmp_path)
+    assert data["backups"]["core/a.md"] == earlier + "-2"
+    assert (vault / earlier).read_text() == "an older backup\n"
+    assert (vault / (earlier + "-2")).read_text() == "mine\n"

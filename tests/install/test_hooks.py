@@ -295,3 +295,41 @@ def test_python_hook_uses_shardpys_interpreter(tmp_path: Path, cli: Cli) -> None
     shard = _shard(tmp_path, {"post-install": hook})
     cli.install_json(shard, tmp_path / "vault", "--defaults", cwd=tmp_path)
     assert (tmp_path / "vault/exe.txt").read_text() == sys.executable
+
+
+SLOW_HOOK = """\
+import pathlib, time
+pathlib.Path("hook-started").write_text("x")
+time.sleep(60)
+"""
+
+
+def test_ctrl_c_during_a_hook_keeps_the_install(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from tests.shardkit import child_env, shardpy_argv
+
+    shard = _shard(tmp_path, {"post-install": SLOW_HOOK})
+    vault = tmp_path / "vault"
+    proc = subprocess.Popen(
+        shardpy_argv("install", shard, vault, "--defaults"),
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (vault / "hook-started").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "install itself is complete" in err and "rolled back" not in err
+    assert (vault / ".shardmind/state.json").is_file()
+    report = json.loads(run_shardpy("status", "--json", cwd=vault).stdout)
+    assert report["counts"]["missing"] == 0 and report["counts"]["modified"] == 0

@@ -230,3 +230,31 @@ def test_second_writer_is_refused_with_vault_locked(tmp_path: Path, cli: Cli) ->
         holder.kill()
         holder.wait()
     cli.install_json(shard, vault, "--defaults", cwd=tmp_path)  # the lock died with its holder
+
+
+def test_a_journal_appearing_after_planning_asks_for_a_retry(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import shardpy.flows.install as flow
+
+    shard = big_shard(tmp_path / "shard", n=3)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    real = flow._decide_backups
+
+    def crash_elsewhere(*args: object, **kwargs: object) -> None:
+        # another shardpy process dies mid-transaction right after this one planned
+        (vault / ".shardmind").mkdir(exist_ok=True)
+        journal = {"label": "install", "phase": "applying", "touched": [], "new_dirs": [], "backup_dir": "x"}
+        (vault / ".shardmind/journal.json").write_text(json.dumps(journal))
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(flow, "_decide_backups", crash_elsewhere)
+    res = cli.run("install", shard, vault, "--defaults", "--json", cwd=tmp_path)
+    assert res.error_code() == "INSTALL_RETRY"
+    assert sorted(p for p in tree_snapshot(vault) if not p.startswith(".shardmind")) == []
+    assert not (vault / ".shardmind/journal.json").exists()
+    monkeypatch.undo()
+    cli.install_json(shard, vault, "--defaults", cwd=tmp_path)
