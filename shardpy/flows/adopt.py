@@ -21,7 +21,7 @@ from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, prepared
 from shardpy.flows.vaultdisk import VaultDisk
-from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
+from shardpy.flows.vaultfiles import action_ops, cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
@@ -31,6 +31,7 @@ from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
+from shardpy.vault.files import user_files
 from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State
 
@@ -164,9 +165,8 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
         _decide(actions, mode, opts, ui, vault)
         result.actions = actions
-        result.left_alone = _count_user_files(
-            vault, {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
-        )
+        touched = {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
+        result.left_alone = sum(1 for _ in user_files(vault, touched))
         if opts.dry_run:
             return result
         files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
@@ -289,29 +289,8 @@ def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, v
         action.choice = ui.choose(action.question, choices, default=action.choice)
 
 
-def _count_user_files(vault: Path, produced: set[str]) -> int:
-    count = 0
-    skip = {".git", ".shardmind", ".obsidian", ".trash"}
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        rel = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            path = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
-            if path not in produced:
-                count += 1
-    return count
-
-
 def _ops(prep: Prepared, vault: Path, actions: list[FileAction], state: State) -> list[Op]:
-    ops: list[Op] = []
-    for a in actions:
-        out = a.outcome
-        if out.write is not None:
-            ops.append(Op.write(a.path, out.write))
-        if out.delete:
-            ops.append(Op.delete(a.path))
-        if out.pin_base is not None:
-            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+    ops = action_ops(vault, actions)
     ops.append(values_file_op(prep.shard, state.values, None))
     ops.extend(cache_ops(prep.shard, {rec.template for rec in state.files.values()}))
     ops.append(state_op(state))

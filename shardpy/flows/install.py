@@ -16,10 +16,11 @@ from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared, spec_for
-from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, record_for, state_op, values_file_op
+from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.fsutil import safe_target, sha256_file
 from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
+from shardpy.plan.records import record_for
 from shardpy.shard.produce import Output, Production
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn

@@ -3,12 +3,11 @@ files the plan writes or keeps and in every other note of the vault."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from shardpy.plan.update import FileAction, Outcome
+from shardpy.vault.files import vault_files
 from shardpy.vault.links import LinkRenames
 
 
@@ -31,7 +30,7 @@ def rewrite_links(vault: Path, actions: list[FileAction], renames: dict[str, str
             action.outcomes[action.choice] = replace(outcome, write=text)
             action.links_rewritten = count
     moving = {a.from_path for a in actions if a.from_path}
-    for path in sorted(_vault_notes(vault)):
+    for path in sorted(vault_files(vault, suffix=".md")):
         if path in tracked or path in moving:
             continue
         data = (vault / path).read_bytes()
@@ -57,13 +56,3 @@ def _rewrite_bytes(links: LinkRenames, data: bytes) -> tuple[bytes, int]:
         return data, 0
     new, count = links.rewrite(text)
     return new.encode("utf-8"), count
-
-
-def _vault_notes(vault: Path) -> Iterator[str]:
-    skip = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        rel = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            if name.endswith(".md"):
-                yield name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")

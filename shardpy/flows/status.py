@@ -8,7 +8,6 @@ state is reported, not raised.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -19,10 +18,9 @@ from typing import Any
 from shardpy.apply.transaction import RecoveryReport, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.vault import layout
+from shardpy.vault.files import user_files
 from shardpy.vault.ownership import scan
 from shardpy.vault.state import State, load_state
-
-_SKIP_DIRS = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
 
 
 @dataclass
@@ -146,22 +144,6 @@ def _update_check(vault: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _walk_user_files(vault: Path, produced: set[str]) -> tuple[int, list[str]]:
-    count = 0
-    notes: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        rel_dir = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if rel in produced or layout.is_engine_path(rel):
-                continue
-            count += 1
-            if name.endswith(".md"):
-                notes.append(rel)
-    return count, notes
-
-
 def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> None:
     from shardpy.flows.base import BaseRenderer
 
@@ -247,7 +229,9 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
         _manifest_warnings(report, vault)
         _modified_line_stats(report, vault, state)
         produced = set(state.files)
-        report.user_files, notes = _walk_user_files(vault, produced)
+        mine = list(user_files(vault, produced))
+        report.user_files = len(mine)
+        notes = [p for p in mine if p.endswith(".md")]
         _frontmatter(report, vault, schema, notes + [p for p in produced if p.endswith(".md")])
         report.environment = {
             "python": platform.python_version(),

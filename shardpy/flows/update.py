@@ -19,7 +19,15 @@ from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
 from shardpy.flows.vaultdisk import VaultDisk
-from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, stale_cache_ops, state_op, values_file_op
+from shardpy.flows.vaultfiles import (
+    action_ops,
+    cache_ops,
+    now_iso,
+    save_state,
+    stale_cache_ops,
+    state_op,
+    values_file_op,
+)
 from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
@@ -316,20 +324,7 @@ def _ops(
     values_text_needed: bool,
     values: dict[str, Any],
 ) -> list[Op]:
-    ops: list[Op] = []
-    for a in actions:
-        out = a.outcome
-        if out.write is not None:
-            ops.append(Op.write(a.path, out.write))
-        if out.delete:
-            ops.append(Op.delete(a.path))
-        pinned = vault / layout.pinned_base_path(a.path)
-        if out.pin_base is not None:
-            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
-        elif pinned.is_file():
-            ops.append(Op.delete(layout.pinned_base_path(a.path)))
-        if a.from_path and (vault / layout.pinned_base_path(a.from_path)).is_file():
-            ops.append(Op.delete(layout.pinned_base_path(a.from_path)))
+    ops = action_ops(vault, actions)
     if values_text_needed:
         existing = None
         with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):

@@ -10,31 +10,37 @@ from typing import TYPE_CHECKING, Any
 from shardpy import __version__
 from shardpy.apply.transaction import Op
 from shardpy.fsutil import atomic_write
-from shardpy.shard.content import ContentRules
 from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
-from shardpy.shard.produce import Output
 from shardpy.shard.values import render_values_file
 from shardpy.vault import layout
 from shardpy.vault.state import FileRecord, State, values_hash
 
 if TYPE_CHECKING:
     from shardpy.flows.source import Prepared
+    from shardpy.plan.update import FileAction
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def record_for(out: Output, content: ContentRules) -> FileRecord:
-    return FileRecord(
-        template=out.source,
-        rendered_hash=out.sha256,
-        ownership="volatile" if out.volatile else "managed",
-        volatile=out.volatile,
-        iterator_key=out.iterator_key,
-        module=out.module,
-        content_class=content.classify(out.path),
-    )
+def action_ops(vault: Path, actions: list[FileAction]) -> list[Op]:
+    """The file operations a decided plan performs, with the pinned merge
+    bases it keeps (a skipped conflict) or no longer needs."""
+    ops: list[Op] = []
+    for a in actions:
+        out = a.outcome
+        if out.write is not None:
+            ops.append(Op.write(a.path, out.write))
+        if out.delete:
+            ops.append(Op.delete(a.path))
+        if out.pin_base is not None:
+            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+        elif (vault / layout.pinned_base_path(a.path)).is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.path)))
+        if a.from_path and (vault / layout.pinned_base_path(a.from_path)).is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.from_path)))
+    return ops
 
 
 def cache_ops(shard: Shard, sources: set[str], vault: Path | None = None) -> list[Op]:

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.merge.document import DocumentMerge, merge_document
+from shardpy.plan.records import record_for
 from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
 from shardpy.vault.state import FileRecord
@@ -114,21 +115,6 @@ class UpdateInputs:
     restore_missing: bool = False
 
 
-def _record(
-    out: Output, content: ContentRules, *, ownership: str, installed: str | None = None
-) -> FileRecord:
-    return FileRecord(
-        template=out.source,
-        rendered_hash=out.sha256,
-        ownership="volatile" if out.volatile else ownership,  # type: ignore[arg-type]
-        volatile=out.volatile,
-        iterator_key=out.iterator_key,
-        module=out.module,
-        content_class=content.classify(out.path),
-        installed_hash=installed,
-    )
-
-
 class _Planner:
     def __init__(self, inp: UpdateInputs) -> None:
         self.inp = inp
@@ -170,7 +156,7 @@ class _Planner:
 
     def added(self, path: str, out: Output) -> None:
         disk = self.inp.disk.hash(path)
-        rec = _record(out, self.inp.content, ownership="managed")
+        rec = record_for(out, self.inp.content)
         if disk is None:
             self.act(
                 path,
@@ -263,7 +249,7 @@ class _Planner:
         moved = old_path != path
         disk_hash = inp.disk.hash(old_path)
         moved_from = old_path if moved else None
-        managed = _record(out, inp.content, ownership="managed")
+        managed = record_for(out, inp.content)
         if disk_hash is None:
             if inp.restore_missing:
                 self.act(
