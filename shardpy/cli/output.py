@@ -26,7 +26,8 @@ def console() -> Console:
     if _console is None:
         from rich.console import Console
 
-        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=False)
+        # soft_wrap: a long line is left to the terminal, never broken mid-phrase.
+        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=True)
     return _console
 
 
