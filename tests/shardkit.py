@@ -56,7 +56,7 @@ FileContent = str | bytes | Symlink
 DIR = "<dir>"  # tree_snapshot's marker for a directory
 
 
-def _dump_yaml(data: Any) -> str:
+def dump_yaml(data: Any) -> str:
     # JSON is YAML; readable enough for fixtures and needs no YAML writer.
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -118,12 +118,12 @@ def make_shard(
         data = {**DEFAULT_MANIFEST, **(manifest or {})}
         if hook_paths:
             data["hooks"] = {**hook_paths, **dict(data.get("hooks") or {})}
-        (side / "shard.yaml").write_text(_dump_yaml(data), encoding="utf-8")
+        (side / "shard.yaml").write_text(dump_yaml(data), encoding="utf-8")
     if isinstance(schema, str):
         (side / "shard-schema.yaml").write_text(schema, encoding="utf-8")
     else:
         (side / "shard-schema.yaml").write_text(
-            _dump_yaml({**DEFAULT_SCHEMA, **(schema or {})}), encoding="utf-8"
+            dump_yaml({**DEFAULT_SCHEMA, **(schema or {})}), encoding="utf-8"
         )
     if ignore is not None:
         (root / ".shardmindignore").write_text(ignore, encoding="utf-8")
@@ -406,7 +406,7 @@ def read_json(path: Path) -> Any:
 
 def values_yaml(values: Mapping[str, Any]) -> str:
     """A `--values` file body (JSON is valid YAML)."""
-    return _dump_yaml(dict(values))
+    return dump_yaml(dict(values))
 
 
 def lines_of(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Fixtures for the install/status tests (builders live in tests/shardkit.py)."""
+"""Fixtures shared by every test (builders live in tests/shardkit.py)."""
 
 from __future__ import annotations
 
