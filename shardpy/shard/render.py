@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from io import StringIO
 from typing import Any
 
@@ -172,17 +173,23 @@ def _error_line(exc: BaseException, name: str) -> int | None:
     return line
 
 
+@lru_cache(maxsize=1024)
+def _compiled(kind: str, source: str, name: str) -> Any:
+    """Compiling is most of a render's cost; an update renders each template
+    twice (base and new), an `_each` template once per item."""
+    env = make_env(kind)
+    code = env.compile(source, name=name, filename=name)
+    return env.template_class.from_code(env, code, env.make_globals(None))
+
+
 def render_string(
     source: str, ctx: Mapping[str, Any], *, name: str, line_offset: int = 0, kind: str = "plain"
 ) -> str:
     """Render one template string; failures name the file and line."""
     from jinja2 import TemplateError
 
-    env = make_env(kind)
     try:
-        code = env.compile(source, name=name, filename=name)
-        template = env.template_class.from_code(env, code, env.make_globals(None))
-        return str(template.render(**ctx))
+        return str(_compiled(kind, source, name).render(**ctx))
     except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
         line = _error_line(exc, name)
         raise ShardpyError(
