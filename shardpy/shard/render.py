@@ -94,13 +94,14 @@ def _as_yaml_value(value: Any) -> Any:
     return _as_text(value)
 
 
-def _fill_tokens(node: Any, pattern: re.Pattern[str], printed: list[Any]) -> Any:
-    """Swap printed-value tokens for their values, scalar by scalar."""
+def map_scalars(node: Any, fn: Callable[[str], Any]) -> Any:
+    """Apply ``fn`` to every string key and scalar of a round-trip YAML tree,
+    in place, keeping key order (the structure never changes)."""
     if isinstance(node, dict):
         for k, v in list(node.items()):
-            new_key = _fill_tokens(k, pattern, printed) if isinstance(k, str) else k
-            new_key = _as_text(new_key) if not isinstance(new_key, str) else new_key
-            new_val = _fill_tokens(v, pattern, printed)
+            new_key = fn(k) if isinstance(k, str) else k
+            new_key = new_key if isinstance(new_key, str) else _as_text(new_key)
+            new_val = map_scalars(v, fn)
             if new_key != k:
                 position = list(node.keys()).index(k)
                 del node[k]
@@ -110,15 +111,24 @@ def _fill_tokens(node: Any, pattern: re.Pattern[str], printed: list[Any]) -> Any
         return node
     if isinstance(node, list):
         for i, v in enumerate(node):
-            node[i] = _fill_tokens(v, pattern, printed)
+            node[i] = map_scalars(v, fn)
         return node
-    if isinstance(node, str) and pattern.search(node):
-        whole = pattern.fullmatch(node)
-        if whole is not None and type(node) is str:  # a plain (unquoted) scalar
+    return fn(node) if isinstance(node, str) else node
+
+
+def _fill_tokens(node: Any, pattern: re.Pattern[str], printed: list[Any]) -> Any:
+    """Swap printed-value tokens for their values, scalar by scalar."""
+
+    def fill(text: str) -> Any:
+        if not pattern.search(text):
+            return text
+        whole = pattern.fullmatch(text)
+        if whole is not None and type(text) is str:  # a plain (unquoted) scalar
             return _as_yaml_value(printed[int(whole.group(1))])
-        text = pattern.sub(lambda m: _as_text(printed[int(m.group(1))]), str(node))
-        return text if type(node) is str else type(node)(text)  # keep the author's quoting style
-    return node
+        filled = pattern.sub(lambda m: _as_text(printed[int(m.group(1))]), str(text))
+        return filled if type(text) is str else type(text)(filled)  # keep the author's quoting style
+
+    return map_scalars(node, fill)
 
 
 def _plain_finalize(value: Any) -> Any:
@@ -260,25 +270,7 @@ def _scalars(node: Any) -> list[str]:
 
 def _render_tree(node: Any, render: Callable[[str], str]) -> Any:
     """Render template strings in keys and scalars in place (round-trip nodes)."""
-    if isinstance(node, dict):
-        items = list(node.items())
-        for k, v in items:
-            new_key = render(k) if isinstance(k, str) and _TEMPLATE_MARK_RE.search(k) else k
-            new_val = _render_tree(v, render)
-            if new_key != k:
-                position = list(node.keys()).index(k)
-                del node[k]
-                node.insert(position, new_key, new_val)  # type: ignore[attr-defined]
-            else:
-                node[k] = new_val
-        return node
-    if isinstance(node, list):
-        for i, v in enumerate(node):
-            node[i] = _render_tree(v, render)
-        return node
-    if isinstance(node, str) and _TEMPLATE_MARK_RE.search(node):
-        return render(node)
-    return node
+    return map_scalars(node, lambda text: render(text) if _TEMPLATE_MARK_RE.search(text) else text)
 
 
 def _structured_frontmatter(block: str) -> Any | None:
