@@ -9,15 +9,34 @@ never containing ``..``, and no component on the way may be a symbolic link
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
 import stat
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from shardpy.errors import ShardpyError
 
 TMP_MARK = ".shardpy-tmp-"
+
+
+def io_error(
+    exc: OSError, action: str, *, path: str | None = None, rolled_back: bool = False
+) -> ShardpyError:
+    """A typed error for an operating-system failure (full disk, I/O error,
+    permission denied) so it is reported, not raised as a traceback."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    undone = " Every change was rolled back." if rolled_back else ""
+    return ShardpyError(
+        "DISK_FULL" if full else "IO_ERROR",
+        f"{action} failed: {exc.strerror or exc}",
+        ("Free some disk space and run the command again." if full else "Check the path and its permissions.")
+        + undone,
+        path=path,
+        details={"errno": exc.errno} if exc.errno is not None else None,
+    )
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -35,17 +54,35 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def check_relpath(rel: str) -> PurePosixPath:
-    """Validate a vault-relative POSIX path; refuse absolute and ``..`` paths."""
-    p = PurePosixPath(rel)
-    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts) or "\\" in rel:
+@lru_cache(maxsize=8192)
+def rel_parts(rel: str) -> tuple[str, ...]:
+    """The components of a vault-relative POSIX path (``.`` and empty ones
+    dropped); refuses absolute paths, ``..`` and backslashes. Plain string
+    work: this runs several times for every file a command writes."""
+    parts = tuple(p for p in rel.split("/") if p and p != ".")
+    if not parts or rel.startswith("/") or ".." in parts or "\\" in rel:
         raise ShardpyError(
             "PATH_UNSAFE",
             f"Refusing unsafe path {rel!r}",
             "Paths must be relative to the vault and must not contain '..'.",
             path=rel,
         )
-    return p
+    return parts
+
+
+def check_relpath(rel: str) -> PurePosixPath:
+    """Validate a vault-relative POSIX path; refuse absolute and ``..`` paths."""
+    return PurePosixPath(*rel_parts(rel))
+
+
+def _refuse_link(root: str, current: str) -> None:
+    shown = current[len(root) + 1 :]
+    raise ShardpyError(
+        "PATH_SYMLINK",
+        f"Refusing to write through a symbolic link: {shown}",
+        "Remove or replace the link; shardpy never follows links inside a vault.",
+        path=shown,
+    )
 
 
 def safe_target(root: Path, rel: str) -> Path:
@@ -55,21 +92,17 @@ def safe_target(root: Path, rel: str) -> Path:
     included) is ``lstat``-ed; a symbolic link anywhere is a typed error, so
     a write can never land outside the vault through a link.
     """
-    parts = check_relpath(rel).parts
-    current = root
+    parts = rel_parts(rel)
+    base = os.fspath(root)
+    current = base
     for part in parts:
-        current = current / part
+        current = f"{current}/{part}"
         try:
             st = os.lstat(current)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing there (yet)
             break
         if stat.S_ISLNK(st.st_mode):
-            raise ShardpyError(
-                "PATH_SYMLINK",
-                f"Refusing to write through a symbolic link: {current.relative_to(root).as_posix()}",
-                "Remove or replace the link; shardpy never follows links inside a vault.",
-                path=current.relative_to(root).as_posix(),
-            )
+            _refuse_link(base, current)
     return root.joinpath(*parts)
 
 
@@ -80,7 +113,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -92,10 +125,11 @@ def _fsync_dir(path: Path) -> None:
 def make_parents(root: Path, rel: str) -> list[str]:
     """Create missing parent directories of ``rel``; return the ones created."""
     created: list[str] = []
-    parts = check_relpath(rel).parts[:-1]
-    current = root
+    parts = rel_parts(rel)[:-1]
+    base = os.fspath(root)
+    current = base
     for i, part in enumerate(parts):
-        current = current / part
+        current = f"{current}/{part}"
         try:
             st = os.lstat(current)
         except FileNotFoundError:
@@ -103,24 +137,25 @@ def make_parents(root: Path, rel: str) -> list[str]:
             created.append("/".join(parts[: i + 1]))
             continue
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            shown = current[len(base) + 1 :]
             raise ShardpyError(
                 "PATH_NOT_DIRECTORY",
-                f"Cannot create {rel}: {current.relative_to(root).as_posix()} is not a directory",
+                f"Cannot create {rel}: {shown} is not a directory",
                 "Move the file or link out of the way and run again.",
-                path=current.relative_to(root).as_posix(),
+                path=shown,
             )
     return created
 
 
 def atomic_write(
-    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True
+    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True, sync_dir: bool = True
 ) -> list[str]:
     """Write ``data`` to ``root/rel`` atomically: temp file, fsync, rename.
 
     Returns the parent directories that had to be created (so a caller can
     undo them). The existing file's permission bits are kept unless ``mode``
-    is given. ``durable=False`` skips the per-file fsync for bulk writes
-    whose caller syncs once at a commit point.
+    is given. ``durable=False`` skips the fsyncs; ``sync_dir=False`` skips
+    only the directory's, for a caller that syncs each directory once.
     """
     target = safe_target(root, rel)
     created = make_parents(root, rel)
@@ -155,8 +190,8 @@ def atomic_write(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if durable:
-        _fsync_dir(target.parent)
+    if durable and sync_dir:
+        fsync_dir(target.parent)
     return created
 
 

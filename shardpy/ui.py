@@ -12,6 +12,10 @@ from typing import Any, Protocol
 
 from shardpy.shard.schema import Schema
 
+# The default to offer for a value, given the answers collected so far
+# (computed defaults depend on earlier answers).
+DefaultFor = Callable[[str, Mapping[str, Any]], Any]
+
 
 @dataclass(frozen=True)
 class ModuleChoice:
@@ -34,7 +38,7 @@ class UI(Protocol):
     def choose(self, question: str, choices: list[tuple[str, str]], *, default: str) -> str: ...
 
     def ask_values(
-        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: Callable[[str], Any]
+        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: DefaultFor
     ) -> dict[str, Any]: ...
 
     def review_modules(self, choices: list[ModuleChoice], selected: set[str]) -> set[str]: ...
@@ -66,9 +70,12 @@ class Headless:
         return default
 
     def ask_values(
-        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: Callable[[str], Any]
+        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: DefaultFor
     ) -> dict[str, Any]:
-        return {k: default_for(k) for k in keys}
+        answers: dict[str, Any] = {}
+        for key in keys:
+            answers[key] = default_for(key, answers)
+        return answers
 
     def review_modules(self, choices: list[ModuleChoice], selected: set[str]) -> set[str]:
         return selected

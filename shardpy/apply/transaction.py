@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import TMP_MARK, atomic_write, check_relpath, remove_file, safe_target, sha256_file
+from shardpy.fsutil import (
+    TMP_MARK,
+    atomic_write,
+    check_relpath,
+    fsync_dir,
+    io_error,
+    remove_file,
+    safe_target,
+    sha256_file,
+)
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR
 
 JOURNAL_VERSION = 1
@@ -102,6 +111,8 @@ class Transaction:
     def _plan_journal(self, ops: list[Op]) -> None:
         touched: dict[str, dict[str, Any]] = {}
         new_dirs: list[str] = []
+        seen_dirs: set[str] = set()
+        root = os.fspath(self.root)
         for op in ops:
             for path in op.touched():
                 check_relpath(path)
@@ -113,7 +124,10 @@ class Transaction:
                 parts = path.split("/")[:-1]
                 for i in range(len(parts)):
                     d = "/".join(parts[: i + 1])
-                    if d not in new_dirs and not (self.root / d).exists():
+                    if d in seen_dirs:
+                        continue
+                    seen_dirs.add(d)
+                    if not os.path.exists(f"{root}/{d}"):
                         new_dirs.append(d)
         self._journal = {
             "version": JOURNAL_VERSION,
@@ -146,7 +160,7 @@ class Transaction:
     def _apply_op(self, op: Op) -> None:
         if op.kind == "write":
             assert op.data is not None
-            atomic_write(self.root, op.path, op.data, mode=op.mode)
+            atomic_write(self.root, op.path, op.data, mode=op.mode, sync_dir=False)
         elif op.kind == "delete":
             remove_file(self.root, op.path)
         else:
@@ -154,30 +168,43 @@ class Transaction:
             src = safe_target(self.root, op.path)
             data = src.read_bytes()
             mode = os.stat(src).st_mode & 0o7777
-            atomic_write(self.root, op.dest, data, mode=mode)
+            atomic_write(self.root, op.dest, data, mode=mode, sync_dir=False)
             remove_file(self.root, op.path)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
         """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""
         ordered = [o for o in ops if o.kind != "delete"] + [o for o in ops if o.kind == "delete"]
         self._plan_journal(ordered)
-        self._save_journal()
+        current = JOURNAL
         try:
+            self._save_journal()
+        except OSError as exc:
+            raise io_error(exc, f"Writing {JOURNAL}", path=JOURNAL) from exc
+        try:
+            current = self.backup_dir
             self._backup()
             self._journal["phase"] = "applying"
+            current = JOURNAL
             self._save_journal()
             delay = _test_delay()
             for i, op in enumerate(ordered, 1):
+                current = op.path
                 self._apply_op(op)
                 if progress is not None:
                     progress(i, len(ordered))
                 if delay:
                     time.sleep(delay)
+            # Renames are durable once their directories are: one fsync each.
+            for directory in sorted({(self.root / p).parent for o in ordered for p in o.touched()}):
+                fsync_dir(directory)
             self._journal["phase"] = "committed"
+            current = JOURNAL
             self._save_journal()
-        except BaseException:
+        except BaseException as exc:
             with _no_interrupts():
                 _rollback(self.root, self._journal)
+            if isinstance(exc, OSError):
+                raise io_error(exc, f"Writing {current}", path=current, rolled_back=True) from exc
             raise
         _finish(self.root, self._journal)
 
@@ -221,7 +248,7 @@ def _rollback(root: Path, journal: dict[str, Any]) -> None:
     touched = list(journal.get("touched", []))
     # Until the journal says "applying" nothing in the vault was changed, and
     # a backup may be half-copied: restore nothing, just clean up.
-    applying = journal.get("phase") == "applying"
+    applying = journal.get("phase") != "backing-up"
     for entry in reversed(touched if applying else []):
         path = entry["path"]
         target = root / path

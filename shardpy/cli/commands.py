@@ -141,18 +141,11 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show the vault's health (read-only; exit 0)."""
+    from shardpy.cli.status import show_status
 
-    def run() -> None:
-        from shardpy.cli import render
-        from shardpy.flows.status import status as do_status
-
-        report = do_status(Path.cwd(), verbose=verbose)
-        if as_json:
-            print_json(report.to_json())
-        else:
-            render.status_report(report)
-
-    guarded(run, as_json=as_json)
+    code = show_status(verbose=verbose, as_json=as_json)
+    if code:
+        raise typer.Exit(code)
 
 
 OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
@@ -293,4 +286,3 @@ def run() -> None:
 
 
 import_cmd.register(app)
-

@@ -6,12 +6,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
-
-import typer
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import Cancelled, ShardpyError
+
+if TYPE_CHECKING:  # rich loads only when something is printed through it (not for --json)
+    from rich.console import Console
 
 _console: Console | None = None
 _err_console: Console | None = None
@@ -24,13 +24,18 @@ def _no_color() -> bool:
 def console() -> Console:
     global _console
     if _console is None:
-        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=False)
+        from rich.console import Console
+
+        # soft_wrap: a long line is left to the terminal, never broken mid-phrase.
+        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=True)
     return _console
 
 
 def err_console() -> Console:
     global _err_console
     if _err_console is None:
+        from rich.console import Console
+
         _err_console = Console(stderr=True, no_color=_no_color(), highlight=False)
     return _err_console
 
@@ -51,16 +56,33 @@ def print_error(exc: ShardpyError, *, as_json: bool) -> None:
         con.print(f"  [dim]hint:[/] {exc.hint}", markup=True)
 
 
-def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:
-    """Run a command: typed errors → exit 1 (or 2), cancel → 0, Ctrl-C → 130."""
+def exit_code_of(fn: Callable[[], None], *, as_json: bool = False) -> int:
+    """Run a command body inside the error boundary and return its exit code:
+    typed errors → 1 (or 2), cancel → 0, Ctrl-C → 130, an OS failure → 1."""
     try:
         fn()
     except ShardpyError as exc:
         print_error(exc, as_json=as_json)
-        raise typer.Exit(exc.exit_code) from None
+        return exc.exit_code
     except Cancelled as exc:
         err_console().print(str(exc) or "Cancelled; nothing was changed.")
-        raise typer.Exit(0) from None
-    except KeyboardInterrupt:
-        err_console().print("Interrupted; every change was rolled back.")
-        raise typer.Exit(130) from None
+        return 0
+    except KeyboardInterrupt as exc:
+        err_console().print(str(exc) or "Interrupted; every change was rolled back.")
+        return 130
+    except OSError as exc:  # a failure outside any transaction (the disk, a vanished file)
+        from shardpy.fsutil import io_error
+
+        where = f" {exc.filename}" if exc.filename else ""
+        print_error(io_error(exc, f"Accessing{where}"), as_json=as_json)
+        return 1
+    return 0
+
+
+def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:
+    """:func:`exit_code_of` for a Typer command (a non-zero code exits)."""
+    code = exit_code_of(fn, as_json=as_json)
+    if code:
+        import typer
+
+        raise typer.Exit(code)

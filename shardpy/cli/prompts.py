@@ -18,7 +18,7 @@ from shardpy.cli.output import console, err_console
 from shardpy.errors import Cancelled, ShardpyError
 from shardpy.shard.schema import Schema, ValueDef
 from shardpy.shard.values import check_value
-from shardpy.ui import ModuleChoice
+from shardpy.ui import DefaultFor, ModuleChoice
 
 
 def _answer(result: Any) -> Any:
@@ -144,7 +144,7 @@ class TerminalUI:
         return True
 
     def ask_values(
-        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: Callable[[str], Any]
+        self, schema: Schema, keys: list[str], known: Mapping[str, Any], default_for: DefaultFor
     ) -> dict[str, Any]:
         answers: dict[str, Any] = {}
         current_group: str | None = None
@@ -157,7 +157,7 @@ class TerminalUI:
                     f"\n[bold]{group.label}[/]" + (f" — {group.description}" if group.description else "")
                 )
                 current_group = vdef.group
-            answers[key] = self._ask_one(key, vdef, default_for(key))
+            answers[key] = self._ask_one(key, vdef, default_for(key, answers))
         return answers
 
     def review_modules(self, choices: list[ModuleChoice], selected: set[str]) -> set[str]:

@@ -231,6 +231,8 @@ def update_result(result: UpdateResult, *, verbose: bool) -> None:
         con.print(f"  values: {line}")
     if result.values_asked:
         con.print(f"  new values: {', '.join(result.values_asked)}")
+    for key, change in result.values_changed.items():
+        con.print(f"  value {key}: {change['old']!r} → {change['new']!r}")
     added = [
         m
         for m, v in result.modules_after.items()

@@ -17,12 +17,13 @@ from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_j
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.discover import Detected, detect_base
-from shardpy.flows.install import _hooks_allowed, _module_counts, _render
+from shardpy.flows.hookflow import run_first_hooks
+from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, prepared
-from shardpy.flows.update import _action_json, _Disk, _rewrite_links
-from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, state_op, values_file_op
-from shardpy.hooks.lifecycle import install_slots, run_slots
+from shardpy.flows.vaultdisk import VaultDisk
+from shardpy.flows.vaultfiles import action_ops, cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
+from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
 from shardpy.plan.update import FileAction, OnConflict
 from shardpy.shard.migrations import load_file_migrations, rename_map, select_migrations
@@ -30,8 +31,9 @@ from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
+from shardpy.vault.files import user_files
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.state import State, values_hash
+from shardpy.vault.state import State
 
 
 @dataclass
@@ -108,7 +110,7 @@ class AdoptResult:
             "detected_produced": self.detected_produced,
             "detection_scores": self.detection_scores,
             "summary": self.summary(),
-            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "hooks": [h.to_json() for h in self.hooks],
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
@@ -158,37 +160,32 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         )
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
-        production = _render(prep, values, modules, install_date)
-        disk = _Disk(vault, set(production.outputs))
+        production = prep.render(values, modules, install_date)
+        disk = VaultDisk(vault, set(production.outputs))
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
-        _decide(actions, mode, opts, ui)
+        _decide(actions, mode, opts, ui, vault)
         result.actions = actions
-        result.left_alone = _count_user_files(
-            vault, {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
-        )
+        touched = {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
+        result.left_alone = sum(1 for _ in user_files(vault, touched))
         if opts.dry_run:
             return result
-        state = _state(prep, values, modules, install_date, actions)
+        files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
+        state = new_state(prep, values, modules, install_date, files)
         ops = _ops(prep, vault, actions, state)
         with vault_lock(vault, command="adopt"):
             _refuse(vault)
             Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))
-        defaults = values_are_defaults(prep.shard.schema, values)
-        slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
-        from shardpy.flows.install import InstallOptions
-
-        hook_opts = InstallOptions(dest=vault, no_hooks=opts.no_hooks, trust=opts.trust)
-        if _hooks_allowed(prep, hook_opts, slots, ui, result.warnings):
-            run = run_slots(
-                slots,
-                shard_root=prep.shard.root,
-                vault_root=vault,
-                state=state,
-                values_are_defaults=defaults,
-                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-            )
-            result.hooks = run.results
-            save_state(vault, state)
+        result.hooks = run_first_hooks(
+            prep,
+            vault,
+            state,
+            values_are_defaults=values_are_defaults(prep.shard.schema, values),
+            no_hooks=opts.no_hooks,
+            trust=opts.trust,
+            ui=ui,
+            warnings=result.warnings,
+            command="adopt",
+        )
         return result
 
 
@@ -198,14 +195,14 @@ def _answers(prep: Prepared, opts: AdoptOptions, ui: UI) -> tuple[dict[str, Any]
     values = collect_values(
         schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
     )
-    modules = select_modules(schema, excluded=[], counts=_module_counts(prep), review=not use_defaults, ui=ui)
+    modules = select_modules(schema, excluded=[], counts=prep.module_counts(), review=not use_defaults, ui=ui)
     return values, modules
 
 
 def _plan(
     prep: Prepared,
     vault: Path,
-    disk: _Disk,
+    disk: VaultDisk,
     values: dict[str, Any],
     modules: dict[str, str],
     outputs: dict[str, Any],
@@ -248,7 +245,7 @@ def _plan(
     actions = [_for_mode(a, mode) for a in actions]
     if renames:
         tracked = set(outputs) | set(detected.base)
-        _rewrite_links(vault, actions, renames, tracked)
+        rewrite_links(vault, actions, renames, tracked)
     return actions
 
 
@@ -276,7 +273,7 @@ def _for_mode(action: FileAction, mode: Mode) -> FileAction:
     return action
 
 
-def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI) -> None:
+def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, vault: Path) -> None:
     if mode != "ask" or not ui.interactive or opts.yes:
         return
     for action in actions:
@@ -285,62 +282,15 @@ def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI) -
         choices = [(k, v.label) for k, v in action.outcomes.items()]
         if action.merge is not None and action.merge.has_conflicts:
             ui.show_conflict(action.path, action.merge.describe_conflicts())
+        elif "theirs" in action.outcomes and (vault / action.path).is_file():
+            shard = action.outcomes["theirs"].write or b""
+            mine = (vault / action.path).read_bytes()
+            ui.show_conflict(action.path, [unified_diff(mine, shard, old_label="yours", new_label="shard")])
         action.choice = ui.choose(action.question, choices, default=action.choice)
 
 
-def _count_user_files(vault: Path, produced: set[str]) -> int:
-    count = 0
-    skip = {".git", ".shardmind", ".obsidian", ".trash"}
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        rel = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            path = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
-            if path not in produced:
-                count += 1
-    return count
-
-
-def _state(
-    prep: Prepared,
-    values: dict[str, Any],
-    modules: dict[str, str],
-    install_date: str,
-    actions: list[FileAction],
-) -> State:
-    fetched = prep.fetched
-    hooks = prep.shard.manifest.hooks
-    return State(
-        shard=prep.shard.manifest.identity,
-        version=prep.version,
-        source=prep.spec.display(),
-        source_kind=prep.spec.kind,
-        install_date=install_date,
-        installed_at=install_date,
-        updated_at=install_date,
-        values_hash=values_hash(values),
-        values=values,
-        modules=modules,
-        files={a.path: a.outcome.record for a in actions if a.outcome.record is not None},
-        ref=fetched.resolved.ref,
-        resolved_commit=fetched.resolved.commit,
-        archive_sha256=fetched.archive_sha256,
-        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
-        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
-        else {},
-    )
-
-
 def _ops(prep: Prepared, vault: Path, actions: list[FileAction], state: State) -> list[Op]:
-    ops: list[Op] = []
-    for a in actions:
-        out = a.outcome
-        if out.write is not None:
-            ops.append(Op.write(a.path, out.write))
-        if out.delete:
-            ops.append(Op.delete(a.path))
-        if out.pin_base is not None:
-            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+    ops = action_ops(vault, actions)
     ops.append(values_file_op(prep.shard, state.values, None))
     ops.extend(cache_ops(prep.shard, {rec.template for rec in state.files.values()}))
     ops.append(state_op(state))

@@ -58,8 +58,9 @@ def collect_values(
                 details={"keys": pending},
             )
 
-        def default_for(key: str) -> Any:
-            return computed_default(schema, key, resolve_defaults(schema, answers))
+        def default_for(key: str, so_far: Mapping[str, Any]) -> Any:
+            # A computed default is shown resolved against the answers given so far.
+            return computed_default(schema, key, resolve_defaults(schema, {**answers, **so_far}))
 
         asked = ui.ask_values(schema, ordered_keys(schema, pending), answers, default_for)
         for key, value in asked.items():

@@ -6,26 +6,28 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, recover
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared, spec_for
-from shardpy.flows.vaultfiles import cache_ops, now_iso, record_for, save_state, state_op, values_file_op
+from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.fsutil import safe_target, sha256_file
-from shardpy.hooks.lifecycle import Slot, install_slots, run_slots
+from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
-from shardpy.shard.produce import Output, Production, produce
-from shardpy.shard.render import RenderContext
+from shardpy.plan.records import record_for
+from shardpy.shard.produce import Output, Production
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.state import State, values_hash
+from shardpy.vault.state import State
 
 
 @dataclass
@@ -119,6 +121,12 @@ def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[
     extra = [layout.VALUES_FILE]
     for path in [*sorted(outputs), *extra]:
         target = safe_target(dest, path)  # refuses links on the way: never write through one
+        blocker = _file_in_the_way(dest, path)
+        if blocker is not None:
+            # A file where the shard needs a folder: replaced (after a backup) like any collision.
+            if blocker not in colliding:
+                colliding.append(blocker)
+            continue
         if target.is_dir():
             raise ShardpyError(
                 "INSTALL_COLLISION",
@@ -134,6 +142,31 @@ def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[
         else:
             colliding.append(path)
     return colliding, identical
+
+
+def _file_in_the_way(dest: Path, path: str) -> str | None:
+    """The first parent of ``path`` that exists in ``dest`` as something other
+    than a folder, if any."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts)):
+        rel = "/".join(parts[: i + 1])
+        try:
+            mode = os.lstat(dest / rel).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(mode):
+            return rel
+    return None
+
+
+def _unique_backup(dest: Path, path: str, stamp: str, taken: set[str]) -> str:
+    """``<path>.shardpy-backup-<stamp>``, numbered when that name is in use."""
+    name = f"{path}.shardpy-backup-{stamp}"
+    n = 1
+    while name in taken or os.path.lexists(dest / name):
+        n += 1
+        name = f"{path}.shardpy-backup-{stamp}-{n}"
+    return name
 
 
 def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
@@ -159,49 +192,8 @@ def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
     )
 
 
-def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-    manifest = prep.shard.manifest
-    included = [m for m, v in modules.items() if v == "included"]
-    ctx = RenderContext(values, included, manifest.name, manifest.namespace, manifest.version, install_date)
-    return produce(prep.shard.files, prep.shard.read, ctx, included)
-
-
-def _module_counts(prep: Prepared) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for f in prep.shard.files:
-        if f.module is not None:
-            counts[f.module] = counts.get(f.module, 0) + 1
-    return counts
-
-
-def _build_state(
-    prep: Prepared, production: Production, values: dict[str, Any], modules: dict[str, str], install_date: str
-) -> State:
-    content = prep.shard.content
-    fetched = prep.fetched
-    hooks = prep.shard.manifest.hooks
-    return State(
-        shard=prep.shard.manifest.identity,
-        version=prep.shard.manifest.version,
-        source=prep.spec.display(),
-        source_kind=prep.spec.kind,
-        install_date=install_date,
-        installed_at=install_date,
-        updated_at=install_date,
-        values_hash=values_hash(values),
-        values=values,
-        modules=modules,
-        files={p: record_for(o, content) for p, o in production.outputs.items()},
-        ref=fetched.resolved.ref,
-        resolved_commit=fetched.resolved.commit,
-        archive_sha256=fetched.archive_sha256,
-        hooks={"bootstrap_fingerprint": hooks.bootstrap.fingerprint}
-        if hooks.bootstrap is not None and hooks.bootstrap.fingerprint
-        else {},
-    )
-
-
 def _ops(
+    dest: Path,
     prep: Prepared,
     production: Production,
     colliding: list[str],
@@ -209,7 +201,11 @@ def _ops(
     state: State,
     stamp: str,
 ) -> tuple[list[Op], dict[str, str]]:
-    backups = {p: f"{p}.shardpy-backup-{stamp}" for p in colliding}
+    taken = set(production.outputs)
+    backups: dict[str, str] = {}
+    for p in colliding:
+        backups[p] = _unique_backup(dest, p, stamp, taken)
+        taken.add(backups[p])
     ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
     ops.extend(Op.write(p, o.data) for p, o in sorted(production.outputs.items()) if p not in identical)
     ops.append(values_file_op(prep.shard, state.values, None))
@@ -218,23 +214,12 @@ def _ops(
     return ops, backups
 
 
-def _hooks_allowed(
-    prep: Prepared, opts: InstallOptions, slots: list[Slot], ui: UI, warnings: list[str]
-) -> bool:
-    if opts.no_hooks or not slots:
-        return False
-    if not prep.remote or opts.trust:
-        return True
-    names = ", ".join(s.script for s in slots)
-    if ui.interactive and ui.confirm(f"Run hook scripts from the remote shard ({names})?", default=False):
-        return True
-    warnings.append(f"Hooks from a remote source were not run ({names}); pass --trust to run them.")
-    return False
-
-
 def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None) -> InstallResult:
     dest = opts.dest if opts.dest.is_absolute() else (opts.cwd / opts.dest)
     dest = Path(os.path.abspath(dest))
+    # An install killed earlier in this folder is undone before anything is
+    # planned: the plan must see the folder as the user left it.
+    recovery = _recover_first(dest)
     _check_dest(dest)
     spec = spec_for(opts.source, cwd=opts.cwd)
     with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
@@ -244,10 +229,10 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
         )
         modules = select_modules(
-            schema, excluded=opts.exclude, counts=_module_counts(prep), review=not use_defaults, ui=ui
+            schema, excluded=opts.exclude, counts=prep.module_counts(), review=not use_defaults, ui=ui
         )
         install_date = now_iso()
-        production = _render(prep, values, modules, install_date)
+        production = prep.render(values, modules, install_date)
         colliding, identical = _collisions(dest, production.outputs) if dest.exists() else ([], set())
         defaults = values_are_defaults(schema, values)
         slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
@@ -271,25 +256,26 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             values=values,
             modules=modules,
             hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
+            recovery=recovery,
         )
         if opts.dry_run:
             return result
         _decide_backups(colliding, opts, ui)
-        state = _build_state(prep, production, values, modules, install_date)
+        files = {p: record_for(o, prep.shard.content) for p, o in production.outputs.items()}
+        state = new_state(prep, values, modules, install_date, files)
         stamp = install_date.replace(":", "").replace("-", "")
-        ops, result.backups = _ops(prep, production, colliding, identical, state, stamp)
+        ops, result.backups = _ops(dest, prep, production, colliding, identical, state, stamp)
         _apply(dest, ops, result, ui)
-        if _hooks_allowed(prep, opts, slots, ui, result.warnings):
-            run = run_slots(
-                slots,
-                shard_root=prep.shard.root,
-                vault_root=dest,
-                state=state,
-                values_are_defaults=defaults,
-                timeout_ms=prep.shard.manifest.hooks.timeout_ms,
-            )
-            result.hooks = run.results
-            save_state(dest, state)
+        result.hooks = run_first_hooks(
+            prep,
+            dest,
+            state,
+            values_are_defaults=defaults,
+            no_hooks=opts.no_hooks,
+            trust=opts.trust,
+            ui=ui,
+            warnings=result.warnings,
+        )
         return result
 
 
@@ -300,18 +286,32 @@ def _skipped(production: Production) -> dict[str, list[str]]:
     return out
 
 
+def _recover_first(dest: Path) -> RecoveryReport | None:
+    if not dest.is_dir() or pending_journal(dest) is None:
+        return None
+    with vault_lock(dest, command="install"):
+        return recover(dest)
+
+
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
     created_dest = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     sidecar_existed = (dest / layout.SIDECAR).exists()
     try:
         with vault_lock(dest, command="install"):
-            result.recovery = recover(dest)
+            if recover(dest) is not None:
+                # Another command died here after this install was planned:
+                # the plan may be stale, so start again rather than guess.
+                raise ShardpyError(
+                    "INSTALL_RETRY",
+                    "An interrupted shardpy command in this folder was just rolled back",
+                    "Nothing was installed; run the same install again.",
+                )
             _check_dest(dest)
             tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
             tx.run(ops, progress=ui.progress("Installing", len(ops)))
     except BaseException:
-        if not sidecar_existed and not (dest / layout.STATE).exists():
+        if not (dest / layout.STATE).exists() and not sidecar_existed:
             shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
         if created_dest:
             with contextlib.suppress(OSError):

@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from shardpy.shard.loader import Shard, load_shard
+from shardpy.shard.produce import Production, produce
+from shardpy.shard.render import RenderContext
 from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
 
 
@@ -24,6 +28,29 @@ class Prepared:
     @property
     def version(self) -> str:
         return self.shard.manifest.version
+
+    @cached_property
+    def archive_sha256(self) -> str | None:
+        """What identifies this release's content: the downloaded archive's
+        hash, or for a local folder the hash of what its shard uses."""
+        if self.spec.kind in ("local", "bundled"):
+            return self.shard.content_hash()
+        return self.fetched.archive_sha256
+
+    def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
+        """Every output of this shard for these answers (the one render path)."""
+        m = self.shard.manifest
+        included = [k for k, v in modules.items() if v == "included"]
+        ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
+        return produce(self.shard.files, self.shard.read, ctx, included)
+
+    def module_counts(self) -> dict[str, int]:
+        """Files per module, for the module review."""
+        counts: dict[str, int] = {}
+        for f in self.shard.files:
+            if f.module is not None:
+                counts[f.module] = counts.get(f.module, 0) + 1
+        return counts
 
 
 def bundled_spec() -> SourceSpec:

@@ -8,7 +8,6 @@ state is reported, not raised.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -19,10 +18,9 @@ from typing import Any
 from shardpy.apply.transaction import RecoveryReport, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.vault import layout
+from shardpy.vault.files import user_files
 from shardpy.vault.ownership import scan
 from shardpy.vault.state import State, load_state
-
-_SKIP_DIRS = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
 
 
 @dataclass
@@ -98,6 +96,28 @@ def _count(report: StatusReport, vault: Path, state: State) -> None:
     report.by_class = by_class
 
 
+def _unchanged_values(vault: Path, state: State) -> bool:
+    """True when shard-values.yaml holds exactly the values the engine
+    validated when it last wrote them (their hash is in state), so plain
+    status can say "valid" without loading the schema machinery (~100 ms)."""
+    from shardpy.shard.yamlio import load_yaml_file, to_plain
+    from shardpy.vault.state import values_hash
+
+    if not state.values_hash or not (vault / layout.CACHED_SCHEMA).is_file():
+        return False
+    try:
+        raw = load_yaml_file(
+            vault / layout.VALUES_FILE,
+            display=layout.VALUES_FILE,
+            code="VALUES_FILE_INVALID",
+            missing_code="VALUES_FILE_MISSING",
+        )
+    except ShardpyError:
+        return False
+    values = to_plain(raw) if raw is not None else {}
+    return isinstance(values, dict) and values_hash(values) == state.values_hash
+
+
 def _values(report: StatusReport, vault: Path) -> Any:
     from shardpy.shard.schema import load_schema
     from shardpy.shard.values import problems, read_values_file
@@ -122,22 +142,6 @@ def _update_check(vault: Path) -> dict[str, Any] | None:
     except (OSError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _walk_user_files(vault: Path, produced: set[str]) -> tuple[int, list[str]]:
-    count = 0
-    notes: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        rel_dir = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if rel in produced or layout.is_engine_path(rel):
-                continue
-            count += 1
-            if name.endswith(".md"):
-                notes.append(rel)
-    return count, notes
 
 
 def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> None:
@@ -174,6 +178,21 @@ def _frontmatter(report: StatusReport, vault: Path, schema: Any, notes: list[str
             report.frontmatter.setdefault(kind or "global", []).append({"path": rel, "missing": missing})
 
 
+def _manifest_warnings(report: StatusReport, vault: Path) -> None:
+    """Keys of the cached shard.yaml that shardpy does not know are kept and
+    ignored; verbose status says so (CONTRACT §2)."""
+    from shardpy.shard.manifest import load_manifest
+
+    try:
+        manifest = load_manifest(vault / layout.CACHED_MANIFEST, display=layout.CACHED_MANIFEST)
+    except ShardpyError as exc:
+        report.warnings.append(f"{layout.CACHED_MANIFEST}: [{exc.code}] {exc.message}")
+        return
+    unknown = manifest.unknown_keys()
+    if unknown:
+        report.warnings.append(f"shard.yaml has keys shardpy does not use (ignored): {', '.join(unknown)}")
+
+
 def _tool_version(argv: list[str]) -> str:
     if shutil.which(argv[0]) is None:
         return "not found"
@@ -204,12 +223,15 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
         return report
     report.state = state
     _count(report, vault, state)
-    schema = _values(report, vault)
+    schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
     report.update = _update_check(vault)
     if verbose:
+        _manifest_warnings(report, vault)
         _modified_line_stats(report, vault, state)
         produced = set(state.files)
-        report.user_files, notes = _walk_user_files(vault, produced)
+        mine = list(user_files(vault, produced))
+        report.user_files = len(mine)
+        notes = [p for p in mine if p.endswith(".md")]
         _frontmatter(report, vault, schema, notes + [p for p in produced if p.endswith(".md")])
         report.environment = {
             "python": platform.python_version(),

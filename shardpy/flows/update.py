@@ -15,15 +15,24 @@ from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_j
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
 from shardpy.flows.choices import check_module_flags, collect_values, select_modules
+from shardpy.flows.hookflow import hooks_allowed
+from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
-from shardpy.flows.vaultfiles import cache_ops, now_iso, save_state, stale_cache_ops, state_op, values_file_op
+from shardpy.flows.vaultdisk import VaultDisk
+from shardpy.flows.vaultfiles import (
+    action_ops,
+    cache_ops,
+    now_iso,
+    save_state,
+    stale_cache_ops,
+    state_op,
+    values_file_op,
+)
 from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
 from shardpy.shard.migrations import FileMigration, load_file_migrations, rename_map, select_migrations
-from shardpy.shard.produce import Production, produce
-from shardpy.shard.render import RenderContext
 from shardpy.shard.values import (
     apply_value_migrations,
     read_values_file,
@@ -33,9 +42,7 @@ from shardpy.shard.values import (
 from shardpy.sources import ProgressFn, SourceSpec, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
-from shardpy.vault.links import LinkRenames
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.ownership import hash_paths
 from shardpy.vault.state import State, load_state, values_hash
 from shardpy.versions import is_version
 
@@ -67,6 +74,7 @@ class UpdateResult:
     actions: list[FileAction] = field(default_factory=list)
     values_applied: list[str] = field(default_factory=list)
     values_asked: list[str] = field(default_factory=list)
+    values_changed: dict[str, dict[str, Any]] = field(default_factory=dict)
     modules_before: dict[str, str] = field(default_factory=dict)
     modules_after: dict[str, str] = field(default_factory=dict)
     migrations: list[str] = field(default_factory=list)
@@ -97,9 +105,13 @@ class UpdateResult:
             "up_to_date": self.up_to_date,
             "dry_run": self.dry_run,
             "summary": self.summary(),
-            "files": [_action_json(a) for a in self.actions if a.action != "unchanged"],
+            "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "unchanged": sum(1 for a in self.actions if a.action == "unchanged"),
-            "values": {"migrated": self.values_applied, "asked": self.values_asked},
+            "values": {
+                "migrated": self.values_applied,
+                "asked": self.values_asked,
+                "changed": self.values_changed,
+            },
             "modules": {"before": self.modules_before, "after": self.modules_after},
             "migrations": self.migrations,
             "hooks": [h.to_json() for h in self.hooks],
@@ -107,44 +119,6 @@ class UpdateResult:
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
         }
-
-
-def _action_json(a: FileAction) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": a.path,
-        "action": a.action,
-        "outcome": a.outcome.label,
-        "choice": a.choice,
-        "reason": a.reason,
-        "class": a.content_class,
-        "module": a.module,
-    }
-    if a.from_path:
-        out["from"] = a.from_path
-    stats = a.stats()
-    if stats is not None:
-        out["merge"] = stats
-    if a.merge is not None and a.merge.frontmatter_conflicts:
-        out["frontmatter_conflicts"] = [c.key for c in a.merge.frontmatter_conflicts]
-    if a.links_rewritten:
-        out["links_rewritten"] = a.links_rewritten
-    return out
-
-
-class _Disk:
-    """The vault as the planner sees it: hashes computed once, in parallel."""
-
-    def __init__(self, root: Path, paths: set[str]) -> None:
-        self.root = root
-        self._hashes = hash_paths(root, sorted(paths))
-
-    def hash(self, path: str) -> str | None:
-        if path not in self._hashes:
-            self._hashes[path] = sha256_file(self.root / path)
-        return self._hashes[path]
-
-    def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
 
 
 def find_vault(cwd: Path) -> Path:
@@ -160,7 +134,16 @@ def find_vault(cwd: Path) -> Path:
 
 def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
     """The recorded source, re-addressed for this update."""
-    spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
+    try:
+        spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
+    except ShardpyError as exc:
+        if exc.code != "SOURCE_NOT_FOUND":
+            raise
+        raise ShardpyError(
+            "UPDATE_SOURCE_GONE",
+            f"The source this vault was installed from is gone: {state.source}",
+            "Restore it, or point `source` in .shardmind/state.json at where the shard lives now.",
+        ) from None
     if state.ref is not None:
         if opts.release or opts.include_prerelease:
             raise ShardpyError(
@@ -211,31 +194,31 @@ def _values(
     return collect_values(schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui)
 
 
+def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per value key, what changed since the last render (old → new)."""
+    from deepdiff import DeepDiff
+
+    diff = DeepDiff(before, after, ignore_numeric_type_changes=True)
+    return {
+        str(key): {"old": before.get(key), "new": after.get(key)}
+        for key in sorted(diff.affected_root_keys, key=str)
+    }
+
+
 def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[str, str]:
     schema = prep.shard.schema
     check_module_flags(schema, opts.remove_modules, flag="--remove-module")
-    counts: dict[str, int] = {}
-    for f in prep.shard.files:
-        if f.module is not None:
-            counts[f.module] = counts.get(f.module, 0) + 1
     current = {m: v for m, v in state.modules.items() if m in schema.modules}
     interactive_review = ui.interactive and not opts.yes
     return select_modules(
         schema,
         excluded=opts.remove_modules,
         added=opts.add_modules,
-        counts=counts,
+        counts=prep.module_counts(),
         review=interactive_review,
         ui=ui,
         current=current,
     )
-
-
-def _render(prep: Prepared, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-    m = prep.shard.manifest
-    included = [k for k, v in modules.items() if v == "included"]
-    ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
-    return produce(prep.shard.files, prep.shard.read, ctx, included)
 
 
 def _migrations(prep: Prepared, state: State, result: UpdateResult) -> list[FileMigration]:
@@ -264,67 +247,6 @@ def _user_moves(
                         found.append(rel)
     moves = rename_map(found, migrations)
     return {a: b for a, b in moves.items() if b not in outputs and not (vault / b).exists()}
-
-
-def _rewrite_links(
-    vault: Path, actions: list[FileAction], renames: dict[str, str], tracked: set[str]
-) -> None:
-    links = LinkRenames.from_moves(renames)
-    if not links:
-        return
-    for action in actions:
-        if not action.path.endswith(".md") or action.outcome.delete:
-            continue
-        outcome = action.outcome
-        if outcome.write is not None:
-            data = outcome.write
-        elif (vault / action.path).is_file() and outcome.record is not None:
-            data = (vault / action.path).read_bytes()
-        else:
-            continue
-        text, count = _rewrite_bytes(links, data)
-        if count:
-            action.outcomes[action.choice] = replace(outcome, write=text)
-            action.links_rewritten = count
-    moving = {a.from_path for a in actions if a.from_path}
-    for path in sorted(_vault_notes(vault)):
-        if path in tracked or path in moving:
-            continue
-        data = (vault / path).read_bytes()
-        text, count = _rewrite_bytes(links, data)
-        if count:
-            fa = FileAction(
-                path,
-                "links",
-                "links to renamed notes rewritten",
-                "user_content",
-                None,
-                {"apply": Outcome("rewrite links", write=text)},
-                "apply",
-            )
-            fa.links_rewritten = count
-            actions.append(fa)
-
-
-def _rewrite_bytes(links: LinkRenames, data: bytes) -> tuple[bytes, int]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data, 0
-    new, count = links.rewrite(text)
-    return new.encode("utf-8"), count
-
-
-def _vault_notes(vault: Path) -> Iterator[str]:
-    skip = {".git", ".shardmind", ".obsidian", ".trash", "node_modules"}
-    import os
-
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        rel = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            if name.endswith(".md"):
-                yield name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
 
 
 def _user_move_actions(vault: Path, moves: dict[str, str]) -> list[FileAction]:
@@ -402,20 +324,7 @@ def _ops(
     values_text_needed: bool,
     values: dict[str, Any],
 ) -> list[Op]:
-    ops: list[Op] = []
-    for a in actions:
-        out = a.outcome
-        if out.write is not None:
-            ops.append(Op.write(a.path, out.write))
-        if out.delete:
-            ops.append(Op.delete(a.path))
-        pinned = vault / layout.pinned_base_path(a.path)
-        if out.pin_base is not None:
-            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
-        elif pinned.is_file():
-            ops.append(Op.delete(layout.pinned_base_path(a.path)))
-        if a.from_path and (vault / layout.pinned_base_path(a.from_path)).is_file():
-            ops.append(Op.delete(layout.pinned_base_path(a.from_path)))
+    ops = action_ops(vault, actions)
     if values_text_needed:
         existing = None
         with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
@@ -479,7 +388,7 @@ def _up_to_date(
     same_source = (
         prep.version == state.version
         and prep.fetched.resolved.commit == state.resolved_commit
-        and prep.fetched.archive_sha256 == state.archive_sha256
+        and prep.archive_sha256 == state.archive_sha256
     )
     if not same_source or opts.add_modules or opts.remove_modules:
         return False
@@ -498,15 +407,16 @@ def _plan(
     vault: Path,
 ) -> None:
     values = _values(prep, state, current, opts, ui, result)
+    result.values_changed = value_changes(state.values, values)
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
-    production = _render(prep, values, modules, state.install_date)
+    production = prep.render(values, modules, state.install_date)
     migrations = _migrations(prep, state, result)
     renames = rename_map(state.files, migrations)
     deselected = frozenset(
         m for m, v in state.modules.items() if v == "included" and modules.get(m) != "included"
     )
-    disk = _Disk(vault, set(state.files) | set(production.outputs))
+    disk = VaultDisk(vault, set(state.files) | set(production.outputs))
     base = BaseRenderer.from_vault(vault, state)
     inputs = UpdateInputs(
         old=state.files,
@@ -526,7 +436,7 @@ def _plan(
     actions.extend(_user_move_actions(vault, user_moves))
     all_moves = {**renames, **user_moves}
     tracked = set(state.files) | set(production.outputs)
-    _rewrite_links(vault, actions, all_moves, tracked)
+    rewrite_links(vault, actions, all_moves, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current
@@ -540,7 +450,7 @@ def _new_state(
     files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
     state.version = prep.version
     state.resolved_commit = prep.fetched.resolved.commit
-    state.archive_sha256 = prep.fetched.archive_sha256
+    state.archive_sha256 = prep.archive_sha256
     state.updated_at = now_iso()
     state.values = values
     state.values_hash = values_hash(values)
@@ -557,14 +467,9 @@ def _apply_and_hooks(
     Transaction(vault, "update").run(ops, progress=ui.progress("Updating", len(ops)))
     changed = bool(result.changed()) or previous != state.version
     slots = update_slots(prep.shard.manifest, changed=changed, recorded_fingerprint=old_fingerprint)
-    if not slots or opts.no_hooks:
-        return
-    if (
-        prep.remote
-        and not opts.trust
-        and not (ui.interactive and ui.confirm("Run the shard's hook scripts?", default=False))
+    if not hooks_allowed(
+        prep, slots, no_hooks=opts.no_hooks, trust=opts.trust, ui=ui, warnings=result.warnings
     ):
-        result.warnings.append("Hooks from a remote source were not run; pass --trust to run them.")
         return
     new_files = sorted(a.path for a in result.actions if a.action in ("add", "restore"))
     removed = sorted(a.path for a in result.actions if a.outcome.delete and a.action != "moved")

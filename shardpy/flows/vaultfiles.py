@@ -5,33 +5,42 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy import __version__
 from shardpy.apply.transaction import Op
 from shardpy.fsutil import atomic_write
-from shardpy.shard.content import ContentRules
 from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
-from shardpy.shard.produce import Output
 from shardpy.shard.values import render_values_file
 from shardpy.vault import layout
-from shardpy.vault.state import FileRecord, State
+from shardpy.vault.state import FileRecord, State, values_hash
+
+if TYPE_CHECKING:
+    from shardpy.flows.source import Prepared
+    from shardpy.plan.update import FileAction
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def record_for(out: Output, content: ContentRules) -> FileRecord:
-    return FileRecord(
-        template=out.source,
-        rendered_hash=out.sha256,
-        ownership="volatile" if out.volatile else "managed",
-        volatile=out.volatile,
-        iterator_key=out.iterator_key,
-        module=out.module,
-        content_class=content.classify(out.path),
-    )
+def action_ops(vault: Path, actions: list[FileAction]) -> list[Op]:
+    """The file operations a decided plan performs, with the pinned merge
+    bases it keeps (a skipped conflict) or no longer needs."""
+    ops: list[Op] = []
+    for a in actions:
+        out = a.outcome
+        if out.write is not None:
+            ops.append(Op.write(a.path, out.write))
+        if out.delete:
+            ops.append(Op.delete(a.path))
+        if out.pin_base is not None:
+            ops.append(Op.write(layout.pinned_base_path(a.path), out.pin_base))
+        elif (vault / layout.pinned_base_path(a.path)).is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.path)))
+        if a.from_path and (vault / layout.pinned_base_path(a.from_path)).is_file():
+            ops.append(Op.delete(layout.pinned_base_path(a.from_path)))
+    return ops
 
 
 def cache_ops(shard: Shard, sources: set[str], vault: Path | None = None) -> list[Op]:
@@ -76,6 +85,37 @@ def stale_cache_ops(vault_root: Path, keep: set[str]) -> list[Op]:
 def values_file_op(shard: Shard, values: dict[str, Any], existing: str | None) -> Op:
     text = render_values_file(shard.schema, values, identity=shard.manifest.identity, existing=existing)
     return Op.write(layout.VALUES_FILE, text.encode("utf-8"))
+
+
+def new_state(
+    prep: Prepared,
+    values: dict[str, Any],
+    modules: dict[str, str],
+    install_date: str,
+    files: dict[str, FileRecord],
+) -> State:
+    """The state of a vault a first install (or adopt) is about to write."""
+    fetched = prep.fetched
+    bootstrap = prep.shard.manifest.hooks.bootstrap
+    return State(
+        shard=prep.shard.manifest.identity,
+        version=prep.version,
+        source=prep.spec.display(),
+        source_kind=prep.spec.kind,
+        install_date=install_date,
+        installed_at=install_date,
+        updated_at=install_date,
+        values_hash=values_hash(values),
+        values=values,
+        modules=modules,
+        files=files,
+        ref=fetched.resolved.ref,
+        resolved_commit=fetched.resolved.commit,
+        archive_sha256=prep.archive_sha256,
+        hooks={"bootstrap_fingerprint": bootstrap.fingerprint}
+        if bootstrap is not None and bootstrap.fingerprint
+        else {},
+    )
 
 
 def state_op(state: State) -> Op:

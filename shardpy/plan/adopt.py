@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from shardpy.fsutil import sha256_bytes
+from shardpy.plan.records import record_for
 from shardpy.plan.update import DiskView, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
 from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
@@ -57,22 +58,10 @@ def best_match(scores: Mapping[str, int], order: list[str]) -> str | None:
     return best if best is not None and scores[best] > 0 else None
 
 
-def _record(out: Output, content: ContentRules, ownership: str) -> FileRecord:
-    return FileRecord(
-        template=out.source,
-        rendered_hash=out.sha256,
-        ownership="volatile" if out.volatile else ownership,  # type: ignore[arg-type]
-        volatile=out.volatile,
-        iterator_key=out.iterator_key,
-        module=out.module,
-        content_class=content.classify(out.path),
-    )
-
-
 def _without_base(
     path: str, out: Output, disk_hash: str | None, content: ContentRules, mode: Mode
 ) -> FileAction:
-    managed = _record(out, content, "managed")
+    managed = record_for(out, content)
     cls = content.classify(path)
 
     def act(action: str, reason: str, outcomes: dict[str, Outcome], choice: str = "apply") -> FileAction:

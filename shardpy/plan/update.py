@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.merge.document import DocumentMerge, merge_document
+from shardpy.plan.records import record_for
 from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
 from shardpy.vault.state import FileRecord
@@ -66,6 +67,27 @@ class FileAction:
     def writes(self) -> bool:
         return self.outcome.write is not None
 
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "action": self.action,
+            "outcome": self.outcome.label,
+            "choice": self.choice,
+            "reason": self.reason,
+            "class": self.content_class,
+            "module": self.module,
+        }
+        if self.from_path:
+            out["from"] = self.from_path
+        stats = self.stats()
+        if stats is not None:
+            out["merge"] = stats
+        if self.merge is not None and self.merge.frontmatter_conflicts:
+            out["frontmatter_conflicts"] = [c.key for c in self.merge.frontmatter_conflicts]
+        if self.links_rewritten:
+            out["links_rewritten"] = self.links_rewritten
+        return out
+
     def stats(self) -> dict[str, int] | None:
         if self.merge is None or self.merge.is_binary:
             return None
@@ -91,21 +113,6 @@ class UpdateInputs:
     on_conflict: OnConflict = "keep"
     style: ConflictStyle = "merge"
     restore_missing: bool = False
-
-
-def _record(
-    out: Output, content: ContentRules, *, ownership: str, installed: str | None = None
-) -> FileRecord:
-    return FileRecord(
-        template=out.source,
-        rendered_hash=out.sha256,
-        ownership="volatile" if out.volatile else ownership,  # type: ignore[arg-type]
-        volatile=out.volatile,
-        iterator_key=out.iterator_key,
-        module=out.module,
-        content_class=content.classify(out.path),
-        installed_hash=installed,
-    )
 
 
 class _Planner:
@@ -149,7 +156,7 @@ class _Planner:
 
     def added(self, path: str, out: Output) -> None:
         disk = self.inp.disk.hash(path)
-        rec = _record(out, self.inp.content, ownership="managed")
+        rec = record_for(out, self.inp.content)
         if disk is None:
             self.act(
                 path,
@@ -242,7 +249,7 @@ class _Planner:
         moved = old_path != path
         disk_hash = inp.disk.hash(old_path)
         moved_from = old_path if moved else None
-        managed = _record(out, inp.content, ownership="managed")
+        managed = record_for(out, inp.content)
         if disk_hash is None:
             if inp.restore_missing:
                 self.act(

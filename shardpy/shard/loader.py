@@ -10,7 +10,7 @@ from shardpy.shard.content import VAULT_MANIFEST, ContentRules, parse_content_ru
 from shardpy.shard.manifest import Manifest, load_manifest
 from shardpy.shard.schema import Schema, load_schema
 from shardpy.shard.walk import SourceFile, walk_shard
-from shardpy.sources.layout import migrations_dir
+from shardpy.sources.layout import ignore_chain, migrations_dir
 
 MANIFEST_PATH = ".shardmind/shard.yaml"
 SCHEMA_PATH = ".shardmind/shard-schema.yaml"
@@ -25,6 +25,26 @@ class Shard:
     files: list[SourceFile]
     content: ContentRules
     migrations_dir: Path | None
+
+    def content_hash(self) -> str:
+        """One hash of everything that decides this shard's output: manifest,
+        schema, every installable file, the ignore files on the way down and
+        the file migrations (a local source's "commit")."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        parts = [MANIFEST_PATH, SCHEMA_PATH, *(f.path for f in self.files)]
+        for rel in parts:
+            path = self.root / rel
+            if path.is_file():
+                digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+        extra = [d / ".shardmindignore" for d in ignore_chain(self.source_root, self.root)[:-1]]
+        if self.migrations_dir is not None:
+            extra.extend(sorted(self.migrations_dir.glob("*.y*ml")))
+        for path in extra:
+            if path.is_file():
+                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
 
     def read(self, source_path: str) -> bytes:
         return (self.root / source_path).read_bytes()

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from shardpy import SHARDMIND_CONTRACT_VERSION, __version__
 from shardpy.errors import ShardpyError
-from shardpy.shard.yamlio import load_yaml_file, pydantic_error, to_plain
+from shardpy.shard.yamlio import line_of, load_validated, pydantic_error, to_plain
 from shardpy.versions import RangeError, is_version, parse_range, satisfies
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -118,15 +118,7 @@ class Manifest(BaseModel):
             return {}
         if not isinstance(value, dict):
             raise ValueError("requires must be a mapping of name → semver range")
-        out: dict[str, str] = {}
-        for key, rng in value.items():
-            text = str(rng)
-            try:
-                parse_range(text)
-            except RangeError as exc:
-                raise ValueError(f"requires.{key}: {exc}") from None
-            out[str(key)] = text
-        return out
+        return {str(key): str(rng) for key, rng in value.items()}
 
     @property
     def identity(self) -> str:
@@ -149,6 +141,22 @@ def check_engine(manifest: Manifest, *, display: str) -> None:
             )
 
 
+def _check_ranges(manifest: Manifest, raw: Any, *, display: str) -> None:
+    # Checked after the model so the error can point at the range's own line.
+    for key, rng in manifest.requires.items():
+        try:
+            parse_range(rng)
+        except RangeError as exc:
+            raise ShardpyError(
+                "SHARD_MANIFEST_INVALID",
+                f"{display}: requires.{key}: {exc}",
+                MANIFEST_HINT,
+                path=display,
+                line=line_of(raw, ["requires", key]),
+                details={"key": f"requires.{key}"},
+            ) from None
+
+
 def parse_manifest(raw: Any, *, display: str) -> Manifest:
     if not isinstance(raw, dict):
         raise ShardpyError(
@@ -160,12 +168,16 @@ def parse_manifest(raw: Any, *, display: str) -> Manifest:
         raise pydantic_error(
             exc, raw, display=display, code="SHARD_MANIFEST_INVALID", hint=MANIFEST_HINT
         ) from None
+    _check_ranges(manifest, raw, display=display)
     check_engine(manifest, display=display)
     return manifest
 
 
 def load_manifest(path: Path, *, display: str = ".shardmind/shard.yaml") -> Manifest:
-    raw = load_yaml_file(
-        path, display=display, code="SHARD_MANIFEST_INVALID", missing_code="SHARD_MANIFEST_MISSING"
+    return load_validated(
+        path,
+        lambda raw: parse_manifest(raw, display=display),
+        display=display,
+        code="SHARD_MANIFEST_INVALID",
+        missing_code="SHARD_MANIFEST_MISSING",
     )
-    return parse_manifest(raw, display=display)

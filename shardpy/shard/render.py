@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import traceback
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from io import StringIO
 from typing import Any
 
@@ -21,6 +24,10 @@ from shardpy.errors import ShardpyError
 VOLATILE_MARKER = "{# shardmind: volatile #}"
 _FRONTMATTER_RE = re.compile(r"^---\r?\n(.*?)\r?\n---\r?\n(.*)$", re.S)
 _TEMPLATE_MARK_RE = re.compile(r"\{\{|\{%")
+# A tag that opens a value, a list item or a line: YAML parses it as a flow
+# mapping, never as part of a scalar, so the block cannot be rendered scalar
+# by scalar. Checked first because parsing YAML is the slow part of rendering.
+_TAG_OUTSIDE_SCALAR_RE = re.compile(r"(?m)(?:^[ \t]*|:[ \t]+|^[ \t]*-[ \t]+)\{[{%]")
 _SAFE_SLUG_RE = re.compile(r"^[^/\\\x00]+$")
 
 
@@ -56,17 +63,72 @@ class Rendered:
     warnings: list[str] = field(default_factory=list)
 
 
-def _yaml_scalar(value: Any) -> str:
-    """A value printed inside a non-YAML frontmatter block, as a safe YAML scalar."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return json.dumps(value)
+# Values printed inside a frontmatter block that is not YAML before rendering
+# (it holds `{% %}` tags) are first printed as opaque tokens; the block is
+# parsed with the tokens in place, so its structure comes from the template
+# alone, and each token is then swapped for its value inside the scalar that
+# holds it. A value can therefore never add a key or break the YAML.
+_PRINTED: ContextVar[tuple[str, list[Any]] | None] = ContextVar("shardpy_printed", default=None)
+
+
+def _token_finalize(value: Any) -> Any:
+    active = _PRINTED.get()
+    if active is None:
+        return _plain_finalize(value)
+    nonce, printed = active
+    printed.append(value)
+    return f"shardpyv{nonce}n{len(printed) - 1}z"
+
+
+def _as_text(value: Any) -> str:
+    return str(_plain_finalize(value))
+
+
+def _as_yaml_value(value: Any) -> Any:
+    """A value that is a whole unquoted scalar keeps its type (numbers,
+    booleans, lists stay what they are)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
     if isinstance(value, list | tuple | dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(str(value), ensure_ascii=False)
+        return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return _as_text(value)
+
+
+def map_scalars(node: Any, fn: Callable[[str], Any]) -> Any:
+    """Apply ``fn`` to every string key and scalar of a round-trip YAML tree,
+    in place, keeping key order (the structure never changes)."""
+    if isinstance(node, dict):
+        for k, v in list(node.items()):
+            new_key = fn(k) if isinstance(k, str) else k
+            new_key = new_key if isinstance(new_key, str) else _as_text(new_key)
+            new_val = map_scalars(v, fn)
+            if new_key != k:
+                position = list(node.keys()).index(k)
+                del node[k]
+                node.insert(position, new_key, new_val)  # type: ignore[attr-defined]
+            else:
+                node[k] = new_val
+        return node
+    if isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = map_scalars(v, fn)
+        return node
+    return fn(node) if isinstance(node, str) else node
+
+
+def _fill_tokens(node: Any, pattern: re.Pattern[str], printed: list[Any]) -> Any:
+    """Swap printed-value tokens for their values, scalar by scalar."""
+
+    def fill(text: str) -> Any:
+        if not pattern.search(text):
+            return text
+        whole = pattern.fullmatch(text)
+        if whole is not None and type(text) is str:  # a plain (unquoted) scalar
+            return _as_yaml_value(printed[int(whole.group(1))])
+        filled = pattern.sub(lambda m: _as_text(printed[int(m.group(1))]), str(text))
+        return filled if type(text) is str else type(text)(filled)  # keep the author's quoting style
+
+    return map_scalars(node, fill)
 
 
 def _plain_finalize(value: Any) -> Any:
@@ -84,7 +146,7 @@ def _expr_finalize(value: Any) -> Any:
 
 _FINALIZERS: dict[str, Callable[[Any], Any]] = {
     "plain": _plain_finalize,
-    "yaml": _yaml_scalar,
+    "token": _token_finalize,
     "expr": _expr_finalize,
 }
 
@@ -94,7 +156,7 @@ _ENVS: dict[str, Any] = {}
 
 def make_env(kind: str = "plain") -> Any:
     """A sandboxed environment; ``kind`` picks how printed values are finalised
-    ('yaml' escapes each one as a YAML scalar)."""
+    ('token' prints frontmatter values as placeholders, see _PRINTED)."""
     env = _ENVS.get(kind)
     if env is None:
         from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -121,17 +183,23 @@ def _error_line(exc: BaseException, name: str) -> int | None:
     return line
 
 
+@lru_cache(maxsize=1024)
+def _compiled(kind: str, source: str, name: str) -> Any:
+    """Compiling is most of a render's cost; an update renders each template
+    twice (base and new), an `_each` template once per item."""
+    env = make_env(kind)
+    code = env.compile(source, name=name, filename=name)
+    return env.template_class.from_code(env, code, env.make_globals(None))
+
+
 def render_string(
     source: str, ctx: Mapping[str, Any], *, name: str, line_offset: int = 0, kind: str = "plain"
 ) -> str:
     """Render one template string; failures name the file and line."""
     from jinja2 import TemplateError
 
-    env = make_env(kind)
     try:
-        code = env.compile(source, name=name, filename=name)
-        template = env.template_class.from_code(env, code, env.make_globals(None))
-        return str(template.render(**ctx))
+        return str(_compiled(kind, source, name).render(**ctx))
     except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
         line = _error_line(exc, name)
         raise ShardpyError(
@@ -160,9 +228,29 @@ def _yaml_rt() -> Any:
     return yaml
 
 
+# Characters ruamel.yaml writes raw inside single-quoted or plain scalars,
+# which a reader then folds into a space: such strings are written double-quoted
+# (escaped) so every value reads back exactly.
+_FOLDED_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _escape_breaks(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(node, dict):
+        for k, v in list(node.items()):
+            node[k] = _escape_breaks(v)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            node[i] = _escape_breaks(v)
+    elif isinstance(node, str) and any(ch in node for ch in _FOLDED_BREAKS):
+        return DoubleQuotedScalarString(node)
+    return node
+
+
 def _dump(data: Any) -> str:
     stream = StringIO()
-    _yaml_rt().dump(data, stream)
+    _yaml_rt().dump(_escape_breaks(data), stream)
     return stream.getvalue()
 
 
@@ -182,31 +270,15 @@ def _scalars(node: Any) -> list[str]:
 
 def _render_tree(node: Any, render: Callable[[str], str]) -> Any:
     """Render template strings in keys and scalars in place (round-trip nodes)."""
-    if isinstance(node, dict):
-        items = list(node.items())
-        for k, v in items:
-            new_key = render(k) if isinstance(k, str) and _TEMPLATE_MARK_RE.search(k) else k
-            new_val = _render_tree(v, render)
-            if new_key != k:
-                position = list(node.keys()).index(k)
-                del node[k]
-                node.insert(position, new_key, new_val)  # type: ignore[attr-defined]
-            else:
-                node[k] = new_val
-        return node
-    if isinstance(node, list):
-        for i, v in enumerate(node):
-            node[i] = _render_tree(v, render)
-        return node
-    if isinstance(node, str) and _TEMPLATE_MARK_RE.search(node):
-        return render(node)
-    return node
+    return map_scalars(node, lambda text: render(text) if _TEMPLATE_MARK_RE.search(text) else text)
 
 
 def _structured_frontmatter(block: str) -> Any | None:
     """The parsed block when its template syntax sits only inside scalars."""
     from ruamel.yaml.error import YAMLError
 
+    if _TAG_OUTSIDE_SCALAR_RE.search(block):
+        return None  # YAML would read that `{` as a flow collection: not inside a scalar
     try:
         data = _yaml_rt().load(block)
     except (YAMLError, ValueError, TypeError):
@@ -218,13 +290,29 @@ def _structured_frontmatter(block: str) -> Any | None:
 
 
 def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
-    from ruamel.yaml.error import YAMLError
-
     data = _structured_frontmatter(block)
     if data is not None:
-        _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        try:
+            _render_tree(data, lambda s: render_string(s, ctx, name=name, line_offset=1))
+        except ShardpyError:
+            # A scalar rendered on its own cannot know its line in the file;
+            # the whole block, rendered once more, fails at the right one.
+            _render_tokens(block, ctx, name)
+            raise
         return _dump(data)
-    text = render_string(block, ctx, name=name, line_offset=1, kind="yaml")
+    return _render_tokens(block, ctx, name)
+
+
+def _render_tokens(block: str, ctx: Mapping[str, Any], name: str) -> str:
+    from ruamel.yaml.error import YAMLError
+
+    nonce = secrets.token_hex(6)
+    printed: list[Any] = []
+    active = _PRINTED.set((nonce, printed))
+    try:
+        text = render_string(block, ctx, name=name, line_offset=1, kind="token")
+    finally:
+        _PRINTED.reset(active)
     try:
         parsed = _yaml_rt().load(text)
     except YAMLError as exc:
@@ -243,7 +331,10 @@ def _render_frontmatter(block: str, ctx: Mapping[str, Any], name: str) -> str:
             "A frontmatter block must be a mapping of keys to values.",
             path=name,
         )
-    return _dump(parsed)
+    pattern = re.compile(rf"shardpyv{nonce}n(\d+)z")
+    out = _dump(_fill_tokens(parsed, pattern, printed))
+    # A token left outside any scalar sat in a YAML comment: print it on one line.
+    return pattern.sub(lambda m: " ".join(_as_text(printed[int(m.group(1))]).split()), out)
 
 
 def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
@@ -252,7 +343,7 @@ def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
     if not match:
         return render_string(source, ctx, name=name)
     block, body = match.group(1), match.group(2)
-    body_offset = block.count("\n") + 2
+    body_offset = block.count("\n") + 3  # the block's lines and both `---` lines
     fm = _render_frontmatter(block, ctx, name)
     return f"---\n{fm}---\n{render_string(body, ctx, name=name, line_offset=body_offset)}"
 

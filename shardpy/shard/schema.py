@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.yamlio import line_of, load_yaml_file, pydantic_error, to_plain
+from shardpy.shard.yamlio import line_of, load_validated, pydantic_error, to_plain
 from shardpy.versions import is_version
 
 RESERVED_VALUE_KEYS = frozenset({"shard", "install_date", "year", "included_modules", "values"})
@@ -58,6 +58,11 @@ class ValueDef(BaseModel):
         per_option = [o for o in self.options or [] if o.default is not None]
         if per_option and self.type != "multiselect":
             raise ValueError("per-option `default` is only valid for type multiselect")
+        if per_option and self.default is None:
+            # `options: [{value: a, default: true}, …]` is the default spelled per option.
+            self.default = [o.value for o in self.options or [] if o.default]
+        if self.default is None and "default" not in self.model_fields_set:
+            return self  # reported with its own code (SHARD_SCHEMA_DEFAULT_MISSING) by the cross-checks
         if not is_computed(self.default):
             self._check_default()
         return self
@@ -278,9 +283,10 @@ def parse_schema(raw: Any, *, display: str) -> Schema:
 
 
 def load_schema(path: Path, *, display: str = ".shardmind/shard-schema.yaml") -> Schema:
-    raw = load_yaml_file(
-        path, display=display, code="SHARD_SCHEMA_INVALID", missing_code="SHARD_SCHEMA_MISSING"
+    return load_validated(
+        path,
+        lambda raw: parse_schema({} if raw is None else raw, display=display),
+        display=display,
+        code="SHARD_SCHEMA_INVALID",
+        missing_code="SHARD_SCHEMA_MISSING",
     )
-    if raw is None:
-        raw = {}
-    return parse_schema(raw, display=display)

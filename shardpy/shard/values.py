@@ -157,12 +157,25 @@ def problems(schema: Schema, values: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def values_are_defaults(schema: Schema, values: Mapping[str, Any]) -> bool:
-    """Invariant 2: deep equality with every default (type- and order-exact)."""
-    from deepdiff import DeepDiff
+def same_value(a: Any, b: Any) -> bool:
+    """Deep equality as a shard author means it: list order counts, a boolean
+    never equals a number, and 3 equals 3.0 (YAML and JSON have one number
+    type as far as a shard is concerned)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)
 
+
+def values_are_defaults(schema: Schema, values: Mapping[str, Any]) -> bool:
+    """Invariant 2: deep equality with every default (order-exact)."""
     defaults = resolve_defaults(schema, {})
-    return not DeepDiff(defaults, {k: values.get(k) for k in schema.values}, ignore_order=False)
+    return all(k in values and same_value(defaults[k], values[k]) for k in schema.values)
 
 
 # --- the values file --------------------------------------------------------

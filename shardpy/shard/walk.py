@@ -142,9 +142,9 @@ def _walk_files(shard_root: Path, rules: IgnoreRules) -> Iterator[str]:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 mode = entry.stat(follow_symlinks=False).st_mode
                 is_dir = stat.S_ISDIR(mode)
+                _refuse_special(rel, mode)  # before any exclusion: a link is refused wherever it is
                 if is_tier1(rel, is_dir):
                     continue
-                _refuse_special(rel, mode)
                 if rules.ignored(rel, is_dir):
                     continue
                 if is_dir:

@@ -78,7 +78,9 @@ def _fetch_local(resolved: Resolved, spec: SourceSpec) -> Fetched:
             "Check the path.",
             path=str(root),
         )
-    return Fetched(resolved, root, spec.subdir, tree_hash(root), remote=False)
+    # No tree hash here: a source folder may hold far more than its shard (a
+    # whole repository, a virtualenv); the loader hashes what the shard uses.
+    return Fetched(resolved, root, spec.subdir, None, remote=False)
 
 
 def _from_archive(

@@ -109,8 +109,9 @@ def parse_source(text: str, *, cwd: Path) -> SourceSpec:
         prefix, body = "git", text[len("git+") :]
     else:
         whole = _local_path(text, cwd)
-        # A path that exists as typed wins over reading "@"/"#"/"//" in it.
-        if "://" not in text and _SCP_RE.match(text) is None and os.path.lexists(whole):
+        # A path that exists as typed wins over reading "@"/"#" in it; "//"
+        # always names a subdir (a path never needs it: "a//b" is "a/b").
+        if "//" not in text and _SCP_RE.match(text) is None and os.path.lexists(whole):
             return _classify_path(whole, None, None, None, raw)
 
     head, version, ref, subdir = _split(body, raw)

@@ -5,15 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from shardpy.cli.commands import app
+from tests.shardkit import Cli
 from tests.sources.support import GIT_ENV, git
 
 MANIFEST = "apiVersion: v1\nnamespace: acme\nname: vault\nversion: {version}\n"
@@ -76,20 +73,9 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHARDPY_CACHE_DIR", str(tmp_path / "cache"))
 
 
-@contextmanager
-def cwd(path: Path) -> Iterator[None]:
-    old = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(old)
-
-
-def cli(where: Path, *args: str) -> tuple[int, Any]:
-    with cwd(where):
-        result = CliRunner().invoke(app, [*args, "--json"], catch_exceptions=False)
-    return result.exit_code, json.loads(result.stdout)
+def run(cli: Cli, where: Path, *args: str) -> tuple[int, Any]:
+    res = cli.run(*args, "--json", cwd=where)
+    return res.exit_code, res.json()
 
 
 def clone(repo: Path, dest: Path, version: str) -> Path:
@@ -113,7 +99,7 @@ def edit(vault: Path, letter: str) -> None:
     path.write_text(path.read_text().replace(f"middle of {letter}", f"middle of {letter}, edited by me"))
 
 
-def test_merge_mode_detects_old_version_and_next_update_merges(repo: Path, tmp_path: Path) -> None:
+def test_merge_mode_detects_old_version_and_next_update_merges(repo: Path, tmp_path: Path, cli: Cli) -> None:
     vault = clone(repo, tmp_path / "vault", "1.0.0")
     for letter in LETTERS:
         edit(vault, letter)
@@ -123,7 +109,7 @@ def test_merge_mode_detects_old_version_and_next_update_merges(repo: Path, tmp_p
     for i in range(200):
         (notes / f"n{i}.md").write_text(f"my note {i}\n")
     before_notes = tree(notes)
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--mode", "merge", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--mode", "merge", "--yes")
     assert code == 0, out
     assert out["detected_version"] == "1.0.0"
     assert out["detected_matched"] >= 3
@@ -139,9 +125,9 @@ def test_merge_mode_detects_old_version_and_next_update_merges(repo: Path, tmp_p
     assert tree(notes) == before_notes
     summary = out["summary"]
     assert summary["merged"] == 5 and summary["missing"] == 1 and summary["conflicted"] == 0
-    code, status = cli(vault, "status")
+    code, status = run(cli, vault, "status")
     assert status["counts"]["modified"] == 5 and status["missing"] == ["brain/Deleted.md"]
-    code, up = cli(vault, "update", "--yes")
+    code, up = run(cli, vault, "update", "--yes")
     assert code == 0, up
     assert up["to_version"] == "1.2.0"
     for letter in LETTERS:
@@ -153,10 +139,10 @@ def test_merge_mode_detects_old_version_and_next_update_merges(repo: Path, tmp_p
     assert tree(notes) == before_notes
 
 
-def test_keep_mine_and_use_shard(repo: Path, tmp_path: Path) -> None:
+def test_keep_mine_and_use_shard(repo: Path, tmp_path: Path, cli: Cli) -> None:
     mine = clone(repo, tmp_path / "mine", "1.0.0")
     edit(mine, "A")
-    code, out = cli(mine, "adopt", f"git+{repo}@1.1.0", "--mode", "keep-mine", "--yes")
+    code, out = run(cli, mine, "adopt", f"git+{repo}@1.1.0", "--mode", "keep-mine", "--yes")
     assert code == 0, out
     assert "edited by me" in (mine / "brain/A.md").read_text()
     assert (mine / "brain/B.md").read_text() == note("B", "1.0.0")  # kept: differs from 1.1.0
@@ -166,7 +152,7 @@ def test_keep_mine_and_use_shard(repo: Path, tmp_path: Path) -> None:
     shard = clone(repo, tmp_path / "shard", "1.0.0")
     edit(shard, "A")
     mine_a = (shard / "brain/A.md").read_bytes()
-    code, out = cli(shard, "adopt", f"git+{repo}@1.1.0", "--mode", "use-shard", "--yes")
+    code, out = run(cli, shard, "adopt", f"git+{repo}@1.1.0", "--mode", "use-shard", "--yes")
     assert code == 0, out
     assert (shard / "brain/A.md").read_text() == note("A", "1.1.0")
     st = json.loads((shard / ".shardmind/state.json").read_text())
@@ -175,43 +161,43 @@ def test_keep_mine_and_use_shard(repo: Path, tmp_path: Path) -> None:
     assert backups and backups[0].read_bytes() == mine_a
 
 
-def test_use_shard_rolls_back_on_failure(repo: Path, tmp_path: Path) -> None:
+def test_use_shard_rolls_back_on_failure(repo: Path, tmp_path: Path, cli: Cli) -> None:
     vault = clone(repo, tmp_path / "vault", "1.0.0")
     edit(vault, "A")
     (vault / "brain/E.md").chmod(0o444)
     before = tree(vault)
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--mode", "use-shard", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--mode", "use-shard", "--yes")
     assert code == 1 and out["error"]["code"] == "PATH_READ_ONLY"
     assert tree(vault) == before
 
 
-def test_refusals_and_dry_run_write_nothing(repo: Path, tmp_path: Path) -> None:
+def test_refusals_and_dry_run_write_nothing(repo: Path, tmp_path: Path, cli: Cli) -> None:
     vault = clone(repo, tmp_path / "vault", "1.0.0")
     edit(vault, "A")
     before = tree(vault)
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--mode", "merge", "--dry-run", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--mode", "merge", "--dry-run", "--yes")
     assert code == 0 and out["dry_run"] is True and out["detected_version"] == "1.0.0", out
     assert tree(vault) == before
     (vault / "shard-values.yaml").write_text("user_name: x\n")
     before = tree(vault)
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--yes")
     assert code == 1 and out["error"]["code"] == "ADOPT_STRAY_VALUES"
     assert tree(vault) == before
     (vault / "shard-values.yaml").unlink()
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--yes")
     assert code == 0
     before = tree(vault)
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--yes")
     assert code == 1 and out["error"]["code"] == "ADOPT_ALREADY_MANAGED"
     assert tree(vault) == before
 
 
-def test_pristine_clone_adopts_to_install_state(repo: Path, tmp_path: Path) -> None:
+def test_pristine_clone_adopts_to_install_state(repo: Path, tmp_path: Path, cli: Cli) -> None:
     vault = clone(repo, tmp_path / "vault", "1.1.0")
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--defaults")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--defaults")
     assert code == 0, out
     fresh = tmp_path / "fresh"
-    code, out = cli(tmp_path, "install", f"git+{repo}@1.1.0", str(fresh), "--defaults")
+    code, out = run(cli, tmp_path, "install", f"git+{repo}@1.1.0", str(fresh), "--defaults")
     assert code == 0, out
 
     def comparable(path: Path) -> dict[str, Any]:
@@ -223,13 +209,13 @@ def test_pristine_clone_adopts_to_install_state(repo: Path, tmp_path: Path) -> N
     assert comparable(vault) == comparable(fresh)
 
 
-def test_from_version_and_unknown(repo: Path, tmp_path: Path) -> None:
+def test_from_version_and_unknown(repo: Path, tmp_path: Path, cli: Cli) -> None:
     vault = clone(repo, tmp_path / "vault", "1.0.0")
-    code, out = cli(vault, "adopt", f"git+{repo}@1.1.0", "--from-version", "9.9.9", "--yes")
+    code, out = run(cli, vault, "adopt", f"git+{repo}@1.1.0", "--from-version", "9.9.9", "--yes")
     assert code == 1 and out["error"]["code"] == "ADOPT_VERSION_NOT_FOUND"
     edit(vault, "B")
-    code, out = cli(
-        vault, "adopt", f"git+{repo}@1.2.0", "--mode", "merge", "--from-version", "1.0.0", "--yes"
+    code, out = run(
+        cli, vault, "adopt", f"git+{repo}@1.2.0", "--mode", "merge", "--from-version", "1.0.0", "--yes"
     )
     assert code == 0 and out["detected_version"] == "1.0.0"
     assert (vault / "brain/B.md").read_text() == note("B", "1.2.0").replace(

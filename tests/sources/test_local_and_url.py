@@ -21,12 +21,9 @@ def test_local_directory(tmp_path: Path, scratch: Path) -> None:
     fetched = fetch(resolved)
     assert fetched.root == src and fetched.remote is False
     assert fetched.shard_root() == src
-    first = fetched.archive_sha256
+    assert fetched.archive_sha256 is None  # a local shard is hashed by the loader, from what it uses
     fetched.cleanup()
     assert (src / "Home.md").exists()  # cleanup never touches the user's directory
-    assert fetch(resolved).archive_sha256 == first
-    (src / "Home.md").write_text("changed\n")
-    assert fetch(resolved).archive_sha256 != first
     assert list(scratch.iterdir()) == []
 
 

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
-from shardpy.cli.commands import app
-from tests.update import yaml_helpers
+from tests.shardkit import Cli, dump_yaml
 
 DEFAULT_VALUES: dict[str, Any] = {
     "user_name": {"type": "string", "default": "", "message": "Your name", "group": "setup"},
@@ -56,11 +53,11 @@ class Run:
 
 
 class Scenario:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cli: Cli) -> None:
         self.root = root
         self.src = root / "src"
         self.vault = root / "vault"
-        self.runner = CliRunner()
+        self._cli = cli
 
     def shard(
         self,
@@ -88,8 +85,8 @@ class Scenario:
             "modules": DEFAULT_MODULES if modules is None else modules,
             "migrations": migrations or [],
         }
-        (self.src / ".shardmind/shard.yaml").write_text(yaml_helpers.dump(manifest))
-        (self.src / ".shardmind/shard-schema.yaml").write_text(yaml_helpers.dump(schema))
+        (self.src / ".shardmind/shard.yaml").write_text(dump_yaml(manifest))
+        (self.src / ".shardmind/shard-schema.yaml").write_text(dump_yaml(schema))
         for path, content in files.items():
             target = self.src / path
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -104,8 +101,7 @@ class Scenario:
                 target.write_text(text)
 
     def cli(self, *args: str, cwd: Path | None = None) -> Run:
-        with chdir(cwd or self.vault):
-            result = self.runner.invoke(app, list(args), catch_exceptions=False)
+        result = self._cli.run(*args, cwd=cwd or self.vault)
         return Run(result.exit_code, result.stdout, result.stderr)
 
     def install(self, *args: str) -> Run:

@@ -38,6 +38,7 @@ def test_values_change_rerenders_managed_files(sc: Scenario) -> None:
     assert sc.read(".claude/settings.json") == '{"purpose": "eng"}\n'
     sc.write("shard-values.yaml", sc.read("shard-values.yaml").replace("purpose: eng", "purpose: res"))
     report = sc.update_json("--yes")
+    assert report["values"]["changed"] == {"purpose": {"old": "eng", "new": "res"}}
     assert sc.action(report, ".claude/settings.json")["action"] == "update"
     assert sc.read(".claude/settings.json") == '{"purpose": "res"}\n'
     assert sc.update_json("--yes")["up_to_date"] is True

@@ -195,3 +195,13 @@ def test_read_only_target_rolls_back(sc: Scenario) -> None:
     after = tree(sc.vault)
     assert after == before
     assert not (sc.vault / ".shardmind/journal.json").exists()
+
+
+def test_source_gone(sc: Scenario) -> None:
+    import shutil
+
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    shutil.rmtree(sc.src)
+    run = sc.update("--json", ok=False)
+    assert run.code == 1 and run.json()["error"]["code"] == "UPDATE_SOURCE_GONE"

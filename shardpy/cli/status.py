@@ -1,0 +1,24 @@
+"""The status command's body, shared by the Typer command and the fast path
+in :mod:`shardpy.cli.app` (status must answer quickly, CONTRACT §7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shardpy.cli.output import exit_code_of, print_json
+
+
+def show_status(*, verbose: bool, as_json: bool) -> int:
+    """Report on the vault around the current directory; the exit code."""
+
+    def run() -> None:
+        from shardpy.cli import render
+        from shardpy.flows.status import status
+
+        report = status(Path.cwd(), verbose=verbose)
+        if as_json:
+            print_json(report.to_json())
+        else:
+            render.status_report(report)
+
+    return exit_code_of(run, as_json=as_json)
