@@ -240,58 +240,65 @@ def import_command(
     if vault is not None and vault_opt is not None:
         raise typer.BadParameter("give the vault once (VAULT or --vault)", param_hint="--vault")
     vault_path = vault or vault_opt or service.find_vault(Path.cwd())
-    tty = sys.stderr.isatty() and not as_json
-    try:
-        if resume or abandon_:
-            _resume_or_abandon(service, vault_path, resume=resume, as_json=as_json, tty=tty)
-            return
-        if fmt is None:
-            raise typer.BadParameter(
-                "is required (basic-memory, claude-code-memory or mcp-memory)", param_hint="--from"
-            )
-        if source is None:
-            raise typer.BadParameter("is required", param_hint="SOURCE")
-        with _progress(tty) as (plan_cb, apply_cb):
-            outcome = service.run_import(
-                fmt=fmt,
-                source=source,
-                vault=vault_path,
-                into=into,
-                apply=apply,
-                on_conflict=on_conflict,
-                strict=strict,
-                keep_resolved_links=verbose or as_json,
-                progress=plan_cb,
-                apply_progress=apply_cb,
-            )
-    except ShardpyError as exc:
-        raise _fail(exc) from None
-    except KeyboardInterrupt:
-        _console(stderr=True).print("interrupted: the writes of this run were rolled back", markup=False)
-        raise typer.Exit(130) from None
-    plan = outcome.plan
-    if as_json:
-        data = plan.to_dict()
-        if outcome.result is not None:
-            data["result"] = outcome.result
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-    else:
-        if plan.dry_run:
-            header = f"shardpy import --from {fmt}: DRY RUN (nothing was written; pass --apply to write)"
-        elif plan.run_id is None:
-            header = f"shardpy import --from {fmt}: APPLY (nothing to write; every note is up to date)"
+    from shardpy.importers.base import collector_paused
+
+    # The plan's objects live until the command ends: collections while they are planned,
+    # printed and released would only walk them again and again.
+    with collector_paused():
+        tty = sys.stderr.isatty() and not as_json
+        try:
+            if resume or abandon_:
+                _resume_or_abandon(service, vault_path, resume=resume, as_json=as_json, tty=tty)
+                return
+            if fmt is None:
+                raise typer.BadParameter(
+                    "is required (basic-memory, claude-code-memory or mcp-memory)", param_hint="--from"
+                )
+            if source is None:
+                raise typer.BadParameter("is required", param_hint="SOURCE")
+            with _progress(tty) as (plan_cb, apply_cb):
+                outcome = service.run_import(
+                    fmt=fmt,
+                    source=source,
+                    vault=vault_path,
+                    into=into,
+                    apply=apply,
+                    on_conflict=on_conflict,
+                    strict=strict,
+                    keep_resolved_links=verbose or as_json,
+                    progress=plan_cb,
+                    apply_progress=apply_cb,
+                )
+        except ShardpyError as exc:
+            raise _fail(exc) from None
+        except KeyboardInterrupt:
+            _console(stderr=True).print("interrupted: the writes of this run were rolled back", markup=False)
+            raise typer.Exit(130) from None
+        plan = outcome.plan
+        if as_json:
+            data = plan.to_dict()
+            if outcome.result is not None:
+                data["result"] = outcome.result
+            sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
         else:
-            header = f"shardpy import --from {fmt}: APPLY (run {plan.run_id})"
-        _print_plan(plan, verbose=verbose, header=header)
-        if outcome.applied is not None:
-            a = outcome.applied
-            _console().print(
-                f"Applied: {a.written} written, {a.already} already in place, "
-                f"{len(a.changed)} changed meanwhile "
-                f"(left alone), {len(a.errors)} error(s). Records: .shardmind/imports/{plan.run_id}/",
-                markup=False,
-            )
-    if plan.failed:
+            if plan.dry_run:
+                header = f"shardpy import --from {fmt}: DRY RUN (nothing was written; pass --apply to write)"
+            elif plan.run_id is None:
+                header = f"shardpy import --from {fmt}: APPLY (nothing to write; every note is up to date)"
+            else:
+                header = f"shardpy import --from {fmt}: APPLY (run {plan.run_id})"
+            _print_plan(plan, verbose=verbose, header=header)
+            if outcome.applied is not None:
+                a = outcome.applied
+                _console().print(
+                    f"Applied: {a.written} written, {a.already} already in place, "
+                    f"{len(a.changed)} changed meanwhile "
+                    f"(left alone), {len(a.errors)} error(s). Records: .shardmind/imports/{plan.run_id}/",
+                    markup=False,
+                )
+        failed = plan.failed
+        del plan, outcome  # freed while the collector is still off (it would walk them once more)
+    if failed:
         raise typer.Exit(1)
 
 

@@ -17,12 +17,14 @@ whole run:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import json
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -449,6 +451,25 @@ def claim_targets(
     return winners, collisions
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (and back on after, if it was on).
+
+    Planning builds hundreds of thousands of long-lived, acyclic objects (records,
+    link tables, rows): each full collection walks them all again, and there are
+    hundreds while they pile up (measured: 1.3 s of a 100,000-note dry run).
+    Reference counting frees everything they drop; forked workers inherit the
+    setting, so their collections cannot copy the pages they share either.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def build_plan(
     adapter: Adapter,
     *,
@@ -460,6 +481,19 @@ def build_plan(
     merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None = None,
 ) -> Plan:
     """Plan the import of everything ``adapter`` yields into ``vault``; see the module docstring."""
+    with collector_paused():
+        return _build_plan(adapter, vault, ledger, opts, sink, progress, merge)
+
+
+def _build_plan(
+    adapter: Adapter,
+    vault: Path,
+    ledger: Ledger,
+    opts: PlanOptions,
+    sink: StepSink | None,
+    progress: Progress | None,
+    merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None,
+) -> Plan:
     fmt = adapter.format
     plan = Plan(
         fmt,

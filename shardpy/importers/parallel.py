@@ -68,9 +68,12 @@ def run_chunks(
     ctx = multiprocessing.get_context("fork")
     _STATE = (work, fn, setup)
     # Objects that exist now are never collected by the workers' GC, which
-    # would otherwise touch (and so copy) every page holding one.
-    gc.collect()
-    gc.freeze()
+    # would otherwise touch (and so copy) every page holding one. With the
+    # collector off (planning turns it off) the workers never collect at all.
+    frozen = gc.isenabled()
+    if frozen:
+        gc.collect()
+        gc.freeze()
     pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
     try:
         yield from pool.imap(_run, bounds, chunksize=1)
@@ -81,7 +84,8 @@ def run_chunks(
     finally:
         pool.join()
         _STATE = None
-        gc.unfreeze()
+        if frozen:
+            gc.unfreeze()
 
 
 def run_stream(work: W, payloads: Iterator[Any], workers: int, fn: Callable[[W, Any], T]) -> Iterator[T]:

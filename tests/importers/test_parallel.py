@@ -133,3 +133,21 @@ def test_second_pass_workers_fit_the_memory_budget(
     assert base._worker_count(opts, 50_000, shares_state=True) == expected
     assert base._worker_count(opts, 50_000) == 2  # reading the source shares no planning state
     assert base._worker_count(opts, 100) == 1  # too few records to pay for forking
+
+
+def test_planning_pauses_the_collector_and_restores_it(tmp_path: Path) -> None:
+    import gc
+
+    from shardpy.importers.base import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # an inner pause leaves the outer one in force
+    assert gc.isenabled()
+    src = generated_project(tmp_path / "src", 30)
+    (tmp_path / "v").mkdir()
+    _plan(src, tmp_path / "v", 1, sink=False)
+    assert gc.isenabled()
