@@ -826,7 +826,6 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
     fmt = adapter.format
     row = planned.row
     _count_links(planned, rec, built.links, opts)
-    render_key = _render_key(fmt, rec, built.link_sig)
     parent_problem = _parents_ok(vault, rec.target, work.folders)
     if parent_problem:
         row.detail = f"cannot write here: {parent_problem}"
@@ -836,6 +835,9 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         row.detail = why
         return
     entry = ledger.get(fmt, opts.into, rec.source_path)
+    # Needed only to compare with an earlier import or to write a step: a dry run of new notes
+    # never hashes it (nor builds the link signature it covers).
+    render_key = "" if entry is None and not work.keep_bytes else _render_key(fmt, rec, built.link_sig)
 
     def emit(action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str) -> None:
         """A step writing ``data`` (None: the rendered note) with merge base ``base`` (None: the same)."""

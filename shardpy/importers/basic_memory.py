@@ -343,9 +343,16 @@ class PreparedNote:
         self.links, self._edits = apply_recipe(
             json.loads(recipe), resolver, source_dir=_folder_of(record.source_path), target=record.target
         )
-        self.link_sig = link_signature(self.links)
+        self._link_sig: str | None = None
         self._data: bytes | None = None
         self._observations: list[str] | None = None
+
+    @property
+    def link_sig(self) -> str:
+        # Only a render key needs it, and a dry run of new notes computes none.
+        if self._link_sig is None:
+            self._link_sig = link_signature(self.links)
+        return self._link_sig
 
     @property
     def data(self) -> bytes:

@@ -256,7 +256,7 @@ class Resolver:
             t = t[:-3]
         folded = t.casefold()
         found = self._exact(self._names_cf, self._names, text)
-        if not found:
+        if not found and t != text:  # the same lookup again when nothing was stripped
             found = self._exact(self._names_cf, self._names, t)
         if not found:
             found = self._exact(self._keys_cf, self._keys, t)
@@ -354,7 +354,12 @@ class LinkUse:
 
 def rewrite_wikilink(inner: str, embed: bool, name: str) -> str | None:
     """``[[inner]]`` pointing at a note Obsidian knows as ``name``; None when no rewrite is needed."""
-    target, heading, sep, alias = split_inner(inner)
+    return _rewrite_parts(inner, split_inner(inner), embed, name)
+
+
+def _rewrite_parts(inner: str, parts: tuple[str, str, str, str], embed: bool, name: str) -> str | None:
+    """``rewrite_wikilink`` with ``split_inner(inner)`` already at hand."""
+    target, heading, sep, alias = parts
     if target.casefold() == name.casefold() or (
         target.lower().endswith(".md") and target[:-3].casefold() == name.casefold()
     ):
@@ -457,13 +462,14 @@ def splice(body: str, edits: list[tuple[int, int, str]]) -> str:
 
 
 def _wiki_use(raw: str, inner: str, embed: bool, resolver: Resolver, scope: str) -> LinkUse:
-    tgt = split_inner(inner)[0]
+    parts = split_inner(inner)
+    tgt = parts[0]
     if "::" in tgt:
         return LinkUse(raw, tgt, "unresolved", None, "reference into another project", None)
     res = resolver.resolve(tgt, scope)
     replacement = None
     if res.status == "resolved" and res.target is not None:
-        replacement = rewrite_wikilink(inner, embed, resolver.link_name(res.target))
+        replacement = _rewrite_parts(inner, parts, embed, resolver.link_name(res.target))
     return LinkUse(raw, tgt, res.status, res.target, res.reason, replacement)
 
 
