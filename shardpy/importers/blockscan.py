@@ -42,7 +42,8 @@ def _bullet_item(s: str) -> str | None:
         return None
     text = s[1:].lstrip(" ")
     spaces = len(s) - len(text) - 1
-    if spaces > 4 or not text or text[0] == "\t" or _HR.fullmatch(s):
+    # A thematic break repeats the marker, so it can only start so (the regex is the slow part).
+    if spaces > 4 or not text or text[0] == "\t" or (text[0] == s[0] and _HR.fullmatch(s)):
         return None
     return text
 
@@ -74,6 +75,12 @@ def _interrupts(s: str) -> bool | None:
         return None if s.startswith(("```", "~~~")) else False
     if c in "><":
         return None
+    if c in "-*+" and len(s) > 2 and s[1] == " ":
+        rest = s[2:].lstrip(" \t")
+        if rest and rest[0] != c:
+            # A bullet item with text, the usual next line: a break or a setext underline
+            # would repeat the marker, so neither regex can match.
+            return True
     if c in "-*+=_":
         if _HR.fullmatch(s) or _SETEXT.fullmatch(s):
             return None

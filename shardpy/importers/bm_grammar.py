@@ -94,6 +94,12 @@ def observation_texts(blocks: list[InlineBlock]) -> list[str]:
     return out
 
 
+def observation_count(blocks: list[InlineBlock]) -> int:
+    """``len(observation_texts(blocks))``, without building the texts (the first pass only counts)."""
+    parts = _observation_parts
+    return sum(1 for block in blocks if not block.in_blockquote and parts(block.content) is not None)
+
+
 def _observation_parts(raw: str) -> tuple[str | None, str, str | None] | None:
     """(category, content, context) of an observation, or None (tags are left in the content)."""
     content = raw.strip()

@@ -7,6 +7,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,11 +16,19 @@ class Found:
     path: str  # the file's path (a str: 100,000 Path objects cost 20 MB)
     size: int
 
+    def __reduce__(self) -> tuple[type[Found], tuple[Any, ...]]:
+        # Found files travel to the reading workers one by one: a plain tuple pickles and
+        # unpickles ~4x faster than a frozen dataclass's default (Python-level state methods).
+        return (Found, (self.rel, self.path, self.size))
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
     source_path: str
     reason: str
+
+    def __reduce__(self) -> tuple[type[Skipped], tuple[Any, ...]]:
+        return (Skipped, (self.source_path, self.reason))  # as Found: pickled by the thousand
 
 
 def walk_source(

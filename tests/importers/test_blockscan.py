@@ -89,6 +89,9 @@ def _same_where_answered(body: str) -> None:
 @example("```\n- [x] in fence\n ```\nafter\n")
 @example("text\n===\n")
 @example("[cat] x\n[ref]: /u\n")
+# The bullet fast paths: a marker repeated after the item marker may be a break or an underline.
+@example("para\n- - -\n- a\n- -\n* x\n* * *\n+ a\n+ +\n")
+@example("para\n-  x\n- \tx\n-- y\n--\n")
 def test_scanner_matches_markdown_it(body: str) -> None:
     _same_where_answered(body)
 

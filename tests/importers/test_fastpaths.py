@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, observation_text, spec_matcher
-from shardpy.importers.bm_grammar import observation_texts, observations
+from shardpy.importers.bm_grammar import observation_count, observation_texts, observations
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
 from shardpy.importers.links import Resolver, VaultIndex, is_note_name, note_stem, without_ext
 from shardpy.importers.markdown import find_wikilinks, markdown_it_blocks, strip_code_spans
@@ -274,6 +274,7 @@ OBS_PIECES += [
 def test_observation_texts_equal_parsed_observations(body: str) -> None:
     blocks = markdown_it_blocks(body)
     assert observation_texts(blocks) == [observation_text(o) for o in observations(blocks)]
+    assert observation_count(blocks) == len(observation_texts(blocks))
 
 
 # --- the compact link resolver vs the dict-of-lists one it replaced ----------------------------

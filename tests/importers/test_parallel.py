@@ -135,6 +135,15 @@ def test_second_pass_workers_fit_the_memory_budget(
     assert base._worker_count(opts, 100) == 1  # too few records to pay for forking
 
 
+def test_walked_items_travel_to_workers_unchanged() -> None:
+    import pickle
+
+    from shardpy.importers.walk import Found, Skipped
+
+    items = [Found("a/b.md", "/src/a/b.md", 12), Skipped("c.md", "empty file")]
+    assert pickle.loads(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)) == items
+
+
 def test_planning_pauses_the_collector_and_restores_it(tmp_path: Path) -> None:
     import gc
 
