@@ -21,6 +21,7 @@ import gc
 import hashlib
 import itertools
 import json
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -404,7 +405,11 @@ def claim_targets(
     sticky: set[str] = set()
     winners: list[Record] = []
     collisions: list[NoteRow] = []
-    order = sorted(range(len(records)), key=lambda i: (i not in entries, records[i].source_path))
+    paths = [rec.source_path for rec in records]
+    if entries:
+        order = sorted(range(len(records)), key=lambda i: (i not in entries, paths[i]))
+    else:  # a first import: the same order by source path alone, with a C-speed key
+        order = sorted(range(len(records)), key=paths.__getitem__)
     for i in order:
         rec = records[i]
         key = rec.target.casefold()
@@ -447,7 +452,7 @@ def claim_targets(
         if i in entries:
             sticky.add(key)
         winners.append(rec)
-    winners.sort(key=lambda r: r.source_path)
+    winners.sort(key=operator.attrgetter("source_path"))
     return winners, collisions
 
 

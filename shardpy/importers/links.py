@@ -232,16 +232,24 @@ class Resolver:
         folded: dict[str, str] = {}  # share one folded string among this record's equal names and keys
         for name in names:
             if name.strip():  # keys are kept verbatim: MCP names differing by spaces are distinct
-                _add(self._names_cf, folded.setdefault(name.casefold(), _fold(name)), rid)
+                cf = name.casefold()  # as _fold(), folding once (100,000s of keys)
+                _add(self._names_cf, folded.setdefault(cf, name if cf == name else cf), rid)
         for key in keys:
             if key.strip():
-                _add(self._keys_cf, folded.setdefault(key.casefold(), _fold(key)), rid)
+                cf = key.casefold()
+                _add(self._keys_cf, folded.setdefault(cf, key if cf == key else cf), rid)
 
     def target_of_source(self, source_path: str) -> str | None:
         return self._by_source.get(source_path)
 
-    def _exact(self, table: dict[str, int | list[int]], texts: list[tuple[str, ...]], text: str) -> list[str]:
-        return [self._targets[r] for r in _rids(table.get(text.casefold())) if text in texts[r]]
+    def _exact(
+        self, table: dict[str, int | list[int]], texts: list[tuple[str, ...]], text: str, folded: str
+    ) -> list[str]:
+        """Targets of the records holding exactly ``text`` (``folded``: its casefolded form)."""
+        rids = table.get(folded)
+        if isinstance(rids, int):  # the usual single record, without a comprehension
+            return [self._targets[rids]] if text in texts[rids] else []
+        return [self._targets[r] for r in _rids(rids) if text in texts[r]]
 
     def _folded(self, table: dict[str, int | list[int]], folded: str) -> list[str]:
         return [self._targets[r] for r in _rids(table.get(folded))]
@@ -255,11 +263,14 @@ class Resolver:
         if low.endswith(".md"):
             t = t[:-3]
         folded = t.casefold()
-        found = self._exact(self._names_cf, self._names, text)
-        if not found and t != text:  # the same lookup again when nothing was stripped
-            found = self._exact(self._names_cf, self._names, t)
+        if t == text:
+            found = self._exact(self._names_cf, self._names, t, folded)
+        else:
+            found = self._exact(self._names_cf, self._names, text, text.casefold())
+            if not found:
+                found = self._exact(self._names_cf, self._names, t, folded)
         if not found:
-            found = self._exact(self._keys_cf, self._keys, t)
+            found = self._exact(self._keys_cf, self._keys, t, folded)
         if not found:
             found = self._folded(self._names_cf, folded)
         if not found:
@@ -305,6 +316,9 @@ class Resolver:
         """The shortest text Obsidian resolves to ``target``: its stem, or its path if the stem is shared."""
         if self._shared_stems is None:
             self._shared_stems = self._find_shared_stems()
+        if target.endswith(".md"):  # every imported note: note_stem() without its suffix search
+            stem = target[target.rfind("/") + 1 : -3]
+            return stem if stem.casefold() not in self._shared_stems else target[:-3]
         if is_note_name(target):
             stem = note_stem(target)
             return stem if stem.casefold() not in self._shared_stems else without_ext(target)
