@@ -106,10 +106,15 @@ def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequ
 
     last = len(headers) - 1
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in headers]
+    # One test per column (C speed on the joined text) instead of one per cell.
+    plain = [_plain_ascii(column) for column in columns]
+    if all(plain[:last]):
+        _plain_table(headers, rows, columns)
+        return
     widths: list[int] = []
     padded: list[Sequence[str]] = []
     for i, (header, column) in enumerate(zip(headers, columns, strict=True)):
-        ascii_only = all(c.isascii() and c.isprintable() for c in column)
+        ascii_only = plain[i]
         measure = len if ascii_only else cell_len
         width = max(len(header), max(map(measure, column), default=0))
         widths.append(width)  # the last column is not padded, but its dashes are as wide
@@ -135,6 +140,29 @@ def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequ
                 for cells in zip(*(p[start : start + 4096] for p in padded), strict=True)
             )
         )
+        out.write("\n")
+    out.flush()
+
+
+def _plain_ascii(column: Sequence[str]) -> bool:
+    """Every cell is printable ASCII: one terminal cell per character."""
+    text = "".join(column)
+    return text.isascii() and text.isprintable()
+
+
+def _plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: list[Any]) -> None:
+    """The padded-columns table when every padded column is printable ASCII.
+
+    Each line is one ``%`` formatting (padding done in C): at 100,000 rows this is
+    several times faster than padding cell by cell, for the same text.
+    """
+    widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns, strict=True)]
+    line = "  ".join([*(f"%-{w}s" for w in widths[:-1]), "%s"])  # the last column is not padded
+    out = sys.stdout
+    out.write((line % tuple(headers)).rstrip() + "\n")
+    out.write((line % tuple("-" * w for w in widths)).rstrip() + "\n")
+    for start in range(0, len(rows), 4096):  # in slices: never one string of the whole table
+        out.write("\n".join([(line % tuple(cells)).rstrip() for cells in rows[start : start + 4096]]))
         out.write("\n")
     out.flush()
 

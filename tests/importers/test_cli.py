@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from shardpy.cli.commands import app
@@ -94,3 +97,35 @@ def test_collision_exits_1_after_writing_the_rest(tmp_path: Path, vault: Path) -
     assert result.exit_code == 1
     assert "collision" in result.output
     assert (vault / "memories/basic-memory/Beta.md").is_file()
+
+
+# --- the plain table printer: one % format per line, the same text as padding cell by cell ---------
+
+_ASCII_CELLS = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
+
+
+def _padded_reference(headers: list[str], rows: list[list[str]]) -> str:
+    """The padded-columns table as the per-cell printer wrote it."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c if i == len(cells) - 1 else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
+
+    return "".join(line(r) + "\n" for r in [headers, ["-" * w for w in widths], *rows])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(_ASCII_CELLS, min_size=n, max_size=n), min_size=1))
+)
+def test_plain_table_equals_padding_cell_by_cell(
+    capsys: pytest.CaptureFixture[str], rows: list[list[str]]
+) -> None:
+    from shardpy.cli.import_cmd import _plain_table
+
+    headers = ["action", "x", "y", "z"][: len(rows[0])]
+    capsys.readouterr()
+    _plain_table(headers, rows, list(zip(*rows, strict=True)))
+    assert capsys.readouterr().out == _padded_reference(headers, rows)
