@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from shardpy import __version__
-from shardpy.cli import import_cmd
+from shardpy.cli import import_options
 from shardpy.cli.output import guarded, print_json
 
 app = typer.Typer(
@@ -285,4 +285,4 @@ def run() -> None:
     app()
 
 
-import_cmd.register(app)
+import_options.register(app)

@@ -129,3 +129,101 @@ def test_plain_table_equals_padding_cell_by_cell(
     capsys.readouterr()
     _plain_table(headers, rows, list(zip(*rows, strict=True)))
     assert capsys.readouterr().out == _padded_reference(headers, rows)
+
+
+# --- plain invocations run without Typer, with the arguments Typer would give ----------------------
+
+PLAIN_ARGVS = [
+    ["--from", "basic-memory", "src"],
+    ["--from", "basic-memory", "src", "vault"],
+    ["src", "--from", "mcp-memory", "vault", "--apply"],
+    ["--from", "claude-code-memory", "src", "--json", "-v", "--strict"],
+    ["--verbose", "--from", "basic-memory", "--into", "notes/x", "--on-conflict", "markers", "src", "v"],
+    ["--from", "basic-memory", "src", "--on-conflict", "theirs", "--apply", "--json"],
+]
+TYPER_ONLY_ARGVS = [
+    [],
+    ["--help"],
+    ["-h"],
+    ["src"],  # --from is required: Typer reports it
+    ["--from", "nope", "src"],
+    ["--from", "basic-memory"],
+    ["--from", "basic-memory", "a", "b", "c"],
+    ["--from=basic-memory", "src"],
+    ["--from", "basic-memory", "src", "--vault", "v"],
+    ["--resume"],
+    ["--abandon", "v"],
+    ["--from", "basic-memory", "src", "--apply", "--apply"],
+    ["--from", "basic-memory", "src", "-v", "--verbose"],
+    ["--from", "basic-memory", "src", "--on-conflict", "nope"],
+    ["--from", "basic-memory", "src", "--into"],
+    ["--from", "basic-memory", "src", "--into", "-x"],
+    ["--from", "basic-memory", "src", "--into", ""],
+    ["--from", "basic-memory", "-"],
+    ["--from", "basic-memory", ""],
+    ["--from", "basic-memory", "--", "src"],
+    ["--from", "basic-memory", "src", "-vx"],
+    ["--from", "basic-memory", "src", "--unknown"],
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN_ARGVS)
+def test_plain_arguments_are_the_ones_typer_gives(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardpy.cli import import_options
+    from shardpy.cli.import_cmd import ImportArgs, plain_args
+
+    given: list[ImportArgs] = []
+    monkeypatch.setattr(import_options, "run_command", lambda args: given.append(args) or 0)
+    result = runner.invoke(app, ["import", *argv])
+    assert result.exit_code == 0, result.output
+    assert plain_args(argv) == given[0]
+
+
+@pytest.mark.parametrize("argv", TYPER_ONLY_ARGVS)
+def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
+    from shardpy.cli.import_cmd import plain_args
+
+    assert plain_args(argv) is None
+
+
+def _main_exit(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    from shardpy.cli.app import main
+
+    monkeypatch.setattr("sys.argv", ["shardpy", *argv])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    return int(exited.value.code or 0)
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--verbose"]])
+def test_plain_import_prints_what_typer_prints(
+    tmp_path: Path,
+    vault: Path,
+    extra: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    src = _small_project(tmp_path)
+    argv = ["import", "--from", "basic-memory", str(src), str(vault), *extra]
+    via_typer = runner.invoke(app, argv)
+    capsys.readouterr()
+    code = _main_exit(argv, monkeypatch)
+    plain = capsys.readouterr().out
+    assert code == via_typer.exit_code
+    if "--json" in extra:
+        typer_plan, plain_plan = json.loads(via_typer.stdout), json.loads(plain)
+        typer_plan.pop("imported_at")
+        plain_plan.pop("imported_at")
+        assert plain_plan == typer_plan
+    else:
+        assert plain == via_typer.stdout
+
+
+def test_plain_import_reports_typed_errors_like_typer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["import", "--from", "basic-memory", str(tmp_path / "missing"), str(tmp_path)]
+    via_typer = runner.invoke(app, argv)
+    capsys.readouterr()
+    assert _main_exit(argv, monkeypatch) == via_typer.exit_code == 1
+    assert "IMPORT_SOURCE_MISSING" in capsys.readouterr().err
