@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# Loaded with this module, so that forked reading workers inherit it instead of each loading it.
+from shardpy.importers.blockscan import scan
+
 _md: Any = None
 
 
@@ -58,8 +61,6 @@ def inline_blocks(body: str) -> list[InlineBlock]:
 
 def scanned_blocks(body: str) -> list[InlineBlock] | None:
     """``inline_blocks`` by the line scanner, or None where it declines."""
-    from shardpy.importers.blockscan import scan
-
     src = body
     if "\r" in src:
         src = src.replace("\r\n", "\n")
