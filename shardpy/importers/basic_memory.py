@@ -13,9 +13,8 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shardpy.importers.base import (
     Built,
@@ -66,21 +65,18 @@ DEFAULT_IGNORE = [
 PROVENANCE_KEYS = ("imported_from", "source_path", "imported_at", "source_hash")
 
 
-@dataclass(frozen=True, slots=True)
-class NoteLoc:
-    """What ``build`` needs to know about a note besides its bytes (read again from the source path)."""
+class NoteLoc(NamedTuple):
+    """What ``build`` needs to know about a note besides its bytes (read again from the source path).
+
+    A named tuple rather than a frozen dataclass: one is made in a reading worker and
+    unpickled in the planning process per note, ~3x faster each way.
+    """
 
     fm_state: str  # present | absent | malformed
     fm_error: str
     aliases: tuple[str, ...]  # the source's own aliases (when it has the key)
     has_aliases_key: bool
     clashing_keys: bool  # the source already uses one of our provenance keys
-
-    def __reduce__(self) -> tuple[type[NoteLoc], tuple[Any, ...]]:
-        return (
-            NoteLoc,
-            (self.fm_state, self.fm_error, self.aliases, self.has_aliases_key, self.clashing_keys),
-        )
 
 
 def observation_text(o: Observation) -> str:

@@ -106,7 +106,11 @@ def scan(src: str) -> list[tuple[str, int, int, bool]] | None:
 
     Each block is (content, first line, line past the block, in a list item).
     """
-    lines = src.split("\n")
+    return scan_lines(src.split("\n"))
+
+
+def scan_lines(lines: list[str]) -> list[tuple[str, int, int, bool]] | None:
+    """``scan`` of a body already split at ``\n`` (the caller needs the lines too)."""
     n = len(lines)
     out: list[tuple[str, int, int, bool]] = []
     append = out.append

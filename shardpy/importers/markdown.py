@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # Loaded with this module, so that forked reading workers inherit it instead of each loading it.
-from shardpy.importers.blockscan import scan
+from shardpy.importers.blockscan import scan_lines
 
 _md: Any = None
 
@@ -68,7 +68,8 @@ def scanned_blocks(body: str) -> list[InlineBlock] | None:
             return None  # a lone CR is a line end to markdown-it but not to line_starts()
     if "\x00" in src:
         src = src.replace("\x00", "\ufffd")
-    found = scan(src)
+    lines = src.split("\n")
+    found = scan_lines(lines)
     if found is None:
         return None
     if not found:
@@ -76,7 +77,6 @@ def scanned_blocks(body: str) -> list[InlineBlock] | None:
     end = len(body)
     if len(src) == end:
         # One character per line end: line k starts after k newlines and the lines before it.
-        lines = src.split("\n")
         size = len(lines)
         starts = list(itertools.accumulate(map(len, lines), initial=0))
         return [
