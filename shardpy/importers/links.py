@@ -408,11 +408,13 @@ def rewrite_body(
 def link_recipe(body: str, blocks: list[InlineBlock], *, md_links: bool) -> list[list[Any]]:
     """Every link outside code in ``body``, in order, as plain data (no resolving yet).
 
-    ``["w", raw, inner, embed, start, end]`` for a wikilink, ``["m", url,
-    start, end]`` for a markdown link to a local note; offsets are in
-    ``body``. ``apply_recipe`` resolves them: together the two are
-    ``rewrite_body``, split so that the finding can happen while the source
-    is read and the resolving once every note is known.
+    ``["w", raw, start, end]`` for a wikilink (its inner text and embed flag
+    are read back from ``raw``, see ``wikilink_parts``: 100,000s of recipes
+    travel between processes and stay in memory), ``["m", url, start, end]``
+    for a markdown link to a local note; offsets are in ``body``.
+    ``apply_recipe`` resolves them: together the two are ``rewrite_body``,
+    split so that the finding can happen while the source is read and the
+    resolving once every note is known.
     """
     items: list[list[Any]] = []
     for block in blocks:
@@ -422,14 +424,7 @@ def link_recipe(body: str, blocks: list[InlineBlock], *, md_links: bool) -> list
         if "[[" in segment:
             for link in find_wikilinks(segment):
                 items.append(
-                    [
-                        "w",
-                        segment[link.start : link.end],
-                        link.inner,
-                        link.embed,
-                        block.start + link.start,
-                        block.start + link.end,
-                    ]
+                    ["w", segment[link.start : link.end], block.start + link.start, block.start + link.end]
                 )
         if md_links and "](" in segment:
             from shardpy.importers.bm_grammar import is_local_note_url
@@ -440,6 +435,15 @@ def link_recipe(body: str, blocks: list[InlineBlock], *, md_links: bool) -> list
     return items
 
 
+def wikilink_parts(raw: str) -> tuple[str, bool]:
+    """(inner text, embed) of a wikilink's text as ``find_wikilinks`` spans it.
+
+    That text is ``[[inner]]``, or ``![[inner]]`` for an embed.
+    """
+    embed = raw[0] == "!"
+    return raw[3 if embed else 2 : -2], embed
+
+
 def apply_recipe(
     items: list[list[Any]], resolver: Resolver, *, source_dir: str, target: str, scope: str = ""
 ) -> tuple[list[LinkUse], list[tuple[int, int, str]]]:
@@ -448,7 +452,8 @@ def apply_recipe(
     edits: list[tuple[int, int, str]] = []
     for item in items:
         if item[0] == "w":
-            use = _wiki_use(item[1], item[2], bool(item[3]), resolver, scope)
+            inner, embed = wikilink_parts(item[1])
+            use = _wiki_use(item[1], inner, embed, resolver, scope)
         else:
             md = _md_link(item[1], resolver, source_dir, target)
             if md is None:

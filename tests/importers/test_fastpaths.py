@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, observation_text, spec_matcher
 from shardpy.importers.bm_grammar import observation_count, observation_texts, observations
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
-from shardpy.importers.links import Resolver, VaultIndex, is_note_name, note_stem, without_ext
+from shardpy.importers.links import (
+    Resolver,
+    VaultIndex,
+    is_note_name,
+    note_stem,
+    wikilink_parts,
+    without_ext,
+)
 from shardpy.importers.markdown import find_wikilinks, markdown_it_blocks, strip_code_spans
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
@@ -237,6 +244,8 @@ def test_find_wikilinks_equals_the_reference_scan(pieces: list[str]) -> None:
     text = "".join(pieces)
     got = [(w.start, w.end, w.embed, w.inner) for w in find_wikilinks(text)]
     assert got == _reference_wikilinks(text)
+    # A link recipe keeps only each link's text: its inner text and embed flag are read back from it.
+    assert [wikilink_parts(text[s:e]) for s, e, _, _ in got] == [(inner, embed) for _, _, embed, inner in got]
 
 
 # --- observation texts without Observation objects vs parse_observation -------------------------
