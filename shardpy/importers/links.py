@@ -230,14 +230,15 @@ class Resolver:
         self._keys.append(keys)
         self._by_source[source_path] = target
         folded: dict[str, str] = {}  # share one folded string among this record's equal names and keys
-        for name in names:
-            if name.strip():  # keys are kept verbatim: MCP names differing by spaces are distinct
-                cf = name.casefold()  # as _fold(), folding once (100,000s of keys)
-                _add(self._names_cf, folded.setdefault(cf, name if cf == name else cf), rid)
-        for key in keys:
-            if key.strip():
-                cf = key.casefold()
-                _add(self._keys_cf, folded.setdefault(cf, key if cf == key else cf), rid)
+        for table, texts in ((self._names_cf, names), (self._keys_cf, keys)):
+            for text in texts:
+                if not text.strip():  # keys are kept verbatim: MCP names differing by spaces are distinct
+                    continue
+                cf = text.casefold()  # as _fold(), folding once (100,000s of keys)
+                cf = folded.setdefault(cf, text if cf == text else cf)
+                # _add() inlined for the usual new key: one dict operation, no call.
+                if table.setdefault(cf, rid) is not rid:
+                    _add(table, cf, rid)
 
     def target_of_source(self, source_path: str) -> str | None:
         return self._by_source.get(source_path)
