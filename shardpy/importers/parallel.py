@@ -67,13 +67,6 @@ def run_chunks(
     global _STATE
     ctx = multiprocessing.get_context("fork")
     _STATE = (work, fn, setup)
-    # Objects that exist now are never collected by the workers' GC, which
-    # would otherwise touch (and so copy) every page holding one. With the
-    # collector off (planning turns it off) the workers never collect at all.
-    frozen = gc.isenabled()
-    if frozen:
-        gc.collect()
-        gc.freeze()
     pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
     try:
         yield from pool.imap(_run, bounds, chunksize=1)
@@ -84,8 +77,6 @@ def run_chunks(
     finally:
         pool.join()
         _STATE = None
-        if frozen:
-            gc.unfreeze()
 
 
 def run_stream(work: W, payloads: Iterator[Any], workers: int, fn: Callable[[W, Any], T]) -> Iterator[T]:
@@ -122,6 +113,9 @@ def _run_payload(payload: Any) -> Any:
 
 
 def _init(parent: int) -> None:
+    # What the worker inherits is never collected by its GC, which would otherwise touch
+    # (and so copy) every page holding one; freezing is constant time (no object is touched).
+    gc.freeze()
     _die_with_parent(parent)
     _close_inherited_folders()
     assert _STATE is not None
