@@ -138,9 +138,14 @@ def test_second_pass_workers_fit_the_memory_budget(
 def test_walked_items_travel_to_workers_unchanged() -> None:
     import pickle
 
+    from shardpy.importers.base import LinkRow
     from shardpy.importers.walk import Found, Skipped
 
-    items = [Found("a/b.md", "/src/a/b.md", 12), Skipped("c.md", "empty file")]
+    items = [
+        Found("a/b.md", "/src/a/b.md", 12),
+        Skipped("c.md", "empty file"),
+        LinkRow("a/b.md", "[[X]]", "resolved", "m/X.md", "", None),
+    ]
     assert pickle.loads(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)) == items
 
 
