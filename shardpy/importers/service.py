@@ -153,12 +153,9 @@ def _check_overlap(source: Path, vault: Path, into: str) -> None:
         )
 
 
-def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None:
-    """The three-way document merge (base, user, imported) → (kind, bytes), when available."""
-    try:
-        from shardpy.merge.document import merge_document
-    except ImportError:
-        return None
+def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]]:
+    """The three-way document merge (base, user, imported) → (kind, bytes), the one update uses."""
+    from shardpy.merge.document import merge_document
 
     def merge(base: bytes, user: bytes, new: bytes) -> tuple[str, bytes]:
         result = merge_document(base, user, new, shard_label="import", style="merge")
