@@ -63,6 +63,17 @@ def _split_positionals(first: str | None, second: str | None) -> tuple[str | Non
     return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
 
 
+# Flags several commands share, declared once so their spelling and help stay the same.
+DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+NoHooksFlag = Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")]
+TrustFlag = Annotated[bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")]
+DefaultsFlag = Annotated[bool, typer.Option("--defaults", help="Every default value and module; no prompts.")]
+ValuesOpt = Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")]
+PrereleaseFlag = Annotated[bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")]
+OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
+
+
 @app.command()
 def install(
     source: Annotated[
@@ -72,26 +83,20 @@ def install(
     dest: Annotated[
         str | None, typer.Argument(help="Vault folder to create or fill (default: here).")
     ] = None,
-    defaults: Annotated[
-        bool, typer.Option("--defaults", help="Every default value and module; no prompts.")
-    ] = False,
-    values: Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")] = None,
+    defaults: DefaultsFlag = False,
+    values: ValuesOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer every question with its default.")] = False,
     exclude_module: Annotated[
         list[str] | None, typer.Option("--exclude-module", help="Deselect a removable module (repeatable).")
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    trust: Annotated[
-        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
-    ] = False,
-    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+    trust: TrustFlag = False,
+    no_hooks: NoHooksFlag = False,
     backup: Annotated[
         bool, typer.Option("--backup", help="Back up existing files the install replaces.")
     ] = False,
-    include_prerelease: Annotated[
-        bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")
-    ] = False,
+    include_prerelease: PrereleaseFlag = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="List every file and hook output.")
     ] = False,
@@ -138,7 +143,7 @@ def status(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Modified files, user files, frontmatter.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Show the vault's health (read-only; exit 0)."""
     from shardpy.cli.status import show_status
@@ -148,17 +153,12 @@ def status(
         raise typer.Exit(code)
 
 
-OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
-
-
 @app.command()
 def update(
     release: Annotated[
         str | None, typer.Option("--release", help="Update to this release (tag or version).")
     ] = None,
-    include_prerelease: Annotated[
-        bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")
-    ] = False,
+    include_prerelease: PrereleaseFlag = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="No questions: take every default answer.")
     ] = False,
@@ -175,15 +175,13 @@ def update(
     restore_missing: Annotated[
         bool, typer.Option("--restore-missing", help="Reinstall managed files you deleted.")
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="List unchanged files and hook output.")
     ] = False,
-    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
-    trust: Annotated[
-        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
-    ] = False,
+    no_hooks: NoHooksFlag = False,
+    trust: TrustFlag = False,
 ) -> None:
     """Upgrade the vault to a newer shard release with a three-way merge."""
 
@@ -223,10 +221,8 @@ def update(
 def adopt(
     source: Annotated[str, typer.Argument(help="The shard this vault was cloned from (any source form).")],
     dest: Annotated[str | None, typer.Argument(help="The vault folder (default: here).")] = None,
-    values: Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")] = None,
-    defaults: Annotated[
-        bool, typer.Option("--defaults", help="Every default value and module; no prompts.")
-    ] = False,
+    values: ValuesOpt = None,
+    defaults: DefaultsFlag = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="No questions; differing files: keep mine.")
     ] = False,
@@ -237,13 +233,11 @@ def adopt(
         str | None, typer.Option("--from-version", help="The release the vault was cloned from.")
     ] = None,
     on_conflict: Annotated[str | None, OnConflictOpt] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
-    no_hooks: Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")] = False,
-    trust: Annotated[
-        bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")
-    ] = False,
+    no_hooks: NoHooksFlag = False,
+    trust: TrustFlag = False,
 ) -> None:
     """Bring an existing clone of a shard under management."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import importlib.util
 import json
 import os
 import shutil
@@ -154,14 +153,11 @@ def _check_overlap(source: Path, vault: Path, into: str) -> None:
         )
 
 
-def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None:
-    """The three-way document merge (base, user, imported) → (kind, bytes), when available.
+def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]]:
+    """The three-way document merge (base, user, imported) → (kind, bytes), the one update uses.
 
-    Whether it is available is known without importing it: most runs merge
-    nothing, and the merge modules cost ~20 ms to load.
+    The merge modules (~20 ms to load) are imported at the first merge: most runs merge nothing.
     """
-    if importlib.util.find_spec("shardpy.merge") is None:
-        return None
 
     def merge(base: bytes, user: bytes, new: bytes) -> tuple[str, bytes]:
         from shardpy.merge.document import merge_document

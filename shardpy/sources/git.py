@@ -68,9 +68,19 @@ def _summary(stderr: str) -> str:
 
 def run_git(args: list[str], *, what: str, location: str, cwd: Path | None = None) -> str:
     """Run git quietly; map failures to typed errors naming ``location``."""
+    done = _spawn_git(args, what=what, location=location, cwd=cwd)
+    if done.returncode != 0:
+        raise git_error(done.stderr, what=what, location=location)
+    return done.stdout
+
+
+def _spawn_git(
+    args: list[str], *, what: str, location: str, cwd: Path | None
+) -> subprocess.CompletedProcess[str]:
+    """git with hooks off and no prompts; a missing git or a timeout is a typed error, an exit code is not."""
     command = ["git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false", *args]
     try:
-        done = subprocess.run(
+        return subprocess.run(
             command,
             cwd=cwd,
             env=_env(),
@@ -94,9 +104,6 @@ def run_git(args: list[str], *, what: str, location: str, cwd: Path | None = Non
             "Check the network connection and the repository address.",
             details={"location": location},
         ) from exc
-    if done.returncode != 0:
-        raise git_error(done.stderr, what=what, location=location)
-    return done.stdout
 
 
 def git_error(stderr: str, *, what: str, location: str) -> ShardpyError:
@@ -172,16 +179,11 @@ def local_repo_path(location: str) -> Path | None:
 
 
 def _rev_parse(repo: Path, ref: str, location: str) -> str | None:
-    done = subprocess.run(
-        ["git", "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"],
+    done = _spawn_git(
+        ["rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"],
+        what="Resolving",
+        location=location,
         cwd=repo,
-        env=_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=GIT_TIMEOUT_S,
-        check=False,
     )
     if done.returncode == 0:
         return done.stdout.strip()

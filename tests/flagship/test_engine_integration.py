@@ -1,22 +1,18 @@
 """The flagship through the real engine: install, update and adopt, via the CLI.
 
-Each test skips itself until the engine command it needs exists (the engine
-is being built in parallel). They call the CLI the way a user does, in a
-child process whose socket layer refuses every connection, so "takes no
-network" is proven rather than assumed.
+The tests call the CLI the way a user does, in a child process whose socket
+layer refuses every connection, so "takes no network" is proven rather than
+assumed.
 
 Expected CLI (CONTRACT §7):
   shardpy install [SOURCE] [DEST] [--defaults] [--values FILE] [--yes]
   shardpy update [--yes]                          (cwd = the vault)
   shardpy adopt SOURCE [--values FILE] [--mode M] [--from-version V] [--yes]
-Deselecting a module at install is done with EXCLUDE_FLAG (repeatable); the
-test that needs it skips when `install --help` does not mention it.
+Deselecting a module at install is done with EXCLUDE_FLAG (repeatable).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import os
 import subprocess
@@ -58,27 +54,6 @@ socket.getaddrinfo = _deny
 sys.argv = ["shardpy", *sys.argv[1:]]
 runpy.run_module("shardpy", run_name="__main__", alter_sys=True)
 """
-
-
-@functools.cache
-def _command_ready(name: str) -> bool:
-    try:
-        if importlib.util.find_spec(f"shardpy.cli.{name}") is not None:
-            return True
-    except ImportError:
-        return False
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "shardpy", name, "--help"], capture_output=True, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0 and b"No such command" not in done.stderr
-
-
-def needs(name: str) -> None:
-    if not _command_ready(name):
-        pytest.skip(f"engine not ready: `shardpy {name}` is not available yet")
 
 
 @pytest.fixture
@@ -155,7 +130,6 @@ def assert_invariant_1(vault: Path, source_root: Path = REPO_ROOT, shard_root: P
 
 
 def test_bundled_install_defaults_is_the_shard_without_network(tmp_path: Path, env: dict[str, str]) -> None:
-    needs("install")
     dest = tmp_path / "agent-vault"
     done = shardpy(["install", "--defaults", str(dest)], env)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -175,7 +149,6 @@ def test_bundled_install_defaults_is_the_shard_without_network(tmp_path: Path, e
 
 
 def test_install_from_the_repository_source_root(tmp_path: Path, env: dict[str, str]) -> None:
-    needs("install")
     dest = tmp_path / "v"
     done = shardpy(["install", str(REPO_ROOT), str(dest), "--defaults", "--yes"], env)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -184,7 +157,6 @@ def test_install_from_the_repository_source_root(tmp_path: Path, env: dict[str, 
 
 
 def test_install_with_values_personalises(tmp_path: Path, env: dict[str, str]) -> None:
-    needs("install")
     dest = tmp_path / "v"
     values = write_values(
         tmp_path / "values.yaml",
@@ -208,10 +180,6 @@ def test_install_with_values_personalises(tmp_path: Path, env: dict[str, str]) -
 
 @pytest.mark.parametrize("module", ["org", "perf", "incidents", "one_on_ones", "codex", "gemini"])
 def test_deselected_module_leaves_none_of_its_files(module: str, tmp_path: Path, env: dict[str, str]) -> None:
-    needs("install")
-    help_text = shardpy(["install", "--help"], env).stdout
-    if EXCLUDE_FLAG not in help_text:
-        pytest.skip(f"install has no {EXCLUDE_FLAG} flag yet")
     dest = tmp_path / "v"
     done = shardpy(["install", str(REPO_ROOT), str(dest), "--defaults", "--yes", EXCLUDE_FLAG, module], env)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -269,8 +237,6 @@ def _user_side(vault: Path) -> tuple[dict[Path, str], dict[Path, bytes]]:
 
 
 def test_update_0_9_0_to_1_0_0_merges_moves_and_rewrites(tmp_path: Path, env: dict[str, str]) -> None:
-    needs("install")
-    needs("update")
     repo = make_flagship_history(tmp_path / "agent-vault-repo")
     vault = tmp_path / "vault"
     done = shardpy(["install", f"{repo}@0.9.0", str(vault), "--defaults", "--yes"], env)
@@ -289,7 +255,6 @@ def test_update_0_9_0_to_1_0_0_merges_moves_and_rewrites(tmp_path: Path, env: di
 def test_install_of_the_derived_0_9_0_directory_satisfies_invariant_1(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    needs("install")
     source = make_flagship_0_9_0(tmp_path / "old")
     vault = tmp_path / "vault"
     done = shardpy(["install", str(source), str(vault), "--defaults", "--yes"], env)
@@ -301,7 +266,6 @@ def test_install_of_the_derived_0_9_0_directory_satisfies_invariant_1(
 
 
 def test_adopt_a_0_9_0_clone_with_history(tmp_path: Path, env: dict[str, str]) -> None:
-    needs("adopt")
     repo = make_flagship_history(tmp_path / "agent-vault-repo")
     old = make_flagship_0_9_0(tmp_path / "old-source")
     clone = lay_out_vault(

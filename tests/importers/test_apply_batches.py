@@ -11,7 +11,7 @@ import pytest
 from shardpy.importers import apply as apply_mod
 from shardpy.importers import service
 from shardpy.importers.apply import incomplete_runs
-from shardpy.importers.service import abandon_run, merge_function, resume
+from shardpy.importers.service import abandon_run, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
 from tests.importers.helpers import do_import
 
@@ -139,7 +139,6 @@ def test_plan_json_is_streamed_as_the_same_object(tmp_path: Path, bm_project: Pa
     assert written == out.plan.to_dict()
 
 
-@pytest.mark.skipif(merge_function() is None, reason="needs the three-way merge")
 def test_many_conflicts_in_one_folder_are_all_backed_up(tmp_path: Path) -> None:
     """Writer threads back up replaced notes of one folder at the same time without tripping."""
     src = tmp_path / "src"

@@ -7,16 +7,12 @@ from pathlib import Path
 import pytest
 
 from shardpy.errors import ShardpyError
-from shardpy.importers.service import merge_function
 from tests.importers.fixtures import MCP_RECORDS, claude_projects, mcp_lines, tree_hash
 from tests.importers.helpers import do_import, rows
 
 INTO = "memories/basic-memory"
 TEA = f"{INTO}/notes/Tea Brewing Methods.md"
 COFFEE = f"{INTO}/notes/Coffee Brewing Methods.md"
-needs_merge = pytest.mark.skipif(
-    merge_function() is None, reason="shardpy.merge.document (merge branch) is not available"
-)
 
 
 @pytest.mark.parametrize("fmt", ["basic-memory", "claude-code-memory", "mcp-memory"])
@@ -76,7 +72,6 @@ def test_source_edit_updates_user_edit_kept(bm_project: Path, vault: Path) -> No
     assert again.plan.counts()["update"] == 0 and again.applied is None
 
 
-@needs_merge
 def test_both_sides_edited_merges(bm_project: Path, vault: Path) -> None:
     do_import("basic-memory", bm_project, vault, apply=True)
     tea_src = bm_project / "notes/tea-brewing.md"
@@ -100,7 +95,6 @@ def test_both_sides_edited_merges(bm_project: Path, vault: Path) -> None:
     assert do_import("basic-memory", bm_project, vault).plan.counts()["merge"] == 0
 
 
-@needs_merge
 @pytest.mark.parametrize("mode", ["keep", "theirs", "markers"])
 def test_conflicting_edits(mode: str, bm_project: Path, vault: Path) -> None:
     do_import("basic-memory", bm_project, vault, apply=True)
