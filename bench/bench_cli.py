@@ -15,6 +15,7 @@ and PYTHONPATH pointing at another checkout, it times that checkout.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -27,6 +28,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from childenv import child_env, reference_loop_ms
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"--version": 150.0, "install": 1000.0, "status": 300.0}
 
@@ -36,10 +39,9 @@ def shardpy_cmd(module: bool = False) -> list[str]:
     return [str(script)] if script.exists() and not module else [sys.executable, "-m", "shardpy"]
 
 
+@functools.cache
 def env() -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith("SHARDPY_")}
-    out["NO_COLOR"] = "1"
-    return out
+    return child_env(NO_COLOR="1")
 
 
 def make_shard(root: Path, files: int) -> Path:
@@ -191,7 +193,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(
         f"shardpy whole-process timings: median of {runs} runs ({' '.join(cmd)}; "
-        f"{os.cpu_count()} CPUs, load {load:.2f})"
+        f"{os.cpu_count()} CPUs, load {load:.2f}; reference loop {reference_loop_ms():.0f} ms)"
     )
     for label, r in results.items():
         med = float(r["median_ms"])  # type: ignore[arg-type]

@@ -18,10 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from childenv import child_env
+
 N_FILES = 250
 N_EDITED = 20
 N_UPSTREAM = 60
 N_NOTES = 10_000
+ENV = child_env()
 
 
 def note(i: int, version: int, upstream: bool) -> str:
@@ -52,7 +55,7 @@ def write_shard(src: Path, version: int) -> None:
 
 def run(cmd: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, cwd=cwd, check=True, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -66,7 +69,10 @@ def main() -> None:
         src, vault = root / "src", root / "vault"
         write_shard(src, 1)
         subprocess.run(
-            [*shardpy, "install", str(src), str(vault), "--defaults"], check=True, stdout=subprocess.DEVNULL
+            [*shardpy, "install", str(src), str(vault), "--defaults"],
+            check=True,
+            env=ENV,
+            stdout=subprocess.DEVNULL,
         )
         folders = ["brain", "work", "reference", ".claude/commands", "templates"]
         for i in range(N_EDITED):

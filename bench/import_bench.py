@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from childenv import child_env, reference_loop_ms  # noqa: E402
+
 from tests.importers.fixtures import generated_note  # noqa: E402
 
 CHILD = """
@@ -109,7 +111,7 @@ def run(args: list[str]) -> tuple[float, int, int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=child_env(PYTHONPATH=str(ROOT)),
     )
     sampler = Sampler(proc.pid)
     sampler.start()
@@ -159,6 +161,7 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
+    print(f"load {os.getloadavg()[0]:.2f}; reference loop {reference_loop_ms():.0f} ms (bench/childenv.py)")
     head = ("notes", "run", "seconds", "notes/s", "peak RSS MB", "peak PSS total MB")
     print(f"{head[0]:>7}  {head[1]:<8} {head[2]:>8} {head[3]:>8} {head[4]:>12} {head[5]:>18}")
     for r in results:

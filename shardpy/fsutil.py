@@ -14,8 +14,11 @@ import hashlib
 import os
 import secrets
 import stat
+import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import cast
 
 from shardpy.errors import ShardpyError
 
@@ -120,6 +123,45 @@ def fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        func = libc.syncfs
+        func.argtypes = [ctypes.c_int]
+        func.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    return cast(Callable[[int], int], func)
+
+
+_SYNCFS = _load_syncfs()
+SYNCFS_AVAILABLE = _SYNCFS is not None
+
+
+def syncfs(folder: Path) -> bool:
+    """syncfs(2) on ``folder``'s filesystem: its dirty pages and metadata changes reach the disk.
+
+    One call instead of an fsync per file and folder (each waits for a
+    journal commit: ~1 ms apiece, more on a busy disk). False when not
+    available (not Linux) or it failed; the caller then fsyncs each file.
+    """
+    if _SYNCFS is None:
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        return _SYNCFS(fd) == 0
+    finally:
+        os.close(fd)
 
 
 def make_parents(root: Path, rel: str) -> list[str]:

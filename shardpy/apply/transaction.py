@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
+    SYNCFS_AVAILABLE,
     TMP_MARK,
     atomic_write,
     check_relpath,
@@ -35,11 +36,13 @@ from shardpy.fsutil import (
     remove_file,
     safe_target,
     sha256_file,
+    syncfs,
 )
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR
 
 JOURNAL_VERSION = 1
 KEEP_BACKUPS = 5
+SYNCFS_MIN = 64  # operations from which a transaction is flushed with one syncfs (see run)
 
 
 @dataclass(frozen=True)
@@ -157,10 +160,10 @@ class Transaction:
 
     # -- apply ----------------------------------------------------------------
 
-    def _apply_op(self, op: Op) -> None:
+    def _apply_op(self, op: Op, durable: bool) -> None:
         if op.kind == "write":
             assert op.data is not None
-            atomic_write(self.root, op.path, op.data, mode=op.mode, sync_dir=False)
+            atomic_write(self.root, op.path, op.data, mode=op.mode, durable=durable, sync_dir=False)
         elif op.kind == "delete":
             remove_file(self.root, op.path)
         else:
@@ -168,8 +171,22 @@ class Transaction:
             src = safe_target(self.root, op.path)
             data = src.read_bytes()
             mode = os.stat(src).st_mode & 0o7777
-            atomic_write(self.root, op.dest, data, mode=mode, sync_dir=False)
+            atomic_write(self.root, op.dest, data, mode=mode, durable=durable, sync_dir=False)
             remove_file(self.root, op.path)
+
+    def _make_durable(self, ordered: list[Op], flushed_each: bool) -> None:
+        """Every write, rename and delete of ``ordered`` on disk: the journal may then say "committed"."""
+        directories = sorted({(self.root / p).parent for o in ordered for p in o.touched()})
+        if not flushed_each:
+            if _syncfs_all(directories):
+                return  # the files and their folders alike
+            for op in ordered:  # no syncfs here: each file the transaction left behind
+                for path in op.touched():
+                    with contextlib.suppress(FileNotFoundError):
+                        _fsync(safe_target(self.root, path))
+        # Renames are durable once their directories are: one fsync each.
+        for directory in directories:
+            fsync_dir(directory)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
         """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""
@@ -187,16 +204,19 @@ class Transaction:
             current = JOURNAL
             self._save_journal()
             delay = _test_delay()
+            # A large transaction writes without waiting for the disk and then flushes the whole
+            # filesystem once (syncfs); a small one fsyncs as it goes, not waiting for other
+            # programs' unwritten data.
+            flushed_each = len(ordered) < SYNCFS_MIN
             for i, op in enumerate(ordered, 1):
                 current = op.path
-                self._apply_op(op)
+                self._apply_op(op, durable=flushed_each)
                 if progress is not None:
                     progress(i, len(ordered))
                 if delay:
                     time.sleep(delay)
-            # Renames are durable once their directories are: one fsync each.
-            for directory in sorted({(self.root / p).parent for o in ordered for p in o.touched()}):
-                fsync_dir(directory)
+            current = "."
+            self._make_durable(ordered, flushed_each)
             self._journal["phase"] = "committed"
             current = JOURNAL
             self._save_journal()
@@ -207,6 +227,19 @@ class Transaction:
                 raise io_error(exc, f"Writing {current}", path=current, rolled_back=True) from exc
             raise
         _finish(self.root, self._journal)
+
+
+def _syncfs_all(directories: list[Path]) -> bool:
+    """syncfs once per filesystem the directories live on; False if that is not possible here."""
+    if not SYNCFS_AVAILABLE:
+        return False
+    by_device: dict[int, Path] = {}
+    for directory in directories:
+        try:
+            by_device.setdefault(os.stat(directory).st_dev, directory)
+        except FileNotFoundError:
+            continue  # a folder emptied by the deletes: its parent is listed too
+    return all(syncfs(d) for d in by_device.values())
 
 
 def _fsync(path: Path) -> None:

@@ -26,18 +26,25 @@ import resource
 import secrets
 import sqlite3
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from shardpy import fsutil
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import TMP_MARK, make_parents, prune_empty_dirs, remove_file, safe_target
+from shardpy.fsutil import (
+    SYNCFS_AVAILABLE,
+    TMP_MARK,
+    make_parents,
+    prune_empty_dirs,
+    remove_file,
+    safe_target,
+    syncfs,
+)
 from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
 
@@ -47,6 +54,7 @@ RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
 SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
 WRITERS = 4  # note-writing threads (see execute)
+_syncfs = SYNCFS_AVAILABLE  # tests turn it off to exercise the fallback
 SYNCFS_MIN = 64  # written notes from which a batch is flushed with syncfs (see _flush)
 
 JOURNAL_SCHEMA = """
@@ -509,7 +517,7 @@ def _flush(vault: Path, written: list[str], known: dict[str, int], pool: ThreadP
                 dev = known[folder] = os.lstat(vault / folder if folder else vault).st_dev
         if dev is not None:
             devices.setdefault(dev, folder)
-    if _syncfs is not None and all(_syncfs_ok(vault / f if f else vault) for f in devices.values()):
+    if _syncfs and all(syncfs(vault / f if f else vault) for f in devices.values()):
         return
     _fsync_each(vault, written, pool)  # no syncfs (not Linux, or it failed)
 
@@ -518,39 +526,6 @@ def _fsync_each(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> No
     list(pool.map(_fsync_path, [vault / t for t in written]))
     folders = {t.rpartition("/")[0] for t in written}
     list(pool.map(_fsync_path, [vault / f if f else vault for f in folders]))
-
-
-def _load_syncfs() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        func = libc.syncfs
-        func.argtypes = [ctypes.c_int]
-        func.restype = ctypes.c_int
-    except (OSError, AttributeError):
-        return None
-    return cast(Callable[[int], int], func)
-
-
-_syncfs = _load_syncfs()
-
-
-def _syncfs_ok(folder: Path) -> bool:
-    """syncfs(2) on ``folder``'s filesystem: its dirty pages and metadata changes reach the disk."""
-    if _syncfs is None:
-        return False
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        return _syncfs(fd) == 0
-    finally:
-        os.close(fd)
 
 
 def _fsync_path(path: Path) -> None:
