@@ -116,7 +116,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync a file or folder, best effort: a flush that fails is not a reason to undo a written file."""
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -233,7 +234,7 @@ def atomic_write(
             os.unlink(tmp)
         raise
     if durable and sync_dir:
-        fsync_dir(target.parent)
+        fsync_path(target.parent)
     return created
 
 

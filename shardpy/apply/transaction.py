@@ -31,7 +31,7 @@ from shardpy.fsutil import (
     TMP_MARK,
     atomic_write,
     check_relpath,
-    fsync_dir,
+    fsync_path,
     io_error,
     remove_file,
     safe_target,
@@ -186,7 +186,7 @@ class Transaction:
                         _fsync(safe_target(self.root, path))
         # Renames are durable once their directories are: one fsync each.
         for directory in directories:
-            fsync_dir(directory)
+            fsync_path(directory)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
         """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""

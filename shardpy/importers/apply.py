@@ -39,6 +39,7 @@ from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
     SYNCFS_AVAILABLE,
     TMP_MARK,
+    fsync_path,
     make_parents,
     prune_empty_dirs,
     remove_file,
@@ -175,7 +176,7 @@ def _write_stream(vault: Path, rel: str, chunks: Iterator[str]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_path(target.parent)
+    fsync_path(target.parent)
 
 
 def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
@@ -523,18 +524,9 @@ def _flush(vault: Path, written: list[str], known: dict[str, int], pool: ThreadP
 
 
 def _fsync_each(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
-    list(pool.map(_fsync_path, [vault / t for t in written]))
+    list(pool.map(fsync_path, [vault / t for t in written]))
     folders = {t.rpartition("/")[0] for t in written}
-    list(pool.map(_fsync_path, [vault / f if f else vault for f in folders]))
-
-
-def _fsync_path(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    list(pool.map(fsync_path, [vault / f if f else vault for f in folders]))
 
 
 def _folder(folders: _Folders, known: dict[str, int], target: str) -> tuple[int | None, list[str]]:

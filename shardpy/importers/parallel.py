@@ -62,21 +62,7 @@ def run_chunks(
     setup: Callable[[W], None],
 ) -> Iterator[T]:
     """``fn(work, lo, hi)`` for each bound, in forked workers; results in order."""
-    import multiprocessing
-
-    global _STATE
-    ctx = multiprocessing.get_context("fork")
-    _STATE = (work, fn, setup)
-    pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
-    try:
-        yield from pool.imap(_run, bounds, chunksize=1)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
-        _STATE = None
+    return _in_pool((work, fn, setup), _run, iter(bounds), workers)
 
 
 def run_stream(work: W, payloads: Iterator[Any], workers: int, fn: Callable[[W, Any], T]) -> Iterator[T]:
@@ -85,14 +71,24 @@ def run_stream(work: W, payloads: Iterator[Any], workers: int, fn: Callable[[W, 
     The payloads are produced (and pickled to the workers) while earlier ones
     are being processed: the source walk overlaps with the reading.
     """
+    return _in_pool((work, fn, _no_setup), _run_payload, payloads, workers)
+
+
+def _in_pool(
+    state: tuple[Any, Callable[..., Any], Callable[[Any], None]],
+    task: Callable[[Any], Any],
+    items: Iterator[Any],
+    workers: int,
+) -> Iterator[Any]:
+    """``task(item)`` for each item in a pool of forked workers that inherit ``state``; in order."""
     import multiprocessing
 
     global _STATE
     ctx = multiprocessing.get_context("fork")
-    _STATE = (work, fn, _no_setup)
+    _STATE = state
     pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
     try:
-        yield from pool.imap(_run_payload, payloads, chunksize=1)
+        yield from pool.imap(task, items, chunksize=1)
         pool.close()
     except BaseException:
         pool.terminate()
