@@ -126,24 +126,20 @@ def fsync_path(path: Path) -> None:
             os.close(fd)
 
 
-def _load_syncfs() -> Callable[[int], int] | None:
+@lru_cache(maxsize=1)
+def _syncfs_function() -> Callable[[int], int] | None:
+    """libc's syncfs, looked up at the first flush (ctypes is not worth loading on every command)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         import ctypes
-        import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        func = libc.syncfs
+        func = ctypes.CDLL(None, use_errno=True).syncfs  # the C library this process already has
         func.argtypes = [ctypes.c_int]
         func.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None
     return cast(Callable[[int], int], func)
-
-
-_SYNCFS = _load_syncfs()
-SYNCFS_AVAILABLE = _SYNCFS is not None
 
 
 def syncfs(folder: Path) -> bool:
@@ -153,14 +149,15 @@ def syncfs(folder: Path) -> bool:
     journal commit: ~1 ms apiece, more on a busy disk). False when not
     available (not Linux) or it failed; the caller then fsyncs each file.
     """
-    if _SYNCFS is None:
+    func = _syncfs_function()
+    if func is None:
         return False
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return False
     try:
-        return _SYNCFS(fd) == 0
+        return func(fd) == 0
     finally:
         os.close(fd)
 

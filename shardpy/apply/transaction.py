@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
-    SYNCFS_AVAILABLE,
     TMP_MARK,
     atomic_write,
     check_relpath,
@@ -231,8 +230,6 @@ class Transaction:
 
 def _syncfs_all(directories: list[Path]) -> bool:
     """syncfs once per filesystem the directories live on; False if that is not possible here."""
-    if not SYNCFS_AVAILABLE:
-        return False
     by_device: dict[int, Path] = {}
     for directory in directories:
         try:

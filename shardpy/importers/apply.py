@@ -37,7 +37,6 @@ from typing import Any
 from shardpy import fsutil
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
-    SYNCFS_AVAILABLE,
     TMP_MARK,
     fsync_path,
     make_parents,
@@ -55,7 +54,7 @@ RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
 SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
 WRITERS = 4  # note-writing threads (see execute)
-_syncfs = SYNCFS_AVAILABLE  # tests turn it off to exercise the fallback
+_syncfs: bool | None = True  # tests turn it off to exercise the fallback
 SYNCFS_MIN = 64  # written notes from which a batch is flushed with syncfs (see _flush)
 
 JOURNAL_SCHEMA = """

@@ -40,7 +40,6 @@ class Recorder:
 
         monkeypatch.setattr(os, "fsync", fsync)
         monkeypatch.setattr(Transaction, "_save_journal", save)
-        monkeypatch.setattr(tx_mod, "SYNCFS_AVAILABLE", True)
         monkeypatch.setattr(tx_mod, "syncfs", fake_syncfs)
         self.root = root
 
