@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from tests.environment import missing_distributions
 from tests.shardkit import Cli
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Without this, a Python that never ran the README's install command fails with
+    # a ModuleNotFoundError per test module that happens to import a dependency.
+    missing = missing_distributions()
+    if missing:
+        raise pytest.UsageError(
+            f"shardpy's dependencies are not installed for {sys.executable}: missing "
+            f"{', '.join(missing)}.\nInstall them first: pip install -e '.[test]'"
+        )
 
 
 @pytest.fixture(autouse=True)
