@@ -237,15 +237,10 @@ _FOLDED_BREAKS = ("\x85", "\u2028", "\u2029")
 def _escape_breaks(node: Any) -> Any:
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-    if isinstance(node, dict):
-        for k, v in list(node.items()):
-            node[k] = _escape_breaks(v)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            node[i] = _escape_breaks(v)
-    elif isinstance(node, str) and any(ch in node for ch in _FOLDED_BREAKS):
-        return DoubleQuotedScalarString(node)
-    return node
+    def escape(text: str) -> str:
+        return DoubleQuotedScalarString(text) if any(ch in text for ch in _FOLDED_BREAKS) else text
+
+    return map_scalars(node, escape)  # a key stays as it is: an equal string is not re-inserted
 
 
 def _dump(data: Any) -> str:
