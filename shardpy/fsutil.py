@@ -78,14 +78,32 @@ def check_relpath(rel: str) -> PurePosixPath:
     return PurePosixPath(*rel_parts(rel))
 
 
-def _refuse_link(root: str, current: str) -> None:
-    shown = current[len(root) + 1 :]
-    raise ShardpyError(
+def symlink_refused(shown: str) -> ShardpyError:
+    return ShardpyError(
         "PATH_SYMLINK",
         f"Refusing to write through a symbolic link: {shown}",
         "Remove or replace the link; shardpy never follows links inside a vault.",
         path=shown,
     )
+
+
+def not_a_directory(shown: str, message: str) -> ShardpyError:
+    return ShardpyError(
+        "PATH_NOT_DIRECTORY", message, "Move the file or link out of the way and run again.", path=shown
+    )
+
+
+def read_only(rel: str, *, verb: str = "change") -> ShardpyError:
+    return ShardpyError(
+        "PATH_READ_ONLY",
+        f"{rel} is read-only",
+        f"Make it writable (chmod u+w) if shardpy should {verb} it, then run again.",
+        path=rel,
+    )
+
+
+def _refuse_link(root: str, current: str) -> None:
+    raise symlink_refused(current[len(root) + 1 :])
 
 
 def safe_target(root: Path, rel: str) -> Path:
@@ -178,12 +196,7 @@ def make_parents(root: Path, rel: str) -> list[str]:
             continue
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
             shown = current[len(base) + 1 :]
-            raise ShardpyError(
-                "PATH_NOT_DIRECTORY",
-                f"Cannot create {rel}: {shown} is not a directory",
-                "Move the file or link out of the way and run again.",
-                path=shown,
-            )
+            raise not_a_directory(shown, f"Cannot create {rel}: {shown} is not a directory")
     return created
 
 
@@ -206,12 +219,7 @@ def atomic_write(
     if current is not None and not current & 0o222:
         # Replacing by rename would succeed on a read-only file; honour the
         # user's "do not change this" instead.
-        raise ShardpyError(
-            "PATH_READ_ONLY",
-            f"{rel} is read-only",
-            "Make it writable (chmod u+w) if shardpy should change it, then run again.",
-            path=rel,
-        )
+        raise read_only(rel)
     if mode is None:
         mode = current
     tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
@@ -243,12 +251,7 @@ def remove_file(root: Path, rel: str) -> bool:
     except FileNotFoundError:
         return False
     if not current & 0o222:
-        raise ShardpyError(
-            "PATH_READ_ONLY",
-            f"{rel} is read-only",
-            "Make it writable (chmod u+w) if shardpy should remove it, then run again.",
-            path=rel,
-        )
+        raise read_only(rel, verb="remove")
     os.unlink(target)
     return True
 

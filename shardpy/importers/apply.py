@@ -307,18 +307,10 @@ class _Folders:
             fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise ShardpyError(
-                    "PATH_SYMLINK",
-                    f"Refusing to write through a symbolic link: {folder}",
-                    "Remove or replace the link; shardpy never follows links inside a vault.",
-                    path=folder,
-                ) from None
+                raise fsutil.symlink_refused(folder) from None
             if exc.errno == errno.ENOTDIR:
-                raise ShardpyError(
-                    "PATH_NOT_DIRECTORY",
-                    f"Cannot write into {folder}: it is not a directory",
-                    "Move the file or link out of the way and run again.",
-                    path=folder,
+                raise fsutil.not_a_directory(
+                    folder, f"Cannot write into {folder}: it is not a directory"
                 ) from None
             raise
         self.fds[folder] = fd
@@ -351,20 +343,10 @@ def atomic_write(
         mode = None
     else:
         if stat.S_ISLNK(st.st_mode):
-            raise ShardpyError(
-                "PATH_SYMLINK",
-                f"Refusing to write through a symbolic link: {rel}",
-                "Remove or replace the link; shardpy never follows links inside a vault.",
-                path=rel,
-            )
+            raise fsutil.symlink_refused(rel)
         mode = stat.S_IMODE(st.st_mode)
         if not mode & 0o222:
-            raise ShardpyError(
-                "PATH_READ_ONLY",
-                f"{rel} is read-only",
-                "Make it writable (chmod u+w) if shardpy should change it, then run again.",
-                path=rel,
-            )
+            raise fsutil.read_only(rel)
     tmp = f"{TMP_MARK}{secrets.token_hex(4)}-{name}"
     try:
         fd = os.open(
