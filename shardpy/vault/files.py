@@ -15,16 +15,31 @@ SKIP_DIRS = frozenset({".git", ".shardmind", ".obsidian", ".trash", "node_module
 
 def vault_files(vault: Path, *, suffix: str | None = None) -> Iterator[str]:
     """Every regular file of the vault outside the skipped folders (and not
-    the engine's own files), optionally only those ending in ``suffix``."""
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        rel_dir = os.path.relpath(dirpath, vault)
-        for name in filenames:
-            if suffix is not None and not name.endswith(suffix):
-                continue
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if not is_engine_path(rel) and not os.path.islink(os.path.join(dirpath, name)):
+    the engine's own files), optionally only those ending in ``suffix``.
+
+    scandir's entries carry each file's type from the directory listing, so
+    telling a link from a file costs no extra system call per note.
+    """
+    pending = [("", os.fspath(vault))]
+    while pending:
+        rel_dir, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # unreadable or vanished meanwhile, as os.walk would skip it
+        subfolders: list[tuple[str, str]] = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS:
+                    subfolders.append((rel, entry.path))
+            elif (
+                entry.is_file(follow_symlinks=False)
+                and (suffix is None or entry.name.endswith(suffix))
+                and not is_engine_path(rel)
+            ):
                 yield rel
+        pending.extend(reversed(subfolders))  # top-down, in listing order, as os.walk goes
 
 
 def user_files(vault: Path, produced: set[str], *, suffix: str | None = None) -> Iterator[str]:
