@@ -194,14 +194,20 @@ def test_ctrl_c_at_a_prompt_cancels_and_writes_nothing(
     assert not (tmp_path / "vault").exists()
 
 
-def test_collision_prompt_backs_up_when_the_user_agrees(
-    tmp_path: Path, terminal: tuple[TerminalUI, Any, io.StringIO]
-) -> None:
-    ui, pipe, _ = terminal
+def _colliding(tmp_path: Path) -> tuple[Path, Path]:
+    """A shard writing a.md, and a vault folder that already holds the user's a.md."""
     shard = make_shard(tmp_path / "shard", files={"a.md": "new\n"})
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "a.md").write_text("mine\n")
+    return shard, vault
+
+
+def test_collision_prompt_backs_up_when_the_user_agrees(
+    tmp_path: Path, terminal: tuple[TerminalUI, Any, io.StringIO]
+) -> None:
+    ui, pipe, _ = terminal
+    shard, vault = _colliding(tmp_path)
     pipe.send_text("y")
     result = install(InstallOptions(dest=vault, source=str(shard), cwd=tmp_path), ui)
     assert (vault / result.backups["a.md"]).read_text() == "mine\n"
@@ -212,10 +218,7 @@ def test_collision_prompt_declined_cancels(
     tmp_path: Path, terminal: tuple[TerminalUI, Any, io.StringIO]
 ) -> None:
     ui, pipe, _ = terminal
-    shard = make_shard(tmp_path / "shard", files={"a.md": "new\n"})
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "a.md").write_text("mine\n")
+    shard, vault = _colliding(tmp_path)
     pipe.send_text("n")
     with pytest.raises(Cancelled):
         install(InstallOptions(dest=vault, source=str(shard), cwd=tmp_path), ui)
