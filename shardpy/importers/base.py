@@ -24,7 +24,7 @@ import json
 import operator
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,18 +346,20 @@ def _read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
         return "bad", None, f"unreadable: {exc.strerror or exc}"
 
 
-def _parents_ok(vault: Path, rel: str, cache: dict[str, str] | None = None) -> str:
+def _parents_ok(vault: Path, rel: str, cache: dict[str, str]) -> str:
     """Reason a write to ``rel`` would be refused because of its parents, or ''.
 
     ``cache`` (folder → reason) spares the lstat calls for the many notes of one
     folder while planning; apply checks every parent again when it writes.
     """
-    if cache is not None:
-        folder = rel.rpartition("/")[0]
-        found = cache.get(folder)
-        if found is None:
-            found = cache[folder] = _parents_ok(vault, rel)
-        return found
+    folder = rel.rpartition("/")[0]
+    found = cache.get(folder)
+    if found is None:
+        found = cache[folder] = _parents_problem(vault, rel)
+    return found
+
+
+def _parents_problem(vault: Path, rel: str) -> str:
     current = vault
     parts = rel.split("/")
     for part in parts[:-1]:
@@ -384,19 +386,16 @@ def claim_targets(
     into: str,
     ledger: Ledger,
     vault: VaultIndex,
-    known: dict[str, str] | None = None,
+    known: dict[str, str],
 ) -> tuple[list[Record], list[NoteRow]]:
     """Give each record its vault path; return (records that own a path, collision rows).
 
     A record imported before keeps the path it was written to (a later title
     change does not move the user's note). New records take their wanted path
     unless another record of this import, an earlier import of another source,
-    or (case-insensitively) another file already holds it. ``known`` (source
-    path → vault path of this format and folder's records) spares one ledger
-    query per record.
+    or (case-insensitively) another file already holds it. ``known`` is the
+    ledger's source path → vault path of this format and folder's records.
     """
-    if known is None:
-        known = dict(ledger.keys(fmt, into))
     entries: set[int] = set()
     for i, rec in enumerate(records):
         target = known.get(rec.source_path)
@@ -572,14 +571,6 @@ def _build_plan(
     return plan
 
 
-class SplitScan(Protocol):
-    """An adapter whose scan is a cheap walk plus independent per-file reads (can run in workers)."""
-
-    def walk(self) -> Iterator[Any]: ...
-
-    def read_found(self, item: Any) -> list[Record | Skipped | Notice]: ...
-
-
 def _scan(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skipped | Notice]:
     """``adapter.scan()``, with the per-file reads in worker processes when there are many files.
 
@@ -596,11 +587,7 @@ def _scan(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skipped | No
     head = list(itertools.islice(found, PARALLEL_MIN))
     workers = _worker_count(opts, len(head) + (1 if len(head) == PARALLEL_MIN else 0))
     if workers <= 1:
-        for item in itertools.chain(head, found):
-            if isinstance(item, Skipped):
-                yield item
-            else:
-                yield from read_found(item)
+        yield from read_all(read_found, itertools.chain(head, found))
         return
     from shardpy.importers import parallel
 
@@ -615,13 +602,18 @@ def _batched(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _scan_chunk(adapter: Any, items: list[Any]) -> list[Record | Skipped | Notice]:
-    out: list[Record | Skipped | Notice] = []
+    return list(read_all(adapter.read_found, items))
+
+
+def read_all(
+    read_found: Callable[[Any], list[Record | Skipped | Notice]], items: Iterable[Any]
+) -> Iterator[Record | Skipped | Notice]:
+    """What an adapter's walk found, each file read (a walk's own ``Skipped`` passes through)."""
     for item in items:
         if isinstance(item, Skipped):
-            out.append(item)
+            yield item
         else:
-            out.extend(adapter.read_found(item))
-    return out
+            yield from read_found(item)
 
 
 @dataclass(slots=True)
@@ -947,13 +939,12 @@ def _conflict(
     reason: str,
     opts: PlanOptions,
     emit: Callable[[str, bytes | None, bytes | None, bytes | None, str], None],
-) -> NoteRow:
+) -> None:
     if opts.on_conflict == "theirs":
         emit("conflict", None, current, None, f"{reason}: replaced by the import (your version is backed up)")
-        return row
+        return
     row.action = "conflict"
     row.detail = f"{reason}: your note is kept (--on-conflict theirs|markers to change)"
-    return row
 
 
 def _added(old: list[str], new: list[str]) -> int:

@@ -24,6 +24,7 @@ from shardpy.importers.base import (
     SourceChanged,
     link_signature,
     provenance_items,
+    read_all,
     sha256,
 )
 from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts
@@ -132,11 +133,7 @@ class BasicMemoryAdapter:
         self._prefix = str(root) + os.sep
 
     def scan(self) -> Iterator[Record | Skipped | Notice]:
-        for item in self.walk():
-            if isinstance(item, Skipped):
-                yield item
-            else:
-                yield from self.read_found(item)
+        return read_all(self.read_found, self.walk())
 
     def walk(self) -> Iterator[Found | Skipped]:
         """The cheap half of ``scan``: which files there are (``read_found`` reads each)."""

@@ -101,16 +101,12 @@ def _trim(raw: str) -> str | None:
     return content
 
 
-def scan(src: str) -> list[tuple[str, int, int, bool]] | None:
-    """Inline blocks of a normalised body (``\n`` line ends, no NUL), or None to decline.
+def scan_lines(lines: list[str]) -> list[tuple[str, int, int, bool]] | None:
+    """Inline blocks of a normalised body (``\n`` line ends, no NUL) split into its lines, or None
+    to decline.
 
     Each block is (content, first line, line past the block, in a list item).
     """
-    return scan_lines(src.split("\n"))
-
-
-def scan_lines(lines: list[str]) -> list[tuple[str, int, int, bool]] | None:
-    """``scan`` of a body already split at ``\n`` (the caller needs the lines too)."""
     n = len(lines)
     out: list[tuple[str, int, int, bool]] = []
     append = out.append

@@ -90,7 +90,7 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
 _ITEM_LINE = re.compile(r"( *)-(?: +(.*))?")
 _SINGLE_QUOTED = re.compile(r"'((?:[^']|'')*)' *")
 # Plain scalars YAML (1.1 or 1.2) may read as something other than a string.
-_NOT_PLAIN_STRINGS = frozenset(["true", "false", "yes", "no", "on", "off", "y", "n", "null"])
+_PLAIN_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"])
 _NO = object()
 
 
@@ -109,7 +109,7 @@ def _simple_scalar(text: str) -> Any:
         return text[1:-1]
     # A plain scalar that starts with a letter is a string unless it is a YAML
     # word (true, null, yes...); ": ", " #" and a final ":" would change its meaning.
-    if not c.isalpha() or text.lower() in _NOT_PLAIN_STRINGS:
+    if not c.isalpha() or text.lower() in _PLAIN_WORDS:
         return _NO
     if ": " in text or " #" in text or text[-1] == ":":
         return _NO
@@ -163,7 +163,7 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
         if m is None:
             return None
         key = m.group(1)
-        if key in data or key.lower() in _NOT_PLAIN_STRINGS:
+        if key in data or key.lower() in _PLAIN_WORDS:
             return None
         raw = m.group(2)
         if raw is None or not raw.strip(" "):
@@ -232,7 +232,6 @@ def as_list(value: Any) -> list[str]:
 # same string; anything else is written as a JSON string, which is a valid
 # YAML double-quoted scalar.
 _PLAIN_OK = re.compile(r"[A-Za-z_\u00a0-\U0010ffff][\w .,/@()+\u00a0-\U0010ffff-]*")
-_PLAIN_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"])
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 
 

@@ -367,13 +367,9 @@ class LinkUse:
     replacement: str | None  # new text when rewritten
 
 
-def rewrite_wikilink(inner: str, embed: bool, name: str) -> str | None:
-    """``[[inner]]`` pointing at a note Obsidian knows as ``name``; None when no rewrite is needed."""
-    return _rewrite_parts(inner, split_inner(inner), embed, name)
-
-
 def _rewrite_parts(inner: str, parts: tuple[str, str, str, str], embed: bool, name: str) -> str | None:
-    """``rewrite_wikilink`` with ``split_inner(inner)`` already at hand."""
+    """``[[inner]]`` (split as ``parts``) pointing at a note Obsidian knows as ``name``; None when
+    no rewrite is needed."""
     target, heading, sep, alias = parts
     if target.casefold() == name.casefold() or (
         target.lower().endswith(".md") and target[:-3].casefold() == name.casefold()
@@ -460,7 +456,7 @@ def apply_recipe(
             if md is None:
                 continue
             use = md
-        if use.replacement is not None and len(item) > 3:
+        if use.replacement is not None:
             edits.append((item[-2], item[-1], use.replacement))
         uses.append(use)
     return uses, edits
