@@ -29,10 +29,9 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy import fsutil
 from shardpy.errors import ShardpyError
@@ -47,6 +46,9 @@ from shardpy.fsutil import (
 )
 from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 JOURNAL_NAME = "journal.sqlite3"
 PLAN_NAME = "plan.json"
@@ -405,6 +407,8 @@ def execute(
     unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable and marked done
     finished = 0
     last_sync = time.monotonic()
+    from concurrent.futures import ThreadPoolExecutor  # only an apply writes (~5 ms to load)
+
     pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
     folders = _Folders(vault)
 

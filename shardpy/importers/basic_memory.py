@@ -336,6 +336,7 @@ class PreparedNote:
         self._link_sig: str | None = None
         self._data: bytes | None = None
         self._observations: list[str] | None = None
+        self._read: tuple[str, tuple[str, str, str] | None, str] | None = None
 
     @property
     def link_sig(self) -> str:
@@ -344,6 +345,13 @@ class PreparedNote:
             self._link_sig = link_signature(self.links)
         return self._link_sig
 
+    def _source(self) -> tuple[str, tuple[str, str, str] | None, str]:
+        # An update asks for both the observations and the bytes: the note is read (and its
+        # hash checked) once.
+        if self._read is None:
+            self._read = self._adapter._source(self._record)
+        return self._read
+
     @property
     def data(self) -> bytes:
         if self._data is None:
@@ -351,7 +359,7 @@ class PreparedNote:
             if record.kind == "attachment":
                 self._data = self._adapter._attachment(record)
             else:
-                text, fences, body = self._adapter._source(record)
+                text, fences, body = self._source()
                 self._data = self._adapter._render(
                     record, record.locator, text, fences, body, splice(body, self._edits), self._prov
                 )
@@ -363,7 +371,7 @@ class PreparedNote:
             if self._record.kind == "attachment":
                 self._observations = []
             else:
-                body = self._adapter._source(self._record)[2]
+                body = self._source()[2]
                 self._observations = observation_texts(inline_blocks(body))
         return self._observations
 
