@@ -851,6 +851,7 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
     # Needed only to compare with an earlier import or to write a step: a dry run of new notes
     # never hashes it (nor builds the link signature it covers).
     render_key = "" if entry is None and not work.keep_bytes else _render_key(fmt, rec, built.link_sig)
+    user_sha = None if current is None or entry is None else sha256(current)
 
     def emit(action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str) -> None:
         """A step writing ``data`` (None: the rendered note) with merge base ``base`` (None: the same)."""
@@ -861,17 +862,18 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
             return
         data = built.data if data is None else data
         base = built.data if base is None else base
+        new_sha = sha256(data)
         step = Step(
             -1,  # numbered when the outcomes are folded into the plan, in record order
             action,
             rec.kind,
             rec.source_path,
             rec.target,
-            None if pre is None else sha256(pre),
-            sha256(data),
+            None if pre is None else user_sha if pre is current else sha256(pre),
+            new_sha,
             rec.source_hash,
             render_key,
-            sha256(base),
+            new_sha if base is data else sha256(base),
         )
         planned.step = (step, data, pre, base if base != data else None)
 
@@ -884,7 +886,6 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         emit("create", None, None, None, "")
         return
 
-    user_sha = None if current is None else sha256(current)
     if current is None:
         if entry.render_key == render_key:
             row.action = "unchanged"
