@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import cast
@@ -178,6 +178,22 @@ def syncfs(folder: Path) -> bool:
         return func(fd) == 0
     finally:
         os.close(fd)
+
+
+# Files from which one syncfs is cheaper than an fsync each; below it, fsyncs, which do not
+# wait for other programs' unwritten data on the same filesystem.
+SYNCFS_MIN = 64
+
+
+def syncfs_all(folders: Iterable[Path]) -> bool:
+    """syncfs once per filesystem the folders live on; False when that is not possible here."""
+    by_device: dict[int, Path] = {}
+    for folder in folders:
+        try:
+            by_device.setdefault(os.stat(folder).st_dev, folder)
+        except FileNotFoundError:
+            continue  # a folder emptied and removed meanwhile: its parent is listed too
+    return all(syncfs(d) for d in by_device.values())
 
 
 def make_parents(root: Path, rel: str) -> list[str]:

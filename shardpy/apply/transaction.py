@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
+    SYNCFS_MIN,
     TMP_MARK,
     atomic_write,
     check_relpath,
@@ -35,13 +36,12 @@ from shardpy.fsutil import (
     remove_file,
     safe_target,
     sha256_file,
-    syncfs,
+    syncfs_all,
 )
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR
 
 JOURNAL_VERSION = 1
 KEEP_BACKUPS = 5
-SYNCFS_MIN = 64  # operations from which a transaction is flushed with one syncfs (see run)
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class Transaction:
         """Every write, rename and delete of ``ordered`` on disk: the journal may then say "committed"."""
         directories = sorted({(self.root / p).parent for o in ordered for p in o.touched()})
         if not flushed_each:
-            if _syncfs_all(directories):
+            if syncfs_all(directories):
                 return  # the files and their folders alike
             for op in ordered:  # no syncfs here: each file the transaction left behind
                 for path in op.touched():
@@ -226,17 +226,6 @@ class Transaction:
                 raise io_error(exc, f"Writing {current}", path=current, rolled_back=True) from exc
             raise
         _finish(self.root, self._journal)
-
-
-def _syncfs_all(directories: list[Path]) -> bool:
-    """syncfs once per filesystem the directories live on; False if that is not possible here."""
-    by_device: dict[int, Path] = {}
-    for directory in directories:
-        try:
-            by_device.setdefault(os.stat(directory).st_dev, directory)
-        except FileNotFoundError:
-            continue  # a folder emptied by the deletes: its parent is listed too
-    return all(syncfs(d) for d in by_device.values())
 
 
 def _fsync(path: Path) -> None:

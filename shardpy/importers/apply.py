@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 from shardpy import fsutil
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
+    SYNCFS_MIN,
     TMP_MARK,
     fsync_path,
     make_parents,
     prune_empty_dirs,
     remove_file,
     safe_target,
-    syncfs,
+    syncfs_all,
 )
 from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
@@ -56,8 +57,6 @@ RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
 SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
 WRITERS = 4  # note-writing threads (see execute)
-_syncfs: bool | None = True  # tests turn it off to exercise the fallback
-SYNCFS_MIN = 64  # written notes from which a batch is flushed with syncfs (see _flush)
 
 JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -402,7 +401,6 @@ def execute(
         # a write killed between its temporary file and the rename left the former behind.
         remove_stale_temps(vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")])
     result = ApplyResult()
-    known: dict[str, int] = {}  # folders known to exist → their device
     window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = collections.deque()
     unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable and marked done
     finished = 0
@@ -416,7 +414,7 @@ def execute(
         nonlocal last_sync
         written = [t for _, t, outcome, _ in unsynced if outcome == "written"]
         if written:
-            _flush(vault, written, known, pool)
+            _flush(vault, written, pool)
         conn.executemany(
             "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
             [(o, json.dumps(d) if d else None, i) for i, _, o, d in unsynced],
@@ -451,7 +449,7 @@ def execute(
             action, target, pre_sha, new_sha, new, pre = conn.execute(
                 "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
             ).fetchone()
-            folder_fd, made = _folder(folders, known, target)
+            folder_fd, made = _folder(folders, target)
             fut = pool.submit(
                 _do_step,
                 vault,
@@ -484,7 +482,7 @@ def execute(
     return result
 
 
-def _flush(vault: Path, written: list[str], known: dict[str, int], pool: ThreadPoolExecutor) -> None:
+def _flush(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
     """Make the written notes (bytes and renames) durable before they are recorded as done.
 
     A large batch: one syncfs per filesystem (one journal commit instead of two
@@ -494,16 +492,8 @@ def _flush(vault: Path, written: list[str], known: dict[str, int], pool: ThreadP
     if len(written) < SYNCFS_MIN:
         _fsync_each(vault, written, pool)
         return
-    devices: dict[int, str] = {}
-    for target in written:
-        folder = target.rpartition("/")[0]
-        dev = known.get(folder)
-        if dev is None:
-            with contextlib.suppress(OSError):
-                dev = known[folder] = os.lstat(vault / folder if folder else vault).st_dev
-        if dev is not None:
-            devices.setdefault(dev, folder)
-    if _syncfs and all(syncfs(vault / f if f else vault) for f in devices.values()):
+    folders = {t.rpartition("/")[0] for t in written}
+    if syncfs_all(vault / f if f else vault for f in folders):
         return
     _fsync_each(vault, written, pool)  # no syncfs (not Linux, or it failed)
 
@@ -514,15 +504,13 @@ def _fsync_each(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> No
     list(pool.map(fsync_path, [vault / f if f else vault for f in folders]))
 
 
-def _folder(folders: _Folders, known: dict[str, int], target: str) -> tuple[int | None, list[str]]:
+def _folder(folders: _Folders, target: str) -> tuple[int | None, list[str]]:
     """(descriptor of ``target``'s folder, folders created for it), made before its write is handed out."""
     folder = target.rpartition("/")[0]
     try:
         fd, made = folders.fd(folder)
     except (ShardpyError, OSError):
         return None, []  # the write itself reports the problem
-    if fd is not None and folder not in known:
-        known[folder] = os.fstat(fd).st_dev
     return fd, made
 
 

@@ -109,14 +109,14 @@ def test_every_written_note_is_flushed_before_it_is_marked_done(
     flushed: list[str] = []
     real = apply_mod._flush
 
-    def spy(vault_: Path, written: list[str], known: dict[str, int], pool: Any) -> None:
+    def spy(vault_: Path, written: list[str], pool: Any) -> None:
         flushed.extend(written)
-        real(vault_, written, known, pool)
+        real(vault_, written, pool)
 
     monkeypatch.setattr(apply_mod, "_flush", spy)
     monkeypatch.setattr(apply_mod, "SYNC_EVERY", 16)
     if not syncfs:
-        monkeypatch.setattr(apply_mod, "_syncfs", None)
+        monkeypatch.setattr(apply_mod, "syncfs_all", lambda folders: False)
     else:
         monkeypatch.setattr(apply_mod, "SYNCFS_MIN", 1)
     out = do_import("basic-memory", src, vault, apply=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from shardpy import fsutil
 from shardpy.apply import transaction as tx_mod
 from shardpy.apply.transaction import Op, Transaction
 from shardpy.fsutil import TMP_MARK
@@ -40,7 +41,7 @@ class Recorder:
 
         monkeypatch.setattr(os, "fsync", fsync)
         monkeypatch.setattr(Transaction, "_save_journal", save)
-        monkeypatch.setattr(tx_mod, "syncfs", fake_syncfs)
+        monkeypatch.setattr(fsutil, "syncfs", fake_syncfs)
         self.root = root
 
     def before_commit(self) -> list[tuple[str, str]]:
