@@ -616,6 +616,11 @@ def read_all(
             yield from read_found(item)
 
 
+# What a step writes, as the second pass finds it (numbered later, in record order):
+# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes or None: the new ones).
+StepOutcome = tuple[str | None, str, str, str, bytes, bytes | None, bytes | None]
+
+
 @dataclass(slots=True)
 class Planned:
     """One record's outcome in the second pass (computed here or in a worker process)."""
@@ -624,8 +629,8 @@ class Planned:
     links: list[LinkRow]  # rows for the plan's link table
     statuses: dict[str, int]  # link status → count
     rewritten: int
-    # (step, new, pre, base) with a sink; _COUNTED in a dry run (the step is only counted)
-    step: tuple[Step, bytes, bytes | None, bytes | None] | tuple[None, None, None, None] | None = None
+    # None: no step; True: a dry run's step (only counted); else what the step writes (StepOutcome)
+    step: StepOutcome | bool | None = None
 
 
 @dataclass(slots=True)
@@ -644,17 +649,12 @@ class _Work:
 
 # A record's outcome as it travels from a worker: only what the parent's Record does not hold.
 # (action, observations, detail, ((link status, count), ...), rewritten links, link rows, step)
-# where step is None, True (a dry run: only counted) or
-# (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes).
+# where step is Planned.step.
 Outcome = tuple[str, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
 
 
-def _pack(planned: Planned, keep_bytes: bool) -> Outcome:
+def _pack(planned: Planned) -> Outcome:
     row = planned.row
-    step: Any = None
-    if planned.step is not None:
-        st, new, pre, base = planned.step
-        step = True if st is None else (st.pre_sha, st.new_sha, st.render_key, st.base_sha, new, pre, base)
     return (
         row.action,
         row.observations,
@@ -662,7 +662,7 @@ def _pack(planned: Planned, keep_bytes: bool) -> Outcome:
         tuple(planned.statuses.items()),
         planned.rewritten,
         planned.links,
-        step,
+        planned.step,
     )
 
 
@@ -705,7 +705,7 @@ def _absorb(
 
 
 def _plan_chunk(work: _Work, lo: int, hi: int) -> tuple[int, list[Outcome]]:
-    return lo, [_pack(_plan_record(work, work.records[i]), work.keep_bytes) for i in range(lo, hi)]
+    return lo, [_pack(_plan_record(work, work.records[i])) for i in range(lo, hi)]
 
 
 def _plan_all(work: _Work) -> Iterator[tuple[int, list[Outcome]]]:
@@ -858,24 +858,20 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         row.action = action
         row.detail = detail
         if not work.keep_bytes:
-            planned.step = _COUNTED  # a dry run only counts the step: nothing is rendered for it
+            planned.step = True  # a dry run only counts the step: nothing is rendered for it
             return
         data = built.data if data is None else data
         base = built.data if base is None else base
         new_sha = sha256(data)
-        step = Step(
-            -1,  # numbered when the outcomes are folded into the plan, in record order
-            action,
-            rec.kind,
-            rec.source_path,
-            rec.target,
+        planned.step = (
             None if pre is None else user_sha if pre is current else sha256(pre),
             new_sha,
-            rec.source_hash,
             render_key,
             new_sha if base is data else sha256(base),
+            data,
+            pre,
+            base if base != data else None,
         )
-        planned.step = (step, data, pre, base if base != data else None)
 
     if entry is None:
         if current is not None:  # claim_targets let it through only when absent; the vault moved under us
@@ -929,9 +925,6 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         emit("conflict", merged, current, None, "conflicting edits: conflict markers written")
         return
     _conflict(row, current, "conflicting edits in the source and in the vault", opts, emit)
-
-
-_COUNTED: tuple[None, None, None, None] = (None, None, None, None)
 
 
 def _conflict(
