@@ -27,7 +27,7 @@ from shardpy.importers.base import (
     read_all,
     sha256,
 )
-from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts
+from shardpy.importers.bm_grammar import observation_count, observation_texts
 from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import (
     Resolver,
@@ -78,10 +78,6 @@ class NoteLoc(NamedTuple):
     aliases: tuple[str, ...]  # the source's own aliases (when it has the key)
     has_aliases_key: bool
     clashing_keys: bool  # the source already uses one of our provenance keys
-
-
-def observation_text(o: Observation) -> str:
-    return f"[{o.category or ''}] {o.content}" + (f" ({o.context})" if o.context else "")
 
 
 def spec_matcher(lines: list[str]) -> Callable[[str], bool]:

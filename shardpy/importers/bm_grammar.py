@@ -229,17 +229,6 @@ def is_local_note_url(url: str) -> bool:
     return path.lower().endswith((".md", ".markdown"))
 
 
-def observations(blocks: list[InlineBlock]) -> list[Observation]:
-    """The observations of ``semantics(blocks)``, without the relations."""
-    out: list[Observation] = []
-    for block in blocks:
-        if not block.in_blockquote:
-            obs = parse_observation(block.content)
-            if obs is not None:
-                out.append(obs)
-    return out
-
-
 def semantics(blocks: list[InlineBlock]) -> tuple[list[Observation], list[Relation]]:
     """Observations and relations of a body, by basic-memory's rules."""
     observations: list[Observation] = []

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.importers.basic_memory import DEFAULT_IGNORE, observation_text, spec_matcher
-from shardpy.importers.bm_grammar import observation_count, observation_texts, observations
+from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
+from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts, semantics
 from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
 from shardpy.importers.links import (
     Resolver,
@@ -20,7 +20,7 @@ from shardpy.importers.links import (
     wikilink_parts,
     without_ext,
 )
-from shardpy.importers.markdown import find_wikilinks, markdown_it_blocks, strip_code_spans
+from shardpy.importers.markdown import InlineBlock, find_wikilinks, markdown_it_blocks, strip_code_spans
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
 KEYS = [
@@ -276,6 +276,15 @@ OBS_PIECES += [
     "# ",
     "\n",
 ]
+
+
+def observation_text(o: Observation) -> str:
+    """An observation as the fast path prints it (the reference: basic-memory's parsed fields)."""
+    return f"[{o.category or ''}] {o.content}" + (f" ({o.context})" if o.context else "")
+
+
+def observations(blocks: list[InlineBlock]) -> list[Observation]:
+    return semantics(blocks)[0]
 
 
 @settings(max_examples=1500, deadline=None)
