@@ -228,35 +228,58 @@ def atomic_write(
     """
     target = safe_target(root, rel)
     created = make_parents(root, rel)
+    current = replaced_mode(os.fspath(target), rel)
+    replace_with(os.fspath(target), (data,), mode=current if mode is None else mode, durable=durable)
+    if durable and sync_dir:
+        fsync_path(target.parent)
+    return created
+
+
+def replaced_mode(name: str, rel: str, *, dir_fd: int | None = None) -> int | None:
+    """Permission bits of the file ``name`` a write is about to replace (None: there is none).
+
+    A link is refused, and so is a read-only file: replacing it by rename
+    would succeed, but the user said "do not change this".
+    """
     try:
-        current = stat.S_IMODE(os.lstat(target).st_mode)
+        st = os.lstat(name, dir_fd=dir_fd)
     except FileNotFoundError:
-        current = None
-    if current is not None and not current & 0o222:
-        # Replacing by rename would succeed on a read-only file; honour the
-        # user's "do not change this" instead.
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise symlink_refused(rel)
+    current = stat.S_IMODE(st.st_mode)
+    if not current & 0o222:
         raise read_only(rel)
-    if mode is None:
-        mode = current
-    tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
+    return current
+
+
+def replace_with(
+    name: str, chunks: Iterable[bytes], *, mode: int | None, durable: bool, dir_fd: int | None = None
+) -> None:
+    """Write ``chunks`` to a temporary file beside ``name``, then rename it over ``name``.
+
+    ``name`` is absolute, or relative to the folder ``dir_fd``. The temporary
+    name carries TMP_MARK, so a crash's leftover is recognised and removed.
+    """
+    base = name.rpartition("/")[2]
+    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{base}"  # beside ``name``
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(tmp, flags, 0o666 if mode is None else mode, dir_fd=dir_fd)
         try:
-            _write_all(fd, data)
+            for chunk in chunks:
+                _write_all(fd, chunk)
             if durable:
                 os.fsync(fd)
         finally:
             os.close(fd)
         if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
+            os.chmod(tmp, mode, dir_fd=dir_fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    if durable and sync_dir:
-        fsync_path(target.parent)
-    return created
 
 
 def remove_file(root: Path, rel: str) -> bool:

@@ -163,20 +163,23 @@ class Journal:
 def _write_stream(vault: Path, rel: str, chunks: Iterator[str]) -> None:
     """Write text chunk by chunk to ``vault/rel``, atomically and durably (temporary file, fsync, rename)."""
     target = safe_target(vault, rel)
-    tmp = target.with_name(f"{TMP_MARK}{secrets.token_hex(4)}-{target.name}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-        with open(fd, "w", encoding="utf-8", newline="") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    fsutil.replace_with(os.fspath(target), _blocks(chunks), mode=None, durable=True)
     fsync_path(target.parent)
+
+
+def _blocks(chunks: Iterator[str], size: int = 1 << 16) -> Iterator[bytes]:
+    """The chunks as UTF-8, gathered into blocks of about ``size`` bytes (one write each)."""
+    pending: list[bytes] = []
+    held = 0
+    for chunk in chunks:
+        data = chunk.encode("utf-8")
+        pending.append(data)
+        held += len(data)
+        if held >= size:
+            yield b"".join(pending)
+            pending, held = [], 0
+    if pending:
+        yield b"".join(pending)
 
 
 def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
@@ -338,39 +341,8 @@ def atomic_write(
     if folder_fd is None:
         return fsutil.atomic_write(root, rel, data, durable=durable)
     name = rel.rpartition("/")[2]
-    try:
-        st = os.lstat(name, dir_fd=folder_fd)
-    except FileNotFoundError:
-        mode = None
-    else:
-        if stat.S_ISLNK(st.st_mode):
-            raise fsutil.symlink_refused(rel)
-        mode = stat.S_IMODE(st.st_mode)
-        if not mode & 0o222:
-            raise fsutil.read_only(rel)
-    tmp = f"{TMP_MARK}{secrets.token_hex(4)}-{name}"
-    try:
-        fd = os.open(
-            tmp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-            0o666 if mode is None else mode,
-            dir_fd=folder_fd,
-        )
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        if mode is not None:
-            os.chmod(tmp, mode, dir_fd=folder_fd)
-        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=folder_fd)
-        raise
+    mode = fsutil.replaced_mode(name, rel, dir_fd=folder_fd)
+    fsutil.replace_with(name, (data,), mode=mode, durable=durable, dir_fd=folder_fd)
     if durable:
         os.fsync(folder_fd)
     return []
