@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
-from shardpy.importers.frontmatter import as_text, split_frontmatter
+from shardpy.importers.frontmatter import split_frontmatter
 from tests.importers.helpers import do_import, read, rows
 
 INTO = "memories/basic-memory"
@@ -103,7 +104,8 @@ def test_written_notes(bm_project: Path, vault: Path) -> None:
         ).replace("(tea-brewing.md)", "(Tea%20Brewing%20Methods.md)")
     )
     data = split_frontmatter(coffee).data
-    assert as_text(data["imported_at"]) == out.plan.imported_at
+    # Compared as written: YAML reads it back as a datetime, whose text drops a ".000" fraction.
+    assert f"\nimported_at: {out.plan.imported_at}\n" in coffee
     assert data["source_hash"].startswith("sha256:")
     # A renamed note keeps its title in aliases.
     q3 = split_frontmatter(read(vault, f"{INTO}/planning/Q3 Planning- Goals-Risks.md")).data
@@ -144,3 +146,11 @@ def test_into_and_memory_root(bm_project: Path, vault: Path) -> None:
     assert plan.into == "brain/memory/basic-memory"
     plan = do_import("basic-memory", bm_project, vault, into="elsewhere/bm").plan
     assert rows(plan)["notes/tea-brewing.md"].vault_path == "elsewhere/bm/notes/Tea Brewing Methods.md"
+
+
+def test_a_whole_second_instant_is_written_with_its_milliseconds(bm_project: Path, vault: Path) -> None:
+    whole = dt.datetime(2026, 11, 30, 4, 13, 29, tzinfo=dt.UTC)
+    out = do_import("basic-memory", bm_project, vault, apply=True, now=whole)
+    assert out.plan.imported_at == "2026-11-30T04:13:29.000Z"
+    coffee = read(vault, f"{INTO}/notes/Coffee Brewing Methods.md")
+    assert "\nimported_at: 2026-11-30T04:13:29.000Z\n" in coffee
