@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shardpy.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.base import (
     Built,
     Notice,
@@ -28,7 +29,6 @@ from shardpy.importers.base import (
     sha256,
 )
 from shardpy.importers.bm_grammar import observation_count, observation_texts
-from shardpy.importers.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import (
     Resolver,
     apply_recipe,

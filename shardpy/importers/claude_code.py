@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
+from shardpy.frontmatter import as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.base import (
     Built,
     Notice,
@@ -27,7 +28,6 @@ from shardpy.importers.base import (
     provenance_items,
     sha256,
 )
-from shardpy.importers.frontmatter import as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.links import Resolver, is_note_name, note_stem, rewrite_body, without_ext
 from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.names import sanitize_path_part, stem_for

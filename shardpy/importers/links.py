@@ -156,7 +156,7 @@ class VaultIndex:
         """
         if self._titles is not None:
             return self._titles
-        from shardpy.importers.frontmatter import as_list, as_text, split_frontmatter
+        from shardpy.frontmatter import as_list, as_text, split_frontmatter
 
         titles: dict[str, list[str]] = {}
         for rel in sorted(self.files()):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
+from shardpy.frontmatter import render_block
 from shardpy.importers.base import (
     Built,
     Notice,
@@ -24,7 +25,6 @@ from shardpy.importers.base import (
     provenance_items,
     sha256,
 )
-from shardpy.importers.frontmatter import render_block
 from shardpy.importers.links import LinkUse, Resolver, note_stem, rewrite_body
 from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.names import sanitize_path_part, stem_for

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.importers.frontmatter import split_frontmatter
+from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.markdown import inline_blocks, markdown_it_blocks, scanned_blocks
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 

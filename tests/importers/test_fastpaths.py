@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from shardpy.frontmatter import load_yaml, simple_mapping, split_frontmatter
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
 from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts, semantics
-from shardpy.importers.frontmatter import load_yaml, simple_mapping, split_frontmatter
 from shardpy.importers.links import (
     Resolver,
     VaultIndex,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shardpy.frontmatter import load_yaml, render_block, split_frontmatter, yaml_scalar
 from shardpy.importers.bm_grammar import Observation, Relation, parse_body, parse_observation
-from shardpy.importers.frontmatter import load_yaml, render_block, split_frontmatter, yaml_scalar
 from shardpy.importers.markdown import find_wikilinks, split_inner
 from shardpy.importers.names import is_safe_stem, sanitize_stem, stem_for
 

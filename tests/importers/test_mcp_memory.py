@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shardpy.errors import ShardpyError
-from shardpy.importers.frontmatter import split_frontmatter
+from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.mcp_memory import observations_in_note
 from tests.importers.fixtures import MCP_RECORDS, mcp_lines
 from tests.importers.helpers import do_import, rows

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.bm_grammar import Observation, Relation, parse_body
-from shardpy.importers.frontmatter import split_frontmatter
 from shardpy.importers.walk import read_text
 from tests.importers.fixtures import generated_project
 from tests.importers.helpers import do_import

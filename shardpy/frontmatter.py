@@ -1,4 +1,4 @@
-"""YAML frontmatter: split a note, read its mapping, add keys without reformatting.
+"""The one frontmatter grammar: split a note, read its mapping, add keys without reformatting.
 
 Reading follows basic-memory's rules: a note *has* frontmatter when it starts
 with a ``---`` line closed by another ``---`` line and the text between is a
