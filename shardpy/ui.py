@@ -7,7 +7,7 @@ use :class:`Headless`, which never prompts.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from shardpy.shard.schema import Schema
@@ -28,10 +28,6 @@ class ModuleChoice:
 
 class UI(Protocol):
     interactive: bool
-
-    def info(self, message: str) -> None: ...
-
-    def warn(self, message: str) -> None: ...
 
     def confirm(self, question: str, *, default: bool) -> bool: ...
 
@@ -55,13 +51,6 @@ class Headless:
     """A UI that never asks: every question takes its default answer."""
 
     interactive: bool = False
-    messages: list[str] = field(default_factory=list)
-
-    def info(self, message: str) -> None:
-        self.messages.append(message)
-
-    def warn(self, message: str) -> None:
-        self.messages.append("warning: " + message)
 
     def confirm(self, question: str, *, default: bool) -> bool:
         return default

@@ -47,12 +47,6 @@ class TerminalUI:
     interactive: bool = True
     prompt_kwargs: dict[str, Any] = field(default_factory=dict)
 
-    def info(self, message: str) -> None:
-        err_console().print(message)
-
-    def warn(self, message: str) -> None:
-        err_console().print(f"[yellow]warning:[/] {message}")
-
     def confirm(self, question: str, *, default: bool) -> bool:
         import questionary
 

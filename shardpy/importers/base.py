@@ -34,7 +34,6 @@ from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import LinkUse, Resolver, VaultIndex
 from shardpy.importers.walk import Skipped
 
-Action = Literal["create", "update", "unchanged", "merge", "conflict", "collision", "error"]
 OnConflict = Literal["keep", "theirs", "markers"]
 ACTIONS: tuple[str, ...] = ("create", "update", "unchanged", "merge", "conflict", "collision", "error")
 # Bumped when the rendering of notes changes, so earlier imports re-render.

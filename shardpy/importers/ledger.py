@@ -70,19 +70,6 @@ class Ledger:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         return cls(conn)
 
-    @classmethod
-    def open_writable(cls, vault: Path) -> Ledger:
-        path = ledger_path(vault)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path)
-        conn.executescript(SCHEMA)
-        conn.commit()
-        return cls(conn)
-
-    @property
-    def connection(self) -> sqlite3.Connection | None:
-        return self._conn
-
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

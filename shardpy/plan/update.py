@@ -63,10 +63,6 @@ class FileAction:
     def outcome(self) -> Outcome:
         return self.outcomes[self.choice]
 
-    @property
-    def writes(self) -> bool:
-        return self.outcome.write is not None
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "path": self.path,
@@ -148,9 +144,6 @@ class _Planner:
         )
         self.actions.append(fa)
         return fa
-
-    def conflict_choice(self) -> str:
-        return self.inp.on_conflict
 
     # -- cases -----------------------------------------------------------------
 

@@ -48,9 +48,6 @@ class ContentRules:
             return "infrastructure"
         return "user_content" if self._user.match_file(path) else "infrastructure"
 
-    def is_scaffold(self, path: str) -> bool:
-        return path in self.scaffold
-
 
 def parse_content_rules(data: bytes | None) -> ContentRules:
     """Rules from the bytes of a shard's vault-manifest.json (None → undeclared)."""

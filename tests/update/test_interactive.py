@@ -22,10 +22,6 @@ class ScriptedUI:
     asked: list[str] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)
 
-    def info(self, message: str) -> None: ...
-
-    def warn(self, message: str) -> None: ...
-
     def confirm(self, question: str, *, default: bool) -> bool:
         return default
 
