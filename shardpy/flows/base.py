@@ -26,9 +26,7 @@ class BaseRenderer:
 
     def context(self) -> RenderContext:
         st = self.state
-        return RenderContext(
-            st.values, st.included_modules(), st.name, st.namespace, st.version, st.install_date
-        )
+        return RenderContext.of(st, st.values, st.included_modules(), st.install_date)
 
     def render(self, path: str) -> bytes | None:
         """The base bytes for ``path``: a pinned base when one was kept (a

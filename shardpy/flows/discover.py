@@ -20,8 +20,7 @@ from shardpy.flows.source import Prepared
 from shardpy.plan.adopt import Fingerprint, best_match, fingerprint_matches, score, version_key_matches
 from shardpy.plan.update import DiskView
 from shardpy.shard.loader import load_shard
-from shardpy.shard.produce import produce
-from shardpy.shard.render import RenderContext
+from shardpy.shard.render import UNKNOWN_INSTALL_DATE
 from shardpy.shard.schema import Schema
 from shardpy.shard.values import check_value, resolve_defaults
 from shardpy.shard.walk import walk_shard
@@ -90,13 +89,10 @@ def release_outputs(
         except ShardpyError:
             shard = None
         if shard is not None:
-            m = shard.manifest
             included = [k for k in shard.schema.modules if modules.get(k, "included") == "included"]
             vals = _values_for(shard.schema, values)
-            install_date = "2000-01-01T00:00:00Z"
-            ctx = RenderContext(vals, included, m.name, m.namespace, m.version, install_date)
             try:
-                production = produce(shard.files, shard.read, ctx, included)
+                production = shard.produce(vals, included, UNKNOWN_INSTALL_DATE)
             except ShardpyError:
                 production = None
             if production is not None:
@@ -179,10 +175,8 @@ def _fetch_outputs(
 ) -> tuple[dict[str, bytes], Path | None]:
     if release.version == prep.version:
         shard = prep.shard
-        m = shard.manifest
         included = [k for k in shard.schema.modules if modules.get(k, "included") == "included"]
-        ctx = RenderContext(values, included, m.name, m.namespace, m.version, "2000-01-01T00:00:00Z")
-        production = produce(shard.files, shard.read, ctx, included)
+        production = shard.produce(values, included, UNKNOWN_INSTALL_DATE)
         return {p: o.data for p, o in production.outputs.items()}, shard.migrations_dir
     resolved = resolve(history.with_version(release.tag, None))
     fetched = fetch(resolved)

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.shard.loader import Shard, load_shard
-from shardpy.shard.produce import Production, produce
-from shardpy.shard.render import RenderContext
+from shardpy.shard.produce import Production
 from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
 
 
@@ -39,10 +38,8 @@ class Prepared:
 
     def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
         """Every output of this shard for these answers (the one render path)."""
-        m = self.shard.manifest
         included = [k for k, v in modules.items() if v == "included"]
-        ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
-        return produce(self.shard.files, self.shard.read, ctx, included)
+        return self.shard.produce(values, included, install_date)
 
     def module_counts(self) -> dict[str, int]:
         """Files per module, for the module review."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.shard.content import VAULT_MANIFEST, ContentRules, parse_content_rules
@@ -11,6 +13,9 @@ from shardpy.shard.manifest import Manifest, load_manifest
 from shardpy.shard.schema import Schema, load_schema
 from shardpy.shard.walk import SourceFile, walk_shard
 from shardpy.sources.layout import ignore_chain, migrations_dir
+
+if TYPE_CHECKING:
+    from shardpy.shard.produce import Production
 
 MANIFEST_PATH = ".shardmind/shard.yaml"
 SCHEMA_PATH = ".shardmind/shard-schema.yaml"
@@ -48,6 +53,14 @@ class Shard:
 
     def read(self, source_path: str) -> bytes:
         return (self.root / source_path).read_bytes()
+
+    def produce(self, values: Mapping[str, Any], included: list[str], install_date: str) -> Production:
+        """Every output of this shard for these answers and modules (the one render path)."""
+        from shardpy.shard.produce import produce
+        from shardpy.shard.render import RenderContext
+
+        ctx = RenderContext.of(self.manifest, values, included, install_date)
+        return produce(self.files, self.read, ctx, included)
 
     def hook_script(self, script: str) -> Path:
         return self.root / script

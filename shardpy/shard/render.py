@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from io import StringIO
-from typing import Any
+from typing import Any, Protocol
 
 from shardpy.errors import ShardpyError
 
@@ -31,6 +31,24 @@ _TAG_OUTSIDE_SCALAR_RE = re.compile(r"(?m)(?:^[ \t]*|:[ \t]+|^[ \t]*-[ \t]+)\{[{
 _SAFE_SLUG_RE = re.compile(r"^[^/\\\x00]+$")
 
 
+# Adopt's version detection renders candidate releases for a clone whose install
+# date nobody recorded; any fixed instant works because the rendered bytes are
+# compared with the clone's own, and a template that prints the date simply never
+# matches (it is then merged as a modified file, as it would be for a user edit).
+UNKNOWN_INSTALL_DATE = "2000-01-01T00:00:00Z"
+
+
+class ShardIdentity(Protocol):
+    """A shard's manifest, or a vault's state recording it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class RenderContext:
     values: Mapping[str, Any]
@@ -39,6 +57,14 @@ class RenderContext:
     shard_namespace: str
     shard_version: str
     install_date: str  # ISO-8601 UTC, fixed at first install
+
+    @classmethod
+    def of(
+        cls, manifest: ShardIdentity, values: Mapping[str, Any], included: list[str], install_date: str
+    ) -> RenderContext:
+        """The one way to build a context: a shard's identity, the answers, the
+        included modules and the vault's install date."""
+        return cls(values, included, manifest.name, manifest.namespace, manifest.version, install_date)
 
     def as_dict(self) -> dict[str, Any]:
         ctx: dict[str, Any] = dict(self.values)
