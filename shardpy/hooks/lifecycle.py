@@ -99,7 +99,7 @@ def rehash(vault_root: Path, state: State) -> bool:
         if rec.volatile:
             continue
         disk = sha256_file(vault_root / path)
-        if disk is None or disk in (rec.rendered_hash, rec.installed_hash):
+        if disk is None or rec.holds(disk):
             continue
         if rec.ownership == "managed":
             rec.installed_hash = disk

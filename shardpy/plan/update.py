@@ -196,7 +196,7 @@ class _Planner:
                 {"apply": Outcome("keep as your file")},
             )
             return
-        managed = disk in (rec.rendered_hash, rec.installed_hash)
+        managed = rec.holds(disk)
         if "user_content" in (rec.content_class, self.inp.content.classify(path)):
             self.act(
                 path,

@@ -26,11 +26,7 @@ def classify(record: FileRecord, disk_hash: str | None) -> Live:
         return "missing"
     if record.volatile:
         return "volatile"
-    if disk_hash == record.rendered_hash or (
-        record.installed_hash is not None and disk_hash == record.installed_hash
-    ):
-        return "managed"
-    return "modified"
+    return "managed" if record.holds(disk_hash) else "modified"
 
 
 # Threads pay off only for big files (hashing releases the GIL); for the

@@ -30,6 +30,14 @@ class FileRecord:
     content_class: str = "infrastructure"
     installed_hash: str | None = None
 
+    def holds(self, disk_hash: str | None) -> bool:
+        """The one managed-hash rule: the file on disk is what shardpy wrote
+        (the rendered bytes, or what a post-install hook left there)."""
+        return disk_hash is not None and (
+            disk_hash == self.rendered_hash
+            or (self.installed_hash is not None and disk_hash == self.installed_hash)
+        )
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         return {k: v for k, v in out.items() if v is not None and not (k == "volatile" and v is False)}
