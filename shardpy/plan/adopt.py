@@ -16,7 +16,15 @@ from typing import Literal
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.plan.records import record_for
-from shardpy.plan.update import DiskView, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
+from shardpy.plan.update import (
+    ActionKind,
+    DiskView,
+    FileAction,
+    OnConflict,
+    Outcome,
+    UpdateInputs,
+    plan_update,
+)
 from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
 from shardpy.vault.state import FileRecord
@@ -64,7 +72,9 @@ def _without_base(
     managed = record_for(out, content)
     cls = content.classify(path)
 
-    def act(action: str, reason: str, outcomes: dict[str, Outcome], choice: str = "apply") -> FileAction:
+    def act(
+        action: ActionKind, reason: str, outcomes: dict[str, Outcome], choice: str = "apply"
+    ) -> FileAction:
         question = f"{path} differs from the shard's version." if len(outcomes) > 1 else None
         return FileAction(path, action, reason, cls, out.module, outcomes, choice, question=question)
 

@@ -27,6 +27,27 @@ from shardpy.vault.state import FileRecord
 
 OnConflict = Literal["keep", "theirs", "markers"]
 ConflictStyle = Literal["merge", "diff3"]
+# What the plan does with one path; checked by mypy wherever an action is
+# compared, so a misspelt kind is an error, not a branch that never runs.
+ActionKind = Literal[
+    "add",  # new in the shard, nothing on disk
+    "restore",  # the user deleted a managed file the shard still has (or adopt brings it back)
+    "update",  # unmodified file, the shard changed it
+    "merge",  # both changed it: a clean three-way merge
+    "conflict",  # both changed the same lines
+    "keep",  # kept as it is on disk
+    "unchanged",
+    "missing",  # a managed file the user deleted stays deleted
+    "volatile",  # the user maintains it
+    "delete",  # unmodified file the shard dropped
+    "orphan",  # the shard dropped it but it was edited: kept as the user's
+    "gone",  # the shard dropped it and it is already absent
+    "differs",  # adopt: the clone's bytes differ from the detected release
+    "move",  # a user file moved with its renamed folder (new path)
+    "moved",  # ... and its old path
+    "left",  # a rename the planner could not follow
+    "links",  # wikilinks rewritten to follow renamed notes
+]
 
 
 class DiskView(Protocol):
@@ -47,7 +68,7 @@ class Outcome:
 @dataclass
 class FileAction:
     path: str
-    action: str
+    action: ActionKind
     reason: str
     content_class: str
     module: str | None
@@ -121,7 +142,7 @@ class _Planner:
     def act(
         self,
         path: str,
-        action: str,
+        action: ActionKind,
         reason: str,
         out: Output | None,
         rec: FileRecord | None,
