@@ -132,7 +132,8 @@ def _split_paragraphs(lines: list[str], start: int, end: int, limit: int) -> lis
             out.append((piece_start, cut))
             piece_start, last_break = cut, -1
             size = _size(lines, cut, i + 1)
-    out.append((piece_start, end))
+    if piece_start < end or not out:
+        out.append((piece_start, end))
     return out
 
 
@@ -177,8 +178,17 @@ def chunks_of(body: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     lines = body.split("\n")
     marks = structure(lines)
     chunks = [_chunk(lines, marks, p) for p in split_lines(lines, limit)]
-    kept = [c for c in chunks if c.heading or c.text.strip()]
+    kept = [c for c in chunks if c.heading or _has_text(c.text)]
     return kept or chunks[:1]
+
+
+def _has_text(preamble: str) -> bool:
+    """A preamble holding more than the note's title line (a title-only one is dropped:
+    the title is indexed with every chunk)."""
+    lines = [line for line in preamble.split("\n") if line.strip()]
+    if lines and (mark := heading_of(lines[0])) is not None and mark[0] == 1:
+        lines = lines[1:]
+    return bool(lines)
 
 
 def _first_title(body: str) -> str:
