@@ -111,7 +111,9 @@ def test_launch_context_without_roots(world: World) -> None:
 def test_modern_protocol_uses_the_launch_context(world: World) -> None:
     async def scenario() -> None:
         # 2026-07-28 has no server-to-client requests: roots are never asked, the launch folder decides.
-        async with connect(world, cwd=world.repos["beta-repo"], roots=[uri(world.repos["atlas"])], modern=True) as s:
+        async with connect(
+            world, cwd=world.repos["beta-repo"], roots=[uri(world.repos["atlas"])], modern=True
+        ) as s:
             assert s.client.protocol_version == "2026-07-28"
             recall = await s.call("recall")
             assert recall["caller"]["project"] == "beta" and recall["caller"]["via"] == "launch"
@@ -140,7 +142,9 @@ def test_the_vault_itself_reads_but_may_not_remember(world: World) -> None:
             recall = await s.call("recall")
             assert recall["caller"]["is_vault"] is True and _titles(recall) == ["Everyone"]
             with pytest.raises(MCPError, match="SERVE_VAULT_CALLER"):
-                await s.call("remember", {"title": "x", "body": "y", "scope": "general", "confidence": "verified"})
+                await s.call(
+                    "remember", {"title": "x", "body": "y", "scope": "general", "confidence": "verified"}
+                )
 
     anyio.run(scenario)
     assert not list((world.vault / "memories").glob("2026/12/*"))
