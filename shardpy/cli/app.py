@@ -44,10 +44,26 @@ def _run_plain_import(args: ImportArgs) -> int:
         return 1
 
 
+def _plain_search_command(argv: list[str]) -> int | None:
+    """`index` / `search` with plain arguments, run without Typer (None: let Typer parse them)."""
+    from shardpy.cli import search_cmd
+    from shardpy.cli.output import exit_code_of
+
+    if argv[0] == "index":
+        index_args = search_cmd.plain_index_args(argv[1:])
+        if index_args is None:
+            return None
+        return exit_code_of(lambda: search_cmd.run_index(index_args), as_json=index_args.as_json)
+    search_args = search_cmd.plain_search_args(argv[1:])
+    if search_args is None:
+        return None
+    return exit_code_of(lambda: search_cmd.run_search(search_args), as_json=search_args.as_json)
+
+
 def main() -> None:
     # Typer costs ~130 ms before a command runs (its import, then a pydantic
     # adapter per parameter), so `--version`, plain status and plain imports
-    # (import_cmd.plain_args) bypass it.
+    # (import_cmd.plain_args), plain index and search (search_cmd) bypass it.
     argv = sys.argv[1:]
     if argv == ["--version"]:
         from shardpy import __version__
@@ -58,6 +74,10 @@ def main() -> None:
         from shardpy.cli.status import show_status
 
         sys.exit(show_status(verbose=bool({"-v", "--verbose"} & set(argv)), as_json="--json" in argv))
+    if argv[0] in ("index", "search") and not _completing():
+        code = _plain_search_command(argv)
+        if code is not None:
+            sys.exit(code)
     if argv[0] == "import" and not _completing():
         from shardpy.cli.import_cmd import plain_args
 

@@ -294,6 +294,41 @@ def serve(
     guarded(lambda: run_serve(vault, project=project, print_config=print_config, client=client))
 
 
+@app.command("index")
+def index_command(
+    vault: Annotated[
+        str | None, typer.Argument(help="Folder of notes (default: the vault around here, else here).")
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Re-read and re-chunk every note.")] = False,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Refresh just this note (repeatable; for hooks).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Build or refresh the vault's search index (incremental; kept in the user cache folder)."""
+    from shardpy.cli.search_cmd import IndexArgs, run_index
+
+    guarded(lambda: run_index(IndexArgs(vault, full, list(only or []), as_json)), as_json=as_json)
+
+
+@app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(help='Words (ANDed), "a phrase", prefix*, AND/OR/NOT.')],
+    vault: Annotated[
+        str | None,
+        typer.Option("--vault", help="Folder of notes (default: the vault around here, else here)."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="How many notes to show.")] = 10,
+    note_type: Annotated[str | None, typer.Option("--type", help="Only notes of this type.")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Only notes under this folder.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Search the vault's notes; the best sections first (refreshes a stale index first)."""
+    from shardpy.cli.search_cmd import SearchArgs, run_search
+
+    guarded(lambda: run_search(SearchArgs(query, vault, top, note_type, path, as_json)), as_json=as_json)
+
+
 def run() -> None:
     app()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 VAULT_MANIFEST = "vault-manifest.json"
@@ -28,6 +29,12 @@ class ContentRules:
     user_content_roots: list[str] = field(default_factory=list)
     scaffold: dict[str, str] = field(default_factory=dict)
     memory_root: str | None = None
+    # File names (or vault paths) no surface may serve, matched case-insensitively.
+    never_expose: list[str] = field(default_factory=list)
+    # Note type -> the glob its notes live under (`frontmatter_required.<type>.path_match`).
+    type_paths: dict[str, str] = field(default_factory=dict)
+    # The `search` section (include / exclude / refresh_seconds), read by shardpy.index.
+    search: dict[str, Any] = field(default_factory=dict)
     _user: Any = None
     _infra_exact: frozenset[str] = frozenset()
 
@@ -69,10 +76,35 @@ def parse_content_rules(data: bytes | None) -> ContentRules:
 
     scaffold = raw.get("scaffold")
     memory_root = raw.get("memory_root")
+    search = raw.get("search")
     return ContentRules(
         declared="user_content_roots" in raw or "infrastructure" in raw,
         infrastructure=strings("infrastructure"),
         user_content_roots=strings("user_content_roots"),
         scaffold={str(k): str(v) for k, v in scaffold.items()} if isinstance(scaffold, dict) else {},
         memory_root=memory_root if isinstance(memory_root, str) and memory_root else None,
+        never_expose=strings("mcp_never_expose"),
+        type_paths=_type_paths(raw.get("frontmatter_required")),
+        search=dict(search) if isinstance(search, dict) else {},
     )
+
+
+def _type_paths(required: Any) -> dict[str, str]:
+    """The folder convention of each note type: `{"incident": {"path_match": "work/incidents/**"}}`."""
+    if not isinstance(required, dict):
+        return {}
+    out: dict[str, str] = {}
+    for name, spec in required.items():
+        match = spec.get("path_match") if isinstance(spec, dict) else None
+        if isinstance(match, str) and match.strip():
+            out[str(name)] = match.strip()
+    return out
+
+
+def vault_content_rules(vault: Path) -> ContentRules:
+    """The rules of the vault-manifest.json at a vault's root (undeclared when absent or unreadable)."""
+    try:
+        data = (vault / VAULT_MANIFEST).read_bytes()
+    except OSError:
+        data = None
+    return parse_content_rules(data)

@@ -1,0 +1,192 @@
+"""`shardpy index` and `shardpy search`: bodies and output (the logic is in shardpy.index).
+
+Both also run without Typer (``plain_args``), like plain status and import:
+the flagship's PostToolUse hook runs ``shardpy index --only PATH`` after every
+write, and Typer's start-up alone would cost more than the refresh.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shardpy.index.model import RefreshReport, SearchResult
+
+PROGRESS_MIN_NOTES = 2000  # a bar only for refreshes that take a while
+LISTED_MAX = 20
+
+
+@dataclass
+class IndexArgs:
+    vault: str | None = None
+    full: bool = False
+    only: list[str] = field(default_factory=list)
+    as_json: bool = False
+
+
+@dataclass
+class SearchArgs:
+    query: str = ""
+    vault: str | None = None
+    top: int = 10
+    type: str | None = None
+    path: str | None = None
+    as_json: bool = False
+
+
+def default_vault(given: str | None) -> Path:
+    """The vault named, else the installed vault around the current folder, else the current folder."""
+    if given is not None:
+        return Path(given)
+    from shardpy.vault.layout import find_vault_root
+
+    here = Path.cwd()
+    return find_vault_root(here) or here
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if total < PROGRESS_MIN_NOTES:
+                return
+            from rich.progress import Progress
+
+            from shardpy.cli.output import err_console
+
+            state["bar"] = Progress(console=err_console(), transient=True)
+            state["task"] = state["bar"].add_task("indexing notes", total=total)
+            state["bar"].start()
+        state["bar"].update(state["task"], completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].stop()
+
+
+def render_index(report: RefreshReport) -> None:
+    _write(
+        f"Indexed {report.indexed} notes ({report.chunks} chunks); unchanged {report.unchanged}; "
+        f"pruned {report.pruned}; {report.seconds:.2f} s."
+    )
+    _write(f"Index: {report.db} ({report.total_notes} notes, {report.total_chunks} chunks)")
+    for notice in report.notices:
+        _write(f"note: {notice}")
+    for title, rows in (("Skipped", report.skipped), ("Indexed as plain text", report.degraded)):
+        if not rows:
+            continue
+        _write(f"{title} ({len(rows)}):")
+        for path, why in rows[:LISTED_MAX]:
+            _write(f"  {path}: {why}")
+        if len(rows) > LISTED_MAX:
+            _write(f"  … and {len(rows) - LISTED_MAX} more (--json lists all)")
+
+
+def run_index(args: IndexArgs) -> None:
+    from shardpy import index
+    from shardpy.cli.output import print_json
+
+    vault = default_vault(args.vault)
+    only = [os.path.abspath(p) for p in args.only] or None
+    with _progress(not args.as_json and sys.stderr.isatty() and only is None) as bar:
+        report = index.refresh(vault, full=args.full, only=only, progress=bar)
+    if args.as_json:
+        print_json(report.to_json())
+    else:
+        render_index(report)
+
+
+def render_search(result: SearchResult) -> None:
+    for notice in result.notices:
+        _write(f"note: {notice}")
+    if not result.hits:
+        _write(f"No notes match {result.query!r}.")
+        return
+    if result.match == "any":
+        _write("No note has every word; showing notes with any of them.")
+    for rank, hit in enumerate(result.hits, 1):
+        where = " › ".join(hit.heading)
+        kind = f"{hit.type}, " if hit.type else ""
+        _write(
+            f"{rank}. {hit.path}:{hit.line}" + (f" › {where}" if where else "") + f"  ({kind}{hit.score:.2f})"
+        )
+        if hit.snippet:
+            _write(f"   {hit.snippet}")
+
+
+def run_search(args: SearchArgs) -> None:
+    from shardpy import index
+    from shardpy.cli.output import print_json
+
+    result = index.search(default_vault(args.vault), args.query, top=args.top, type=args.type, path=args.path)
+    if args.as_json:
+        print_json(result.to_json())
+    else:
+        render_search(result)
+
+
+_INDEX_FLAGS = {"--full": "full", "--json": "as_json"}
+_SEARCH_OPTS = {"--vault": "vault", "--top": "top", "--type": "type", "--path": "path"}
+
+
+def plain_index_args(argv: list[str]) -> IndexArgs | None:
+    """``index`` arguments when they are plain (no --help, nothing unknown); else None (Typer decides)."""
+    args = IndexArgs()
+    rest = iter(argv)
+    for arg in rest:
+        if arg in _INDEX_FLAGS:
+            setattr(args, _INDEX_FLAGS[arg], True)
+        elif arg == "--only":
+            value = next(rest, None)
+            if value is None:
+                return None
+            args.only.append(value)
+        elif arg.startswith("-") or args.vault is not None:
+            return None
+        else:
+            args.vault = arg
+    return args
+
+
+def plain_search_args(argv: list[str]) -> SearchArgs | None:
+    args = SearchArgs()
+    words: list[str] = []
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--json":
+            args.as_json = True
+        elif arg in _SEARCH_OPTS:
+            value = next(rest, None)
+            if value is None:
+                return None
+            if arg == "--top":
+                if not value.isdigit():
+                    return None
+                args.top = int(value)
+            else:
+                setattr(args, _SEARCH_OPTS[arg], value)
+        elif arg.startswith("-"):
+            return None
+        else:
+            words.append(arg)
+    if len(words) != 1:
+        return None
+    args.query = words[0]
+    return args

@@ -1,0 +1,61 @@
+"""Vault search: a local SQLite FTS5 index of a folder of Markdown notes.
+
+    from shardpy import index
+
+    report = index.refresh(vault)                       # build or refresh incrementally
+    report = index.refresh(vault, only=["brain/Gotchas.md"])   # one note (hooks, MCP writes)
+    result = index.search(vault, "capacitive probes", top=5, type="incident")
+    for hit in result.hits: print(hit.path, hit.heading, hit.snippet)
+
+Importing this package is cheap: sqlite3 and the parser load on first use.
+See docs/SEARCH.md for the schema, chunking, ranking and query syntax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from shardpy.index.model import RefreshReport, SearchHit, SearchResult
+
+__all__ = ["RefreshReport", "SearchHit", "SearchResult", "index_path", "refresh", "search"]
+
+
+def index_path(vault: Path) -> Path:
+    """The SQLite file for this vault (platformdirs user cache dir, keyed by the vault's realpath).
+    Never inside the vault."""
+    from shardpy.index.store import index_path as _index_path
+
+    return _index_path(vault)
+
+
+def refresh(
+    vault: Path,
+    *,
+    full: bool = False,
+    only: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RefreshReport:
+    """Build or incrementally refresh. ``only``: vault-relative POSIX paths to refresh (a listed
+    path that no longer exists, or is no longer a note the index covers, is pruned)."""
+    from shardpy.index.refresh import refresh as _refresh
+
+    return _refresh(vault, full=full, only=only, progress=progress)
+
+
+def search(
+    vault: Path,
+    query: str,
+    *,
+    top: int = 10,
+    offset: int = 0,
+    type: str | None = None,
+    path: str | None = None,
+    max_age: float | None = None,
+) -> SearchResult:
+    """Ranked hits, the best section of each note. Refreshes incrementally first when the index
+    is older than ``max_age`` seconds (None: the configured default; 0: always; inf: never,
+    except that a vault without an index gets one)."""
+    from shardpy.index.searcher import search as _search
+
+    return _search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)

@@ -1,0 +1,215 @@
+"""A note as the index sees it: title, tags, links and one chunk per section.
+
+Chunking rule: the preamble (everything before the first section, the ``#``
+title included) is one chunk; each ``##`` section is one chunk (a later ``#``
+heading also starts one). A section longer than ``MAX_CHUNK_CHARS`` is split
+on its ``###`` headings, and a piece still too long on paragraph breaks
+(blank lines), so a hit points at a passage an agent can read whole.
+Headings inside fenced code blocks are text, not structure.
+
+Every body line belongs to exactly one chunk's line range (a property test
+checks it); a chunk's ``text`` is its lines without its own heading line,
+which is indexed in the heading column instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardpy import frontmatter
+
+MAX_CHUNK_CHARS = 8000
+
+_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_WIKILINK = re.compile(r"!?\[\[([^\[\]\|#\n]+)")
+_MDLINK = re.compile(r"\]\(([^()\s]+?\.md)(?:#[^()\s]*)?\)")
+_TAG = re.compile(r"(?:^|(?<=\s))#(\w[\w/-]*)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    heading: tuple[str, ...]
+    start: int  # first body line (0-based) of the chunk, its heading line when it has one
+    end: int  # one past its last body line
+    text: str  # the chunk's lines without its heading line
+    links: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Note:
+    title: str
+    type: str | None
+    tags: list[str]
+    aliases: list[str]
+    description: str
+    chunks: list[Chunk]
+    first_line: int  # 1-based file line of body line 0 (after the frontmatter)
+    problem: str = ""  # why the note was indexed as plain text ("" when it parsed)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """(level, text) when the line is an ATX heading."""
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    text = _CLOSING_HASHES.sub("", m.group(2) or "").strip()
+    return len(m.group(1)), text
+
+
+def structure(lines: list[str]) -> list[tuple[int, str] | None]:
+    """The heading (level, text) of each line, None for text and for lines inside code fences."""
+    out: list[tuple[int, str] | None] = []
+    fence = ""
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence:
+            closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closes and m is not None and not line[m.end() :].strip():
+                fence = ""
+            out.append(None)
+            continue
+        if m is not None:
+            fence = m.group(1)
+            out.append(None)
+            continue
+        out.append(heading_of(line) if line.lstrip(" ").startswith("#") else None)
+    return out
+
+
+def _sections(marks: list[tuple[int, str] | None]) -> list[tuple[tuple[str, ...], int, int]]:
+    """(heading path, start, end) of the preamble and each top-level section."""
+    bounds: list[tuple[tuple[str, ...], int]] = [((), 0)]
+    title_seen = False
+    for i, mark in enumerate(marks):
+        if mark is None or mark[0] > 2:
+            continue
+        if mark[0] == 1 and not title_seen and len(bounds) == 1:
+            title_seen = True  # the note's title stays in the preamble
+            continue
+        bounds.append(((mark[1],), i))
+    out = []
+    for k, (heading, start) in enumerate(bounds):
+        end = bounds[k + 1][1] if k + 1 < len(bounds) else len(marks)
+        out.append((heading, start, end))
+    return out
+
+
+def _size(lines: list[str], start: int, end: int) -> int:
+    return sum(len(line) + 1 for line in lines[start:end])
+
+
+def _split_h3(
+    marks: list[tuple[int, str] | None], heading: tuple[str, ...], start: int, end: int
+) -> list[tuple[tuple[str, ...], int, int]]:
+    cuts = [i for i in range(start + 1, end) if (m := marks[i]) is not None and m[0] == 3]
+    if not cuts:
+        return [(heading, start, end)]
+    out = [(heading, start, cuts[0])]
+    for k, cut in enumerate(cuts):
+        mark = marks[cut]
+        assert mark is not None
+        stop = cuts[k + 1] if k + 1 < len(cuts) else end
+        out.append(((*heading[:1], mark[1]), cut, stop))
+    return out
+
+
+def _split_paragraphs(lines: list[str], start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Line ranges of at most ``limit`` characters, cut after blank lines where possible."""
+    out: list[tuple[int, int]] = []
+    piece_start, size, last_break = start, 0, -1
+    for i in range(start, end):
+        size += len(lines[i]) + 1
+        if not lines[i].strip():
+            last_break = i + 1
+        if size > limit and i > piece_start:
+            cut = last_break if last_break > piece_start else i
+            out.append((piece_start, cut))
+            piece_start, last_break = cut, -1
+            size = _size(lines, cut, i + 1)
+    out.append((piece_start, end))
+    return out
+
+
+def split_lines(lines: list[str], limit: int = MAX_CHUNK_CHARS) -> list[tuple[tuple[str, ...], int, int]]:
+    """The chunk line ranges of a note body (pure; property-tested)."""
+    marks = structure(lines)
+    pieces: list[tuple[tuple[str, ...], int, int]] = []
+    for heading, start, end in _sections(marks):
+        if _size(lines, start, end) <= limit:
+            pieces.append((heading, start, end))
+            continue
+        for sub_heading, s, e in _split_h3(marks, heading, start, end):
+            if _size(lines, s, e) <= limit:
+                pieces.append((sub_heading, s, e))
+            else:
+                pieces.extend((sub_heading, a, b) for a, b in _split_paragraphs(lines, s, e, limit))
+    return pieces
+
+
+def _links(text: str) -> tuple[str, ...]:
+    found = [m.group(1).strip() for m in _WIKILINK.finditer(text)]
+    found += [m.group(1).rsplit("/", 1)[-1][:-3] for m in _MDLINK.finditer(text)]
+    return tuple(dict.fromkeys(t for t in found if t))
+
+
+def _inline_tags(text: str) -> tuple[str, ...]:
+    if "#" not in text:
+        return ()
+    return tuple(dict.fromkeys(t for t in _TAG.findall(text) if not t.isdigit()))
+
+
+def _chunk(
+    lines: list[str], marks: list[tuple[int, str] | None], piece: tuple[tuple[str, ...], int, int]
+) -> Chunk:
+    heading, start, end = piece
+    first = start + 1 if heading and marks[start] is not None and start < end else start
+    text = "\n".join(lines[first:end]).strip("\n")
+    return Chunk(heading, start, end, text, _links(text), _inline_tags(text))
+
+
+def chunks_of(body: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    lines = body.split("\n")
+    marks = structure(lines)
+    chunks = [_chunk(lines, marks, p) for p in split_lines(lines, limit)]
+    kept = [c for c in chunks if c.heading or c.text.strip()]
+    return kept or chunks[:1]
+
+
+def _first_title(body: str) -> str:
+    lines = body.split("\n", 200)[:200]
+    for mark in structure(lines):
+        if mark is not None and mark[0] == 1 and mark[1]:
+            return mark[1]
+    return ""
+
+
+def _strings(data: dict[str, Any], key: str) -> list[str]:
+    return [s.lstrip("#") for s in frontmatter.as_list(data.get(key)) if s.strip()]
+
+
+def parse_note(stem: str, text: str) -> Note:
+    """Parse a note's text (BOM already stripped). Never raises: bad frontmatter means plain text."""
+    split = frontmatter.split_frontmatter(text)
+    data = split.data if split.state == "present" else {}
+    body = split.body
+    first_line = text[: len(text) - len(body)].count("\n") + 1
+    title = frontmatter.as_text(data.get("title")) or _first_title(body) or stem
+    kind = frontmatter.as_text(data.get("type"))
+    tags = [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
+    problem = f"frontmatter not read: {split.error}" if split.state == "malformed" else ""
+    return Note(
+        title=title.strip() or stem,
+        type=kind.strip() if kind and kind.strip() else None,
+        tags=tags,
+        aliases=_strings(data, "aliases"),
+        description=frontmatter.as_text(data.get("description")) or "",
+        chunks=chunks_of(body),
+        first_line=first_line,
+        problem=problem,
+    )

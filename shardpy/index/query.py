@@ -1,0 +1,60 @@
+"""From what a person types to an FTS5 MATCH expression.
+
+Plain words are each quoted (so punctuation never becomes syntax) and ANDed;
+``or_expression`` is the fallback used when that finds nothing. A query
+already written in FTS5's language (quotes, ``prefix*``, parentheses,
+``AND``/``OR``/``NOT``/``NEAR``, ``column:``) passes through unchanged; if
+FTS5 rejects it, the caller retries it as plain words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shardpy.index.script import UNSEGMENTED, run_query
+
+MAX_QUERY_CHARS = 1000
+_SYNTAX = re.compile(r'["*():^]|\b(?:AND|OR|NOT|NEAR)\b')
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Translated:
+    expression: str  # the MATCH expression to run first
+    fallback: str | None  # the OR expression, when the first is an AND of several terms
+    advanced: bool  # passed through as FTS5 syntax
+    plain: str | None  # the plain-words expression to retry with when FTS5 rejects an advanced one
+    cjk_runs: tuple[str, ...]  # unsegmented runs, for snippets FTS5 cannot mark
+
+
+def _term(word: str) -> str | None:
+    """One whitespace-separated word as an FTS5 term (None when it holds nothing searchable)."""
+    parts: list[str] = []
+    pos = 0
+    for m in UNSEGMENTED.finditer(word):
+        latin = _WORD.findall(word[pos : m.start()])
+        if latin:
+            parts.append('"' + " ".join(latin) + '"')
+        parts.append(run_query(m.group(0)))
+        pos = m.end()
+    latin = _WORD.findall(word[pos:])
+    if latin:
+        parts.append('"' + " ".join(latin) + '"')
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def plain_terms(query: str) -> list[str]:
+    return [t for t in (_term(w) for w in query.split()) if t is not None]
+
+
+def translate(query: str) -> Translated:
+    runs = tuple(m.group(0) for m in UNSEGMENTED.finditer(query))
+    terms = plain_terms(query)
+    plain = " AND ".join(terms) if terms else None
+    fallback = " OR ".join(terms) if len(terms) > 1 else None
+    if _SYNTAX.search(query):
+        return Translated(query, None, True, plain, runs)
+    return Translated(plain or "", fallback, False, None, runs)

@@ -1,0 +1,308 @@
+"""Build or incrementally refresh a vault's index.
+
+Per note, the cheapest test that settles it: same mtime and size as stored →
+not even read; same content hash → only the stat is updated; otherwise parsed
+and its chunks replaced. Notes that disappeared (deleted, renamed, now
+excluded, turned into a symlink) are pruned. One writer at a time holds the
+index's lock; readers keep reading the last committed state (WAL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shardpy.errors import ShardpyError
+from shardpy.index import store
+from shardpy.index.chunk import Note, parse_note
+from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
+from shardpy.index.model import RefreshReport
+from shardpy.index.script import cjk_column
+from shardpy.index.walk import LINK_REASON, Stat, check_one, walk
+
+Progress = Callable[[int, int], None]
+COMMIT_EVERY = 2000  # notes per transaction: readers see progress, the WAL stays small
+_BOM = b"\xef\xbb\xbf"
+
+
+def resolve_vault(vault: Path) -> Path:
+    path = Path(vault).expanduser()
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a folder"
+        raise ShardpyError(
+            "INDEX_NO_VAULT",
+            f"The vault {vault} {what}",
+            "Give the folder of Markdown notes to index (--vault DIR, or run inside it).",
+            path=str(vault),
+        )
+    return Path(os.path.realpath(path))
+
+
+@dataclass
+class _Known:
+    id: int
+    stat: Stat
+    hash: str
+
+
+@dataclass
+class _Counts:
+    indexed: int = 0
+    unchanged: int = 0
+    pruned: int = 0
+    chunks: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    degraded: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, refusing a link (O_NOFOLLOW) and anything not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000 == 0o100000):
+            raise IsADirectoryError(0, "not a regular file")
+        if st.st_size > MAX_NOTE_BYTES:
+            raise ValueError(f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB")
+        chunks = []
+        while block := os.read(fd, 1 << 20):
+            chunks.append(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def decode(data: bytes) -> tuple[str | None, str]:
+    """(text, problem): None text for a binary file; replacement characters for bad UTF-8."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    if b"\x00" in data:
+        return None, "binary file (NUL bytes)"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        problem = f"invalid UTF-8 at byte {exc.start}: indexed with replacement characters"
+        return data.decode("utf-8", "replace"), problem
+
+
+class _Writer:
+    def __init__(self, conn: sqlite3.Connection, root: Path, cfg: IndexConfig) -> None:
+        self.conn, self.root, self.cfg = conn, root, cfg
+        self.counts = _Counts()
+        row = conn.execute("SELECT max(id) FROM chunks").fetchone()
+        self.next_id = int(row[0] or 0) + 1
+
+    def known(self) -> dict[str, _Known]:
+        rows = self.conn.execute("SELECT path, id, mtime_ns, size, hash FROM files")
+        return {p: _Known(i, (m, s), h) for p, i, m, s, h in rows}
+
+    def known_one(self, rel: str) -> _Known | None:
+        row = self.conn.execute(
+            "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (rel,)
+        ).fetchone()
+        return None if row is None else _Known(row[0], (row[1], row[2]), row[3])
+
+    def prune(self, known: _Known | None) -> None:
+        if known is None:
+            return
+        self._drop_chunks(known.id)
+        self.conn.execute("DELETE FROM files WHERE id = ?", (known.id,))
+        self.counts.pruned += 1
+
+    def _drop_chunks(self, file_id: int) -> None:
+        self.conn.execute(
+            "DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
+        )
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    def process(self, rel: str, st: Stat, known: _Known | None, force: bool) -> None:
+        if not force and known is not None and known.stat == st:
+            self.counts.unchanged += 1
+            return
+        try:
+            data = _read(self.root / rel)
+        except (OSError, ValueError) as exc:
+            reason = LINK_REASON if getattr(exc, "errno", None) == 40 else _why(exc)
+            self.counts.skipped.append((rel, reason))
+            self.prune(known)
+            return
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if not force and known is not None and known.hash == digest:
+            self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*st, known.id))
+            self.counts.unchanged += 1
+            return
+        text, problem = decode(data)
+        if text is None:
+            self.counts.skipped.append((rel, problem))
+            self.prune(known)
+            return
+        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        note = parse_note(stem, text)
+        problem = problem or note.problem
+        if problem:
+            self.counts.degraded.append((rel, problem))
+        self._store(rel, st, digest, note, problem, known)
+
+    def _store(self, rel: str, st: Stat, digest: str, note: Note, problem: str, known: _Known | None) -> None:
+        kind = note.type or self.cfg.type_of(rel)
+        values = (*st, digest, note.title, kind, problem)
+        if known is None:
+            cur = self.conn.execute(
+                "INSERT INTO files (mtime_ns, size, hash, title, type, problem, path) VALUES (?,?,?,?,?,?,?)",
+                (*values, rel),
+            )
+            file_id = int(cur.lastrowid or 0)
+        else:
+            file_id = known.id
+            self._drop_chunks(file_id)
+            self.conn.execute(
+                "UPDATE files SET mtime_ns=?, size=?, hash=?, title=?, type=?, problem=? WHERE id=?",
+                (*values, file_id),
+            )
+        self._insert_chunks(file_id, note)
+        self.counts.indexed += 1
+
+    def _insert_chunks(self, file_id: int, note: Note) -> None:
+        base_tags = " ".join([*note.tags, *note.aliases])
+        chunk_rows = []
+        fts_rows = []
+        for seq, chunk in enumerate(note.chunks):
+            cid = self.next_id
+            self.next_id += 1
+            heading = " / ".join(chunk.heading)
+            tags = " ".join(filter(None, [base_tags, *chunk.tags, note.description if seq == 0 else ""]))
+            chunk_rows.append((cid, file_id, "\x1f".join(chunk.heading), note.first_line + chunk.start))
+            cjk = cjk_column(note.title, heading, chunk.text, tags)
+            fts_rows.append((cid, note.title, heading, " ".join(chunk.links), tags, chunk.text, cjk))
+        self.conn.executemany("INSERT INTO chunks (id, file_id, heading, line) VALUES (?,?,?,?)", chunk_rows)
+        self.conn.executemany(
+            "INSERT INTO fts (rowid, title, heading, links, tags, body, cjk) VALUES (?,?,?,?,?,?,?)", fts_rows
+        )
+        self.counts.chunks += len(chunk_rows)
+
+
+def _why(exc: OSError | ValueError) -> str:
+    if isinstance(exc, OSError):
+        return f"not readable: {exc.strerror or exc}"
+    return f"too large: {exc}"
+
+
+def _normalise(rel: str, root: Path) -> str:
+    """A vault-relative POSIX path from what a caller passed (absolute paths inside the vault too)."""
+    if os.path.isabs(rel):
+        real = os.path.realpath(os.path.dirname(rel))
+        inside = os.path.relpath(os.path.join(real, os.path.basename(rel)), root)
+        rel = inside if not inside.startswith("..") else rel
+    rel = rel.replace(os.sep, "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def _refresh_only(w: _Writer, only: Sequence[str], force: bool) -> None:
+    for raw in only:
+        rel = _normalise(raw, w.root)
+        st, reason = check_one(w.root, rel, w.cfg)
+        known = w.known_one(rel)
+        if st is None:
+            w.prune(known)
+            if reason:
+                w.counts.skipped.append((rel, reason))
+            continue
+        w.process(rel, st, known, force)
+
+
+def _refresh_all(w: _Writer, force: bool, progress: Progress | None) -> None:
+    found, skipped = walk(w.root, w.cfg)
+    w.counts.skipped.extend(skipped)
+    known = {} if force else w.known()
+    if force:
+        for table in ("fts", "chunks", "files"):
+            w.conn.execute(f"DELETE FROM {table}")
+        w.next_id = 1
+    for rel in known.keys() - found.keys():
+        w.prune(known[rel])
+    todo = [rel for rel, st in found.items() if force or rel not in known or known[rel].stat != st]
+    w.counts.unchanged += len(found) - len(todo)
+    for done, rel in enumerate(todo, 1):
+        w.process(rel, found[rel], known.get(rel), force)
+        if done % COMMIT_EVERY == 0:
+            w.conn.execute("COMMIT")
+            w.conn.execute("BEGIN")
+        if progress is not None:
+            progress(done, len(todo))
+
+
+def refresh(
+    vault: Path,
+    *,
+    full: bool = False,
+    only: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    lock_wait: float = store.LOCK_WAIT_SECONDS,
+) -> RefreshReport:
+    started = time.perf_counter()
+    root = resolve_vault(vault)
+    db = store.index_path(root)
+    cfg = IndexConfig.for_vault(root)
+    with store.writer_lock(db, wait=lock_wait) as got:
+        if not got:
+            raise store.locked_error(db)
+        conn, notices = store.open_for_write(db, str(root))
+        try:
+            return _run(conn, root, cfg, full, only, progress, notices, db, started)
+        finally:
+            conn.close()
+
+
+def _run(
+    conn: sqlite3.Connection,
+    root: Path,
+    cfg: IndexConfig,
+    full: bool,
+    only: Sequence[str] | None,
+    progress: Progress | None,
+    notices: list[str],
+    db: Path,
+    started: float,
+) -> RefreshReport:
+    w = _Writer(conn, root, cfg)
+    fingerprint = cfg.fingerprint()
+    if store.get_meta(conn, "config") != fingerprint and store.get_meta(conn, "refreshed_at"):
+        full = True  # a folder convention changed: every stored note type may be stale
+        only = None
+        notices.append("index rebuilt: the vault manifest's note types changed")
+    conn.execute("BEGIN")
+    try:
+        if only is not None:
+            _refresh_only(w, only, full)
+        else:
+            _refresh_all(w, full, progress)
+            store.set_meta(conn, "refreshed_at", repr(time.time()))
+            store.set_meta(conn, "config", fingerprint)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    notes, chunks = conn.execute(
+        "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+    c = w.counts
+    return RefreshReport(
+        indexed=c.indexed,
+        unchanged=c.unchanged,
+        pruned=c.pruned,
+        chunks=c.chunks,
+        seconds=time.perf_counter() - started,
+        skipped=c.skipped,
+        degraded=c.degraded,
+        notices=notices,
+        total_notes=notes,
+        total_chunks=chunks,
+        db=str(db),
+    )

@@ -1,0 +1,210 @@
+"""The index database: where it lives, its schema, opening it safely, one writer at a time.
+
+One SQLite file per vault under the user cache folder (never inside the
+vault, so git and Obsidian sync never see it), named after the vault folder
+plus a hash of its real path. WAL journal: readers never wait for a refresh.
+The file carries an application id, a schema version and the vault's real
+path; a file that is corrupt, foreign, of another schema or of another vault
+is deleted and rebuilt, with a notice, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from shardpy.cachedir import cache_dir
+from shardpy.errors import ShardpyError
+
+APPLICATION_ID = 0x53485058  # "SHPX"
+SCHEMA_VERSION = 1
+WEIGHTS = (5.0, 3.0, 2.0, 2.0, 1.0, 1.0)  # title, heading, links, tags, body, cjk
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+LOCK_WAIT_SECONDS = 30.0
+
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    type TEXT,
+    problem TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX files_type ON files(type);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX chunks_file ON chunks(file_id);
+CREATE VIRTUAL TABLE fts USING fts5(
+    title, heading, links, tags, body, cjk, tokenize = '{TOKENIZER}'
+);
+"""
+
+
+def index_path(vault: Path) -> Path:
+    """The SQLite file for this vault (keyed by its real path; never inside the vault)."""
+    real = os.path.realpath(vault)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.")[:40] or "vault"
+    return cache_dir() / "index" / f"{name}-{digest}.sqlite3"
+
+
+def connect(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def check(conn: sqlite3.Connection, vault_real: str) -> str | None:
+    """Why the open database cannot be used as this vault's index (None when it can)."""
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        if app_id != APPLICATION_ID:
+            return "the file was not a shardpy index"
+        meta = _meta(conn)
+    except sqlite3.DatabaseError:
+        return "the file was corrupt"
+    if meta.get("schema") != str(SCHEMA_VERSION):
+        return "schema changed"
+    if meta.get("vault") != vault_real:
+        return "the file belonged to another vault"
+    return None
+
+
+def _remove(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{db}{suffix}")
+
+
+def _create(db: Path, vault_real: str) -> sqlite3.Connection:
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(db)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(_SCHEMA)
+    # Written last: a file interrupted while being created reads as "schema changed" and is rebuilt.
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO meta VALUES ('vault', ?)", (vault_real,))
+    conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("COMMIT")
+    return conn
+
+
+def _unwritable(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
+    return ShardpyError(
+        "INDEX_UNWRITABLE",
+        f"Cannot write the search index {db}: {exc}",
+        "Make the cache folder writable, or point SHARDPY_CACHE_DIR at a writable folder.",
+    )
+
+
+def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[str]]:
+    """The index, created or rebuilt as needed (call with the writer lock held)."""
+    notices: list[str] = []
+    if db.exists():
+        try:
+            conn = connect(db)
+            why = check(conn, vault_real)
+        except sqlite3.DatabaseError:
+            why = "the file was corrupt"
+            conn = None
+        if why is None and conn is not None:
+            _tune(conn)
+            return conn, notices
+        if conn is not None:
+            conn.close()
+        notices.append(f"index rebuilt: {why}")
+        _remove(db)
+    try:
+        conn = _create(db, vault_real)
+    except (OSError, sqlite3.Error) as exc:
+        raise _unwritable(db, exc) from None
+    _tune(conn)
+    return conn, notices
+
+
+def _tune(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable to the last checkpoint
+    conn.execute("PRAGMA cache_size = -32000")
+
+
+def open_for_read(db: Path, vault_real: str) -> sqlite3.Connection | None:
+    """The index when it exists and is this vault's, of this schema; else None."""
+    if not db.exists():
+        return None
+    try:
+        conn = connect(db)
+        if check(conn, vault_real) is not None:
+            conn.close()
+            return None
+    except sqlite3.DatabaseError:
+        return None
+    return conn
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+@contextlib.contextmanager
+def writer_lock(db: Path, *, wait: float = LOCK_WAIT_SECONDS) -> Iterator[bool]:
+    """Hold the index's writer lock (a ``flock`` on ``<db>.lock``); yields False when
+    ``wait`` ran out (``wait=0``: do not wait at all)."""
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{db}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise _unwritable(db, exc) from None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.02)
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def locked_error(db: Path) -> ShardpyError:
+    return ShardpyError(
+        "INDEX_LOCKED",
+        f"Another process is refreshing the search index {db.name}",
+        "Wait for it to finish (it holds the index's lock), then run this command again.",
+    )
