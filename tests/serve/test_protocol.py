@@ -148,3 +148,25 @@ def test_the_vault_itself_reads_but_may_not_remember(world: World) -> None:
 
     anyio.run(scenario)
     assert not list((world.vault / "memories").glob("2026/12/*"))
+
+
+def test_search_filters_the_result_never_the_query(world: World) -> None:
+    async def scenario() -> None:
+        async with connect(world, cwd=world.repos["atlas"]) as s:
+            found = await s.call("search", {"query": "caches lie", "limit": 5})
+            assert "brain/Gotchas.md" in [h["path"] for h in found["hits"]]
+            for words, withheld_path in (
+                ("hidden", "brain/Secret Plans.md"),
+                ("outside the exposed roots", "reference/Ref.md"),
+                ("tabs over spaces", "memories/2026/11/2026-11-01 Everyone.md"),
+                ("never served", "brain/soul.md"),
+            ):
+                result = await s.call("search", {"query": words})
+                assert withheld_path not in [h["path"] for h in result["hits"]], words
+                assert result["withheld"] >= 1, words
+            with pytest.raises(MCPError, match="SERVE_BAD_ARGUMENTS"):
+                await s.call("search", {"query": ""})
+
+    anyio.run(scenario)
+    searches = [line for line in world.audit() if line["event"] == "tool:search"]
+    assert len(searches) == 6 and searches[0]["served"][0].startswith("brain/")

@@ -35,7 +35,7 @@ def test_remember_duplicate_and_supersession(world: World) -> None:
                     "scope": "project",
                 },
             )
-            assert done["recorded"] is True and done["projects"] == ["atlas"]
+            assert done["recorded"] is True and done["projects"] == ["atlas"] and done["warnings"] == []
             first = done["path"]
             # A near-duplicate of a live memory is reported, with the suggestion, and nothing is written.
             before = tree_snapshot(world.vault, skip=[".shardmind"])
@@ -90,7 +90,10 @@ def test_record_work_containment(world: World) -> None:
             done = await s.call(
                 "record_work", {"folder": "work/active", "title": "Atlas launch", "body": "Went live."}
             )
-            assert done["path"] == "work/active/Atlas launch.md"
+            assert done["path"] == "work/active/Atlas launch.md" and done["warnings"] == []
+            # Refreshed for that one note: searchable at once (an MCP write fires no editor hook).
+            found = await s.call("search", {"query": "went live"})
+            assert [h["path"] for h in found["hits"]] == ["work/active/Atlas launch.md"]
             for folder in (
                 "brain/../work",
                 "../outside",
