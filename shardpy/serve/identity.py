@@ -75,6 +75,14 @@ def _read_marker(folder: Path) -> tuple[str | None, tuple[str, ...]] | None:
     return valid_name(lines[0]), platforms
 
 
+def project_of_folder(folder: Path) -> str | None:
+    """A repository folder's project name: its marker's, else its folder name (None when neither is valid)."""
+    marker = _read_marker(folder)
+    if marker is not None and marker[0] is not None:
+        return marker[0]
+    return valid_name(folder.name)
+
+
 def caller_from_folder(folder: Path, vault: Path, via: Literal["roots", "launch"]) -> Caller:
     real = Path(os.path.realpath(folder))
     vault_real = os.path.realpath(vault)

@@ -74,8 +74,12 @@ def test_ranking_superseded_then_specificity_then_date_then_session() -> None:
 
 @given(st.lists(st.sampled_from(["deploy", "friday", "tabs", "x"]), max_size=3))
 def test_a_query_reorders_but_never_filters_nor_crosses_supersession(query_words: list[str]) -> None:
-    live = [mem("general", path=f"l{i}", body=w, words=frozenset([w])) for i, w in enumerate(["deploy", "tabs"])]
-    dead = mem("general", path="dead", body="deploy friday", superseded_by="[[l0]]", words=frozenset(["deploy"]))
+    live = [
+        mem("general", path=f"l{i}", body=w, words=frozenset([w])) for i, w in enumerate(["deploy", "tabs"])
+    ]
+    dead = mem(
+        "general", path="dead", body="deploy friday", superseded_by="[[l0]]", words=frozenset(["deploy"])
+    )
     out = ranked([dead, *live], " ".join(query_words))
     assert sorted(m.path for m in out) == ["dead", "l0", "l1"]
     assert out[-1].path == "dead"
