@@ -275,6 +275,25 @@ def adopt(
     guarded(run, as_json=as_json)
 
 
+@app.command()
+def serve(
+    vault: Annotated[Path | None, typer.Argument(help="The vault (default: the current folder).")] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="The caller's project, for clients that send no roots.")
+    ] = None,
+    print_config: Annotated[
+        bool, typer.Option("--print-config", help="Print the snippet that registers this vault in a repo.")
+    ] = False,
+    client: Annotated[
+        str, typer.Option("--for", help="Config format for --print-config: claude, codex or gemini.")
+    ] = "claude",
+) -> None:
+    """Serve the vault over MCP (stdio): search, expand, recall, remember, record_work, health."""
+    from shardpy.flows.serve import run_serve
+
+    guarded(lambda: run_serve(vault, project=project, print_config=print_config, client=client))
+
+
 @app.command("index")
 def index_command(
     vault: Annotated[

@@ -8,6 +8,7 @@ lines pointing at missing files and fact files no index lists.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import urllib.parse
@@ -108,6 +109,47 @@ def memory_type(data: dict[str, Any]) -> str | None:
         if t:
             return t
     return as_text(data.get("type")) or None
+
+
+def project_name(encoded: str) -> str | None:
+    """The caller name ``shardpy serve`` gives the repository a Claude Code project folder stands for.
+
+    Claude Code names the folder after the repository's path with ``/`` and ``.`` written as ``-``;
+    the path is found again on disk where it still exists (so ``atlas-api`` stays one name), and its
+    ``.shardmind-project`` marker wins as it does for a live caller. Otherwise: the last segment.
+    """
+    from shardpy.serve.identity import project_of_folder, valid_name
+
+    if not encoded.startswith("-"):
+        return valid_name(encoded)
+    parts = encoded[1:].split("-")
+    found = _find_path("/", parts[0], parts[1:])
+    if found is not None:
+        return project_of_folder(Path(found))
+    return valid_name(parts[-1])
+
+
+def _find_path(folder: str, name: str, rest: list[str]) -> str | None:
+    """The existing folder whose path, with ``/`` and ``.`` as ``-``, is ``folder/name-rest...``."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return None
+    if not any(e.startswith(name) for e in entries):
+        return None  # no entry here begins this way: prune
+    here = os.path.join(folder, name)
+    if not rest:
+        return here if name in entries and os.path.isdir(here) else None
+    head, tail = rest[0], rest[1:]
+    if name in entries and os.path.isdir(here) and not os.path.islink(here):
+        deeper = _find_path(here, head, tail)
+        if deeper is not None:
+            return deeper
+    for joined in (f"{name}-{head}", f"{name}.{head}"):
+        found = _find_path(folder, joined, tail)
+        if found is not None:
+            return found
+    return None
 
 
 def project_scope(target: str, source_path: str) -> str:
@@ -264,6 +306,13 @@ class ClaudeCodeAdapter:
         if modified:
             updates.append(("modified", modified))
         updates.append(("project", encoded))
+        # The reach `shardpy serve` recalls it by: a fact about the user reaches every repository,
+        # any other fact the project it was learnt in (docs/SERVE.md, "Import").
+        if record.type == "user":
+            updates.append(("scope", "general"))
+        else:
+            name = project_name(encoded)
+            updates += [("scope", "project"), ("projects", [name] if name else [])]
         if note_stem(record.target) != record.name:
             updates.append(("aliases", [record.name]))
         updates.extend(provenance_items(prov, record.source_path, record.source_hash))

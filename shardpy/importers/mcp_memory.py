@@ -323,6 +323,9 @@ class McpMemoryAdapter:
         for key, value in e.extra.items():
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             updates.append((f"mcp_{key}", text))
+        # A memory graph is the user's, shared by every session of the client: `shardpy serve`
+        # recalls it for every caller (docs/SERVE.md, "Import").
+        updates.append(("scope", "general"))
         updates.extend(provenance_items(prov, record.source_path, record.source_hash))
         block = render_block("", {}, updates, nl)
         return Built((block + new_body).encode("utf-8"), list(e.observations), uses, link_signature(uses))

@@ -14,6 +14,9 @@ PINNED_BASES = f"{SIDECAR}/bases"
 UPDATE_CHECK = f"{SIDECAR}/update-check.json"
 JOURNAL = f"{SIDECAR}/journal.json"
 VALUES_FILE = "shard-values.yaml"
+# `shardpy serve`: the audit log of every call (JSON Lines) and its one rotated generation.
+SERVE_AUDIT = f"{SIDECAR}/serve-audit.jsonl"
+SERVE_AUDIT_OLD = f"{SIDECAR}/serve-audit.1.jsonl"
 
 
 def template_cache_path(source_path: str) -> str:

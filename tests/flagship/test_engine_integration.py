@@ -172,7 +172,10 @@ def test_install_with_values_personalises(tmp_path: Path, env: dict[str, str]) -
     assert "\n# North Star — Ada Lovelace\n" in (dest / "brain/North Star.md").read_text()
     home = (dest / "Home.md").read_text()
     assert "> **Owner:** Ada Lovelace\n" in home and "> **Organisation:** Analytical Engines\n" in home
-    assert json.loads((dest / ".mcp.json").read_text()) == {"mcpServers": {}}
+    # Without qmd only the vault's own MCP server (shardpy serve) is registered.
+    assert json.loads((dest / ".mcp.json").read_text()) == {
+        "mcpServers": {"vault": {"command": "shardpy", "args": ["serve", "."]}}
+    }
     # Personalised files are managed at their new hashes, not reported as user edits.
     files = state(dest)["files"]
     assert files["Home.md"]["ownership"] == "managed"

@@ -347,6 +347,7 @@ def test_mcp_template_renders_valid_json_both_ways(qmd: bool) -> None:
     )
     data = json.loads(text)
     assert ("qmd" in data["mcpServers"]) is qmd
+    assert data["mcpServers"]["vault"] == {"command": "shardpy", "args": ["serve", "."]}
     if qmd:
         assert data["mcpServers"]["qmd"]["args"] == [".claude/scripts/qmd_mcp.py"]
 

@@ -1,0 +1,347 @@
+"""The memory layer: notes under the vault's ``memory_root``, each declaring its reach.
+
+Pure: no MCP here. A memory's frontmatter (the flagship's
+``templates/Memory.md``) says who may recall it:
+
+- ``scope: general`` reaches every caller;
+- a ``projects`` list naming the caller reaches it, whatever the scope;
+- ``scope: platform`` reaches a caller sharing one of its ``platforms``;
+- otherwise it is not visible (default deny). A caller without a project
+  sees ``general`` only.
+
+Ranking: superseded memories sink below live ones, then specificity
+(project > platform > general), then date, then session time, newest first.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from shardpy.frontmatter import as_list, as_text, split_frontmatter, yaml_item
+from shardpy.importers.markdown import find_wikilinks
+from shardpy.serve.exposure import inside
+from shardpy.serve.identity import NAME, Caller
+
+Scope = Literal["general", "platform", "project"]
+SCOPES: tuple[Scope, ...] = ("general", "platform", "project")
+CONFIDENCES = ("verified", "observed", "inferred")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+DUPLICATE_AT = 0.6  # token Jaccard over title + body at or above which a live memory is a near-duplicate
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    path: str  # vault-relative
+    title: str
+    body: str
+    scope: str
+    projects: tuple[str, ...]
+    platforms: tuple[str, ...]
+    confidence: str
+    date: str
+    session: str
+    origin: str
+    superseded_by: str
+    supersedes: tuple[str, ...]
+    problems: tuple[str, ...]  # validation failures (such a memory is never recalled)
+    words: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def live(self) -> bool:
+        return not self.superseded_by
+
+    def specificity(self) -> int:
+        return {"project": 2, "platform": 1}.get(self.scope, 0)
+
+    def to_json(self, *, body: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "title": self.title,
+            "scope": self.scope,
+            "projects": list(self.projects),
+            "platforms": list(self.platforms),
+            "confidence": self.confidence,
+            "date": self.date,
+            "session": self.session,
+            "origin": self.origin,
+            "superseded": not self.live,
+            "superseded_by": self.superseded_by or None,
+            "supersedes": list(self.supersedes),
+        }
+        if body:
+            out["body"] = self.body
+        return out
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(text) if len(w) > 1)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple(v.strip().lower() for v in as_list(value) if v.strip())
+
+
+def _day(value: Any) -> str:
+    text = as_text(value) or ""
+    return text[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", text) else ""
+
+
+def parse_memory(rel: str, text: str) -> Memory:
+    split = split_frontmatter(text.removeprefix("\ufeff"))
+    problems: list[str] = []
+    data = split.data if split.state == "present" else {}
+    if split.state != "present":
+        problems.append(
+            "no closed frontmatter" if split.state == "absent" else f"bad frontmatter: {split.error}"
+        )
+    body = split.body if split.state == "present" else text
+    stem = rel.rsplit("/", 1)[-1][:-3]
+    title = stem[11:] if re.match(r"\d{4}-\d{2}-\d{2} ", stem) else stem
+    heading = next((ln[2:].strip() for ln in body.splitlines() if ln.startswith("# ")), "")
+    scope = (as_text(data.get("scope")) or "").strip().lower()
+    projects, platforms = _names(data.get("projects")), _names(data.get("platforms"))
+    if scope not in SCOPES:
+        problems.append(f"scope {scope!r} is not one of general, platform, project")
+    if scope == "project" and not projects:
+        problems.append("scope: project with an empty projects list reaches nobody")
+    if scope == "platform" and not platforms:
+        problems.append("scope: platform with an empty platforms list reaches nobody")
+    bad = [n for n in (*projects, *platforms) if not NAME.fullmatch(n)]
+    if bad:
+        problems.append("invalid project or platform names: " + ", ".join(bad))
+    superseded_by = as_text(data.get("superseded_by")) or ""
+    text_body = _strip_heading(body).strip()
+    return Memory(
+        rel,
+        heading or title,
+        text_body,
+        scope,
+        projects,
+        platforms,
+        (as_text(data.get("confidence")) or "").strip().lower(),
+        _day(data.get("date")) or (stem[:10] if re.match(r"\d{4}-\d{2}-\d{2}", stem) else ""),
+        as_text(data.get("session")) or "",
+        as_text(data.get("origin")) or "",
+        superseded_by.strip(),
+        tuple(as_list(data.get("supersedes"))),
+        tuple(problems),
+        words(f"{heading or title} {text_body}"),
+    )
+
+
+def _strip_heading(body: str) -> str:
+    lines = body.lstrip("\r\n").split("\n")
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def visible(memory: Memory, caller: Caller) -> bool:
+    """The reach rule, in the order that is the design (module docstring)."""
+    if memory.problems:
+        return False
+    if memory.scope == "general":
+        return True
+    if caller.project is None:
+        return False
+    if caller.project in memory.projects:
+        return True
+    return memory.scope == "platform" and bool(set(memory.platforms) & set(caller.platforms))
+
+
+def declared_order(memories: list[Memory]) -> list[Memory]:
+    """Live before superseded, then project > platform > general, then newest date, then newest session."""
+    order = sorted(memories, key=lambda m: (m.date, m.session, m.path), reverse=True)
+    order.sort(key=lambda m: (0 if m.live else 1, -m.specificity()))
+    return order
+
+
+def ranked(memories: list[Memory], query: str | None) -> list[Memory]:
+    """Declared order; a query reorders inside the live and the superseded groups, never across them,
+    and never filters (a memory the query misses keeps its declared place after the matches)."""
+    order = declared_order(memories)
+    if not query:
+        return order
+    q = words(query)
+    if not q:
+        return order
+
+    def relevance(m: Memory) -> int:
+        return len(q & m.words)
+
+    out: list[Memory] = []
+    for live in (True, False):
+        group = [m for m in order if m.live is live]
+        hits = sorted((m for m in group if relevance(m)), key=lambda m: -relevance(m))
+        out += hits + [m for m in group if not relevance(m)]
+    return out
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def near_duplicates(title: str, body: str, candidates: list[Memory]) -> list[tuple[Memory, float]]:
+    """Live memories this new one nearly repeats (same title, or token Jaccard >= DUPLICATE_AT)."""
+    mine = words(f"{title} {body}")
+    found: list[tuple[Memory, float]] = []
+    for m in candidates:
+        if not m.live:
+            continue
+        score = 1.0 if m.title.casefold() == title.casefold() else similarity(mine, m.words)
+        if score >= DUPLICATE_AT:
+            found.append((m, round(score, 3)))
+    return sorted(found, key=lambda p: -p[1])
+
+
+# -- the store --------------------------------------------------------------------
+
+
+@dataclass
+class Store:
+    """The memory root of one vault, parsed once per file version (size, mtime, inode)."""
+
+    vault: Path  # realpath
+    root: str | None
+    _cache: dict[str, tuple[tuple[int, int, int], Memory]] = field(default_factory=dict)
+
+    def all(self) -> list[Memory]:
+        """Every memory file under the root; listed and stat-ed on every call, re-read only when changed."""
+        if self.root is None:
+            return []
+        base = self.vault / self.root
+        real_root = os.path.realpath(base)
+        if not inside(real_root, str(self.vault)) or not os.path.isdir(real_root):
+            return []
+        out: list[Memory] = []
+        seen: set[str] = set()
+        for rel, full, st in _walk(str(base), self.root, 0):
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(full)
+                if not inside(real, real_root) or not os.path.isfile(real):
+                    continue  # contained before followed, like every note
+                st = os.stat(real)
+            elif not stat.S_ISREG(st.st_mode):
+                continue
+            seen.add(rel)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            cached = self._cache.get(rel)
+            if cached is None or cached[0] != key:
+                try:
+                    text = Path(full).read_bytes().decode("utf-8", "replace")
+                except OSError:
+                    continue
+                cached = (key, parse_memory(rel, text))
+                self._cache[rel] = cached
+            out.append(cached[1])
+        for gone in [k for k in self._cache if k not in seen]:
+            del self._cache[gone]
+        return out
+
+    def visible_to(self, caller: Caller) -> tuple[list[Memory], int]:
+        """The one answer to "which memories may this caller recall": (visible, withheld count)."""
+        everything = self.all()
+        shown = [m for m in everything if visible(m, caller)]
+        return shown, len(everything) - len(shown)
+
+    def invalidate(self, rel: str) -> None:
+        self._cache.pop(rel, None)
+
+
+def _walk(folder: str, rel: str, depth: int) -> Iterator[tuple[str, str, os.stat_result]]:
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        child = f"{rel}/{entry.name}"
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if depth < 8:
+                yield from _walk(entry.path, child, depth + 1)
+        elif entry.name.lower().endswith(".md"):
+            yield child, entry.path, st
+
+
+# -- writing ----------------------------------------------------------------------
+
+
+def memory_path(root: str, day: _dt.date, title: str) -> str:
+    return f"{root}/{day:%Y}/{day:%m}/{day.isoformat()} {title}.md"
+
+
+def neutralise_links(text: str, exists: set[str]) -> str:
+    """``[[X]]`` whose target names no note (``exists``: casefolded stems and paths) becomes plain text,
+    so a memory never plants a link that creates an empty note when clicked."""
+    links = find_wikilinks(text)
+    if not links:
+        return text
+    out: list[str] = []
+    last = 0
+    for link in links:
+        target = link.target.removesuffix(".md").casefold()
+        out.append(text[last : link.start])
+        if target in exists or target.rsplit("/", 1)[-1] in exists:
+            out.append(text[link.start : link.end])
+        else:
+            alias = link.inner.split("|", 1)[1] if "|" in link.inner else link.target
+            out.append(alias)
+        last = link.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    title: str
+    body: str
+    scope: Scope
+    projects: tuple[str, ...]
+    platforms: tuple[str, ...]
+    confidence: str
+    origin: str
+    session: str  # ISO-8601 UTC instant
+    day: _dt.date
+    supersedes: tuple[str, ...]  # link names (stems) of the memories it replaces
+
+
+def render_memory(m: NewMemory) -> bytes:
+    """The note, frontmatter in the flagship template's key order (templates/Memory.md)."""
+    first = m.body.strip().split("\n", 1)[0]
+    description = first if len(first) <= 160 else first[:157].rstrip() + "..."
+    nl = "\n"
+    items: list[tuple[str, str | list[str]]] = [
+        ("date", m.day.isoformat()),
+        ("description", description),
+        ("tags", ["memory"]),
+        ("scope", m.scope),
+        ("projects", list(m.projects)),
+        ("platforms", list(m.platforms)),
+        ("confidence", m.confidence),
+        ("origin", m.origin),
+        ("session", m.session),
+        ("supersedes", [f"[[{s}]]" for s in m.supersedes]),
+    ]
+    block = "".join(_item(k, v, nl) for k, v in items)
+    return f"---{nl}{block}---{nl}# {m.title}{nl}{nl}{m.body.strip()}{nl}".encode()
+
+
+def _item(key: str, value: str | list[str], nl: str) -> str:
+    if isinstance(value, list) and not value:
+        return f"{key}: []{nl}"
+    return yaml_item(key, value, nl)

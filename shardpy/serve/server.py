@@ -1,0 +1,264 @@
+"""The MCP wiring: the SDK's low-level ``Server`` over stdio, the identity gate, the audit line per call.
+
+Imported only by ``shardpy serve`` (the SDK costs most of the start-up).
+
+Identity (docs/SERVE.md): on a handshake-era connection (2025-06-18,
+2025-11-25, ...) whose client declared ``roots``, the server asks
+``roots/list`` once the client says ``notifications/initialized`` and every
+caller-dependent request waits for the answer, at most ``ROOTS_WAIT``
+seconds (then it is served as an anonymous caller, general memories only).
+``notifications/roots/list_changed`` closes the gate and asks again. A
+2026-07-28 connection (no server-to-client requests), or a client without
+roots, is identified by the launch context: ``--project NAME`` or the
+server's working folder.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from shardpy import __version__
+from shardpy.errors import ShardpyError
+from shardpy.serve import prompts, tools
+from shardpy.serve.identity import ANONYMOUS, Caller, caller_from_roots, launch_caller
+
+ROOTS_WAIT = 2.0
+URI_PREFIX = "vault://note/"
+PAGE = 500  # resources per resources/list page
+
+Ctx = ServerRequestContext[Any, Any]
+
+
+@dataclass
+class Identity:
+    """The caller of this connection, behind a gate that is closed while a roots answer is awaited."""
+
+    vault: Path
+    launch: Caller
+    caller: Caller
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    asked: bool = False
+
+    async def resolve(self, ctx: Ctx) -> None:
+        """Ask the client for its roots (after initialized, and again on list_changed)."""
+        caps = ctx.session.client_capabilities
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or caps is None or caps.roots is None:
+            self.caller = self.launch
+            self.ready.set()
+            return
+        if self.ready.is_set():
+            self.ready = anyio.Event()  # a request arriving now waits for the new answer
+        gate = self.ready
+        self.asked = True
+        try:
+            with anyio.fail_after(ROOTS_WAIT * 5), warnings.catch_warnings():
+                # Roots are deprecated from 2026-07-28; only the handshake era reaches here.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                result = await ctx.session.list_roots()
+            self.caller = caller_from_roots([str(r.uri) for r in result.roots], self.vault)
+        except Exception:  # no answer or an error answer: the safest reading of "unknown caller"
+            self.caller = ANONYMOUS
+        gate.set()
+
+    async def current(self, ctx: Ctx) -> Caller:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self.launch
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None:
+            return self.launch
+        with anyio.move_on_after(ROOTS_WAIT):
+            await self.ready.wait()
+        if not self.ready.is_set():
+            return Caller(None, (), "timeout", None, "roots")
+        return self.caller
+
+
+def _schema(model: type[tools.Args]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _tool_list() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=name,
+            description=description,
+            input_schema=_schema(model),
+            annotations=types.ToolAnnotations(
+                read_only_hint=name in tools.READ_ONLY, destructive_hint=False, open_world_hint=False
+            ),
+        )
+        for name, (model, description) in tools.TOOLS.items()
+    ]
+
+
+def _error(exc: ShardpyError) -> MCPError:
+    data: dict[str, Any] = {"code": exc.code, "hint": exc.hint}
+    if exc.path:
+        data["path"] = exc.path
+    return MCPError(code=types.INVALID_PARAMS, message=f"[{exc.code}] {exc.message}", data=data)
+
+
+def build(vault: Path, launch: Caller) -> Server[Any]:
+    served = tools.Served.open(vault)
+    identity = Identity(served.root, launch, launch)
+
+    async def guarded(
+        event: str, ctx: Ctx, fields: dict[str, Any], work: Callable[[Caller], Awaitable[Any]]
+    ) -> Any:
+        caller = await identity.current(ctx)
+        try:
+            result = await work(caller)
+        except ShardpyError as exc:
+            served.audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
+            raise _error(exc) from None
+        served.audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
+        return result
+
+    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_tool_list())
+
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        if name not in tools.TOOLS:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"unknown tool {name!r}",
+                data={"code": "SERVE_UNKNOWN_TOOL"},
+            )
+
+        async def work(caller: Caller) -> dict[str, Any]:
+            args = tools.parse_args(name, params.arguments)
+            result: dict[str, Any] = tools.HANDLERS[name](served, caller, args)
+            return result
+
+        result = await guarded(f"tool:{name}", ctx, {"args": params.arguments or {}}, work)
+        failed = result.get("recorded") is False
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False, indent=1))],
+            structured_content=result,
+            is_error=failed,
+        )
+
+    async def list_resources(
+        ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        async def work(caller: Caller) -> types.ListResourcesResult:
+            notes = served.exposure.notes()
+            order = sorted(notes)
+            start = int(params.cursor) if params and params.cursor and params.cursor.isdigit() else 0
+            page = order[start : start + PAGE]
+            nxt = str(start + PAGE) if start + PAGE < len(order) else None
+            return types.ListResourcesResult(
+                resources=[
+                    types.Resource(
+                        uri=URI_PREFIX + quote(p),
+                        name=notes[p].title,
+                        description=notes[p].description or None,
+                        mime_type="text/markdown",
+                    )
+                    for p in page
+                ],
+                next_cursor=nxt,
+            )
+
+        result: types.ListResourcesResult = await guarded("resources/list", ctx, {}, work)
+        return result
+
+    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+
+        async def work(caller: Caller) -> types.ReadResourceResult:
+            path = unquote(uri[len(URI_PREFIX) :]) if uri.startswith(URI_PREFIX) else ""
+            text = served.exposure.read_text(path) if path else None
+            if text is None:
+                raise ShardpyError(
+                    "SERVE_NOTE_NOT_FOUND",
+                    f"no served note at {uri}",
+                    "List resources to see what is served.",
+                )
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+            )
+
+        result: types.ReadResourceResult = await guarded("resources/read", ctx, {"uri": uri}, work)
+        return result
+
+    async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts.PROMPTS)
+
+    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        try:
+            return prompts.render(params.name, params.arguments or {})
+        except ShardpyError as exc:
+            raise _error(exc) from None
+
+    server: Server[Any] = Server(
+        "shardpy",
+        version=__version__,
+        instructions=prompts.instructions(served.manifest),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+    server.middleware = []  # the default OpenTelemetry span is a no-op here; skip its per-call cost
+
+    async def initialized(ctx: Ctx, params: types.NotificationParams) -> None:
+        await identity.resolve(ctx)
+
+    async def roots_changed(ctx: Ctx, params: types.NotificationParams) -> None:
+        await identity.resolve(ctx)
+
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+    )
+    return server
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    """What the audit line keeps of a result: counts and paths, never bodies."""
+    if isinstance(result, dict):
+        out: dict[str, Any] = {}
+        for key in ("path", "recorded", "withheld", "superseded"):
+            if key in result:
+                out[key] = result[key]
+        for key in ("hits", "memories"):
+            if isinstance(result.get(key), list):
+                out["served"] = [item["path"] for item in result[key]]
+        if "backlinks" in result:
+            out["backlinks"] = len(result["backlinks"])
+        return out
+    if isinstance(result, types.ListResourcesResult):
+        return {"count": len(result.resources)}
+    return {}
+
+
+async def _run(vault: Path, launch: Caller) -> None:
+    server = build(vault, launch)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(vault: Path, *, cwd: Path, project: str | None) -> None:
+    """Serve ``vault`` over stdio until the client closes the stream."""
+    anyio.run(_run, vault, launch_caller(vault, cwd, project))

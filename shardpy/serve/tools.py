@@ -1,0 +1,574 @@
+"""The tools: argument models (their JSON Schemas are what tools/list publishes) and thin handlers.
+
+A handler takes the served vault, the caller (derived by the server, never
+an argument) and validated arguments, and returns a JSON-able dict or raises
+:class:`ShardpyError`. Every handler reaches notes only through the two
+exposure predicates and memories only through ``Store.visible_to``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shardpy.errors import ShardpyError
+from shardpy.frontmatter import split_frontmatter, yaml_item
+from shardpy.importers.links import note_stem
+from shardpy.serve import capture
+from shardpy.serve.audit import AuditLog
+from shardpy.serve.exposure import Exposure, Manifest, clean_root, inside, under
+from shardpy.serve.graph import LinkCache, Names
+from shardpy.serve.identity import NAME, Caller
+from shardpy.serve.memories import (
+    Memory,
+    NewMemory,
+    Store,
+    memory_path,
+    near_duplicates,
+    neutralise_links,
+    ranked,
+    render_memory,
+)
+
+TITLE_MAX = 120
+BODY_MAX = 20_000
+GENERAL_BODY_MAX = 2_000  # general reaches every caller: the shortest leash
+QUERY_MAX = 1_000
+SEARCH_PAGES = 5
+_TITLE_FORBIDDEN = set('/\\[]|#^:*?"<>')
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Limit = Annotated[int, Field(ge=1, le=50)]
+
+
+class SearchArgs(Args):
+    query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX, description="Words to find.")]
+    limit: Limit = 10
+    type: str | None = Field(
+        None, description="Only notes of this type (frontmatter type or folder convention)."
+    )
+    path: str | None = Field(None, description="Only notes under this vault folder.")
+
+
+class ExpandArgs(Args):
+    note: Annotated[str, Field(min_length=1, max_length=1000, description="A vault path or a [[wikilink]].")]
+
+
+class RecallArgs(Args):
+    query: Annotated[str, Field(max_length=QUERY_MAX)] | None = None
+    limit: Limit = 10
+
+
+class RememberArgs(Args):
+    title: Annotated[str, Field(min_length=1, max_length=10 * TITLE_MAX)]
+    body: Annotated[str, Field(min_length=1)]
+    scope: Literal["general", "platform", "project"]
+    projects: list[str] | None = None
+    platforms: list[str] | None = None
+    confidence: Literal["verified", "observed", "inferred"] | None = None
+    supersedes: list[str] | None = Field(
+        None, description="Paths or [[names]] of memories this one replaces."
+    )
+    force: bool = False
+
+
+class RecordWorkArgs(Args):
+    folder: Annotated[str, Field(min_length=1, max_length=500, description="e.g. work/active")]
+    title: Annotated[str, Field(min_length=1, max_length=10 * TITLE_MAX)]
+    body: Annotated[str, Field(min_length=1)]
+
+
+class HealthArgs(Args):
+    pass
+
+
+TOOLS: dict[str, tuple[type[Args], str]] = {
+    "search": (
+        SearchArgs,
+        "Search the vault's notes (full-text index); results are filtered by the exposure policy.",
+    ),
+    "expand": (
+        ExpandArgs,
+        "One note: frontmatter, body, outgoing links resolved, backlinks among served notes.",
+    ),
+    "recall": (RecallArgs, "Memories meant for this caller's project, platforms and everyone, ranked."),
+    "remember": (RememberArgs, "Record one memory (a lesson with its reach: general, platform or project)."),
+    "record_work": (RecordWorkArgs, "File one work note into a folder of the vault's user-content roots."),
+    "health": (
+        HealthArgs,
+        "Index freshness, served/withheld counts, broken links, memories failing validation.",
+    ),
+}
+READ_ONLY = frozenset({"search", "expand", "recall", "health"})
+
+
+def parse_args(tool: str, raw: dict[str, Any] | None) -> Args:
+    model = TOOLS[tool][0]
+    try:
+        return model.model_validate(raw or {})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()[:8]
+        )
+        raise ShardpyError(
+            "SERVE_BAD_ARGUMENTS",
+            f"{tool}: {problems}",
+            f"See the {tool} tool's input schema (tools/list).",
+        ) from None
+
+
+# -- the served vault -----------------------------------------------------------
+
+
+@dataclass
+class Served:
+    root: Path  # realpath
+    exposure: Exposure
+    store: Store
+    links: LinkCache
+    audit: AuditLog
+    refreshed: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def open(vault: Path) -> Served:
+        exposure = Exposure.load(vault)
+        root = exposure.vault
+        return Served(
+            root, exposure, Store(root, exposure.manifest.memory_root), LinkCache(root), AuditLog(root)
+        )
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.exposure.manifest
+
+
+# -- text checks -------------------------------------------------------------------
+
+
+def check_text(field_name: str, text: str, limit: int) -> str:
+    if "\ufffd" in text:
+        raise ShardpyError(
+            "SERVE_BAD_TEXT",
+            f"{field_name} is not valid UTF-8 (the message carried bytes that do not decode)",
+            "Send UTF-8 text.",
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ShardpyError(
+            "SERVE_BAD_TEXT", f"{field_name} holds an unpaired surrogate, not text", "Send UTF-8 text."
+        ) from None
+    if "\x00" in text:
+        raise ShardpyError("SERVE_BAD_TEXT", f"{field_name} holds a NUL character", "Remove it.")
+    if len(text) > limit:
+        raise ShardpyError(
+            "SERVE_TOO_LONG",
+            f"{field_name} is {len(text):,} characters; the limit here is {limit:,}",
+            "Say it shorter: a memory is one lesson, a work note one record.",
+        )
+    return text
+
+
+def check_title(title: str) -> str:
+    check_text("title", title, TITLE_MAX)
+    clean = title.strip()
+    bad = sorted({c for c in clean if c in _TITLE_FORBIDDEN or not c.isprintable()})
+    if not clean or bad or clean.startswith(".") or clean.endswith("."):
+        shown = ", ".join(repr(c) for c in bad) or "an empty or dot-edged name"
+        raise ShardpyError(
+            "SERVE_BAD_TITLE",
+            f"title cannot be a note name: {shown}",
+            'A title is one line without / \\ [ ] | # ^ : * ? " < >, not starting or ending with a dot.',
+        )
+    return clean
+
+
+def _names(field_name: str, values: list[str] | None) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values or []:
+        name = v.strip().lower()
+        if not NAME.fullmatch(name):
+            raise ShardpyError(
+                "SERVE_BAD_ARGUMENTS",
+                f"{field_name}: {v!r} is not a project/platform name",
+                "Names are lowercase letters, digits, '.', '_' or '-', at most 64 characters.",
+            )
+        out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+# -- search --------------------------------------------------------------------------
+
+
+def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
+    """Query the whole index, then filter the result (never the query) through ``may_read``."""
+    index = _index()
+    check_text("query", a.query, QUERY_MAX)
+    page = max(a.limit * 4, 20)
+    hits: list[dict[str, Any]] = []
+    notices: list[str] = []
+    withheld = 0
+    match = "all"
+    for n in range(SEARCH_PAGES):
+        result = index.search(v.root, a.query, top=page, offset=n * page, type=a.type, path=a.path)
+        match = result.match
+        notices += [x for x in result.notices if x not in notices]
+        for hit in result.hits:
+            if v.exposure.may_read(hit.path) is None:
+                withheld += 1
+            elif len(hits) < a.limit:
+                hits.append(hit.to_json())
+        if len(hits) >= a.limit or len(result.hits) < page:
+            break
+    return {"query": a.query, "match": match, "hits": hits, "withheld": withheld, "notices": notices}
+
+
+def _index() -> Any:
+    import importlib
+
+    try:
+        index = importlib.import_module("shardpy.index")
+    except ImportError:
+        raise ShardpyError(
+            "SERVE_SEARCH_UNAVAILABLE",
+            "this shardpy has no search index (shardpy.index is missing)",
+            "Use expand, recall and the vault://note resources; install a shardpy with search.",
+        ) from None
+    return index
+
+
+def refresh_index(v: Served, paths: list[str]) -> list[str]:
+    """Make freshly written notes searchable now (an MCP write fires no editor hook).
+
+    Returns warnings, never raises: the write itself is done."""
+    try:
+        index = _index()
+        index.refresh(v.root, only=paths)
+    except ShardpyError as exc:
+        return [f"written, but not yet searchable: {exc.message}"]
+    except Exception as exc:  # an index bug must not turn a completed write into a reported failure
+        return [f"written, but not yet searchable: {type(exc).__name__}: {exc}"]
+    return []
+
+
+# -- expand --------------------------------------------------------------------------
+
+
+def note_ref(note: str) -> str:
+    ref = note.strip()
+    if ref.startswith("[[") and ref.endswith("]]"):
+        ref = ref[2:-2]
+    return ref.split("|", 1)[0].split("#", 1)[0].strip()
+
+
+def expand(v: Served, caller: Caller, a: ExpandArgs) -> dict[str, Any]:
+    check_text("note", a.note, 1000)
+    ref = note_ref(a.note)
+    notes = v.exposure.notes()
+    names = Names.of(notes)
+    path = ref if ref.lower().endswith(".md") else None
+    if path is None:
+        path = names.resolve(ref)
+    note = v.exposure.may_read(path) if path else None
+    text = v.exposure.read_text(path) if note is not None and path else None
+    if note is None or text is None or path is None:
+        raise ShardpyError(
+            "SERVE_NOTE_NOT_FOUND",
+            f"no served note {ref!r}",
+            "Search first; pass a vault path (folder/Note.md) or a [[Note]] name.",
+        )
+    split = split_frontmatter(text)
+    links = [{"target": t, "path": names.resolve(t)} for t in v.links.targets(path)]
+    return {
+        "path": path,
+        "title": note.title,
+        "frontmatter": _jsonable(split.data if split.state == "present" else {}),
+        "body": split.body if split.state == "present" else text,
+        "links": links,
+        "backlinks": v.links.backlinks(path, notes, names),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, _dt.date | _dt.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+# -- recall --------------------------------------------------------------------------
+
+
+def recall(v: Served, caller: Caller, a: RecallArgs) -> dict[str, Any]:
+    if a.query:
+        check_text("query", a.query, QUERY_MAX)
+    shown, withheld = v.store.visible_to(caller)
+    order = ranked(shown, a.query)[: a.limit]
+    return {
+        "caller": caller.to_json(),
+        "memories": [m.to_json() for m in order],
+        "visible": len(shown),
+        "withheld": withheld,
+    }
+
+
+# -- remember ------------------------------------------------------------------------
+
+
+def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | None = None) -> dict[str, Any]:
+    if caller.is_vault:
+        raise ShardpyError(
+            "SERVE_VAULT_CALLER",
+            "the vault itself may not write memories: a memory scoped to the vault reaches only "
+            "sessions that already read every note",
+            "Write the lesson into a brain/ note instead.",
+        )
+    root = v.manifest.memory_root
+    if root is None:
+        raise ShardpyError(
+            "SERVE_NO_MEMORY_ROOT",
+            "vault-manifest.json declares no memory_root",
+            'Add "memory_root": "memories" to the vault manifest.',
+        )
+    title = check_title(a.title)
+    limit = GENERAL_BODY_MAX if a.scope == "general" else BODY_MAX
+    body = check_text("body", a.body, limit).strip()
+    projects, platforms = _reach(caller, a)
+    confidence = a.confidence or "observed"
+    exists = _link_names(v)
+    title, body = neutralise_links(title, exists), neutralise_links(body, exists)
+    shown, _ = v.store.visible_to(caller)
+    old = [_find_memory(shown, ref) for ref in a.supersedes or []]
+    replaced = {m.path for m in old}
+    if not a.force:
+        dupes = [(m, s) for m, s in near_duplicates(title, body, shown) if m.path not in replaced]
+        if dupes:
+            return {
+                "recorded": False,
+                "duplicates": [{"path": m.path, "title": m.title, "similarity": s} for m, s in dupes[:5]],
+                "suggestion": "This repeats a live memory: pass supersedes: [its path] to replace it, "
+                "or force: true to record it anyway.",
+            }
+    moment = now or _dt.datetime.now(_dt.UTC)
+    day = moment.astimezone().date()
+    path = memory_path(root, day, title)
+    new = NewMemory(
+        title,
+        body,
+        a.scope,
+        projects,
+        platforms,
+        confidence,
+        caller.project or "",
+        moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z",
+        day,
+        tuple(note_stem(m.path) for m in old),
+    )
+    rewrites = tuple(
+        capture.mark_superseded(m.path, (v.root / m.path).read_bytes(), note_stem(path)) for m in old
+    )
+    capture.apply_plan(v.root, capture.WritePlan("remember", path, render_memory(new), rewrites))
+    for m in old:
+        v.store.invalidate(m.path)
+    warnings = refresh_index(v, [path, *replaced])
+    return {
+        "recorded": True,
+        "path": path,
+        "scope": a.scope,
+        "projects": list(projects),
+        "platforms": list(platforms),
+        "superseded": sorted(replaced),
+        "warnings": warnings,
+    }
+
+
+def _reach(caller: Caller, a: RememberArgs) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    projects = _names("projects", a.projects)
+    platforms = _names("platforms", a.platforms)
+    if a.scope == "general":
+        if projects or platforms:
+            raise ShardpyError(
+                "SERVE_BAD_SCOPE",
+                "scope: general reaches every caller; it takes no projects or platforms",
+                "Use scope: project (with projects) or scope: platform (with platforms).",
+            )
+        if a.confidence is None:
+            raise ShardpyError(
+                "SERVE_BAD_SCOPE",
+                "scope: general needs an explicit confidence (verified, observed or inferred)",
+                "A lesson every repository will read must say how sure it is.",
+            )
+    if a.scope == "project" and not projects:
+        if caller.project is None:
+            raise ShardpyError(
+                "SERVE_BAD_SCOPE",
+                "scope: project, but this caller has no project name and no projects were given",
+                "Pass projects: [name], or add a .shardmind-project file to the repository.",
+            )
+        projects = (caller.project,)
+    if a.scope == "platform" and not platforms:
+        platforms = caller.platforms
+        if not platforms:
+            raise ShardpyError(
+                "SERVE_BAD_SCOPE",
+                "scope: platform needs platforms: [ios, ...]",
+                "Name the platforms it applies to.",
+            )
+    return projects, platforms
+
+
+def _link_names(v: Served) -> set[str]:
+    names = {note_stem(p).casefold() for p in v.exposure.notes()}
+    names |= {note_stem(m.path).casefold() for m in v.store.all()}
+    return names
+
+
+def _find_memory(shown: list[Memory], ref: str) -> Memory:
+    key = note_ref(ref).removesuffix(".md").casefold()
+    for m in shown:
+        if m.path.removesuffix(".md").casefold() == key or note_stem(m.path).casefold() == key:
+            if not m.live:
+                raise ShardpyError(
+                    "SERVE_SUPERSEDES_INVALID",
+                    f"{m.path} is already superseded by {m.superseded_by}",
+                    "Supersede the memory that replaced it.",
+                )
+            return m
+    raise ShardpyError(
+        "SERVE_SUPERSEDES_INVALID",
+        f"supersedes: no memory {ref!r} visible to this caller",
+        "Recall first and pass a memory's path.",
+    )
+
+
+# -- record_work -----------------------------------------------------------------------
+
+
+def work_roots(manifest: Manifest) -> list[str]:
+    """The folder roots among the user-content roots (a file or glob root cannot take a new note)."""
+    mem = manifest.memory_root
+    return [
+        r
+        for r in manifest.user_content_roots
+        if r and not set("*?[") & set(r) and not r.lower().endswith(".md") and not (mem and under(r, mem))
+    ]
+
+
+def record_work(
+    v: Served, caller: Caller, a: RecordWorkArgs, now: _dt.datetime | None = None
+) -> dict[str, Any]:
+    title = check_title(a.title)
+    body = check_text("body", a.body, BODY_MAX).strip()
+    folder = _work_folder(v, check_text("folder", a.folder, 500))
+    moment = now or _dt.datetime.now(_dt.UTC)
+    day = moment.astimezone().date()
+    path = f"{folder}/{title}.md"
+    nl = "\n"
+    items: list[tuple[str, str | list[str]]] = [
+        ("date", day.isoformat()),
+        ("description", body.split("\n", 1)[0][:160]),
+        ("tags", ["work"]),
+        ("status", "active"),
+        ("quarter", f"{day.year}-Q{(day.month - 1) // 3 + 1}"),
+        ("origin", caller.project or ""),
+    ]
+    data = ("---" + nl + "".join(yaml_item(k, x, nl) for k, x in items) + "---" + nl).encode()
+    data += f"# {title}{nl}{nl}{body}{nl}".encode()
+    capture.apply_plan(v.root, capture.WritePlan("record-work", path, data))
+    return {"recorded": True, "path": path, "warnings": refresh_index(v, [path])}
+
+
+def _work_folder(v: Served, raw: str) -> str:
+    """The caller's folder, inside the user-content root it names, contained against that root's realpath."""
+    folder = clean_root(raw.replace("\\", "/"))
+    roots = work_roots(v.manifest)
+    root = max((r for r in roots if under(folder, r)), key=len, default=None)
+    refused = ShardpyError(
+        "SERVE_FOLDER_REFUSED",
+        f"{raw!r} is not inside a user-content folder of this vault",
+        "Use one of: " + ", ".join(f"{r}/" for r in roots),
+    )
+    if root is None or folder.startswith("/") or "\x00" in folder:
+        raise refused
+    real_root = os.path.realpath(v.root / root)
+    real = os.path.realpath(v.root / folder)
+    if not inside(real_root, str(v.root)) or not inside(real, real_root):
+        raise refused
+    rel = os.path.relpath(real, v.root).replace(os.sep, "/")
+    if any(p.startswith(".") for p in rel.split("/")):
+        raise refused
+    return rel
+
+
+# -- health ------------------------------------------------------------------------------
+
+
+def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
+    notes = v.exposure.notes()
+    names = Names.of(notes)
+    count, broken = v.links.broken(notes, names)
+    every = v.store.all()
+    invalid = [{"path": m.path, "problems": list(m.problems)} for m in every if m.problems]
+    return {
+        "caller": caller.to_json(),
+        "index": _index_health(v),
+        "qmd": {"configured": False, "note": "this server searches the shardpy index only"},
+        "notes": {"served": len(notes), "withheld": _withheld_count(v, len(notes))},
+        "broken_links": {"count": count, "sample": broken},
+        "memories": {
+            "total": len(every),
+            "live": sum(1 for m in every if m.live and not m.problems),
+            "superseded": sum(1 for m in every if not m.live),
+            "invalid": invalid[:50],
+            "invalid_count": len(invalid),
+        },
+    }
+
+
+def _withheld_count(v: Served, served: int) -> int:
+    """Markdown files in the vault (outside dot-folders) the policy does not serve."""
+    total = 0
+    for _dirpath, dirnames, filenames in os.walk(v.root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        total += sum(1 for f in filenames if f.lower().endswith(".md") and not f.startswith("."))
+    return max(total - served, 0)
+
+
+def _index_health(v: Served) -> dict[str, Any]:
+    try:
+        index = _index()
+    except ShardpyError as exc:
+        return {"available": False, "error": exc.message}
+    try:
+        db = Path(index.index_path(v.root))
+        st = db.stat()
+    except OSError:
+        return {"available": True, "built": False}
+    except ShardpyError as exc:
+        return {"available": False, "error": exc.message}
+    age = max(0.0, _dt.datetime.now().timestamp() - st.st_mtime)
+    return {"available": True, "built": True, "path": str(db), "age_seconds": round(age, 1)}
+
+
+HANDLERS: dict[str, Any] = {
+    "search": search,
+    "expand": expand,
+    "recall": recall,
+    "remember": remember,
+    "record_work": record_work,
+    "health": health,
+}
