@@ -58,6 +58,11 @@ def main() -> None:
         from shardpy.cli.status import show_status
 
         sys.exit(show_status(verbose=bool({"-v", "--verbose"} & set(argv)), as_json="--json" in argv))
+    if argv[0] == "merge-file" and not _completing():
+        # git runs the merge driver once per file: no Typer start-up cost.
+        from shardpy.cli.merge_file import main as merge_file
+
+        sys.exit(merge_file(argv[1:]))
     if argv[0] == "import" and not _completing():
         from shardpy.cli.import_cmd import plain_args
 
