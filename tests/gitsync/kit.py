@@ -125,4 +125,5 @@ class Mesh:
 def comparable(status: dict[str, Any]) -> dict[str, Any]:
     """A status report without what differs between two machines by design."""
     out = {k: v for k, v in status.items() if k not in ("vault", "updated_at", "update_available")}
-    return json.loads(json.dumps(out))
+    back: dict[str, Any] = json.loads(json.dumps(out))
+    return back

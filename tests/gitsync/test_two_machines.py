@@ -43,7 +43,10 @@ def mesh(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Mesh:
 
 
 def test_update_on_a_while_b_edits(mesh: Mesh) -> None:
-    """(1) A updates and pushes; B edits three notes (one managed, changed by the update elsewhere), adds one."""
+    """(1) A updates and pushes; B edits three notes and adds one.
+
+    One of B's notes is a managed file the update also changed, elsewhere.
+    """
     a, b = mesh.a, mesh.b
     mesh.write(b, "mine.md", "my note\n")
     mesh.write(b, "other.md", "another note\n")
@@ -163,7 +166,8 @@ def _source(root: Path, names: list[str]) -> Path:
     for name in names:
         (root / "notes").mkdir(parents=True, exist_ok=True)
         (root / "notes" / f"{name.lower()}.md").write_text(
-            f"---\ntitle: {name}\ntype: note\npermalink: notes/{name.lower()}\n---\n\n# {name}\n\n- [fact] {name} #imported\n",
+            f"---\ntitle: {name}\ntype: note\npermalink: notes/{name.lower()}\n---\n\n"
+            f"# {name}\n\n- [fact] {name} #imported\n",
             encoding="utf-8",
         )
     return root
@@ -178,7 +182,10 @@ def _notes(machine: Path) -> list[str]:
 
 
 def test_imports_on_both_machines_merge_without_duplicates(mesh: Mesh, tmp_path: Path) -> None:
-    """(5) Different sources imported on each machine, then synced: no duplicates, both ledgers' records kept."""
+    """(5) Different sources imported on each machine, then synced.
+
+    No duplicates, and both machines' import records are intact.
+    """
     one = _source(tmp_path / "one", ["Alpha", "Beta"])
     two = _source(tmp_path / "two", ["Gamma", "Delta", "Epsilon"])
     mesh.shardpy(mesh.a, "import", "--from", "basic-memory", str(one), ".", "--apply")
