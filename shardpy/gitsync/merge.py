@@ -4,8 +4,11 @@ git hands the driver three versions of a path — the common ancestor ``%O``,
 ours ``%A`` and theirs ``%B`` — and the path ``%P``. The path says which rule
 applies:
 
-* a note (any other path): :func:`shardpy.merge.merge_document` — lines as
-  ``git merge-file`` merges them, frontmatter key by key, tag and alias lists
+* a note (any other path) without frontmatter on any side: the line merge of
+  :func:`shardpy.merge.merge3` on the bytes as they are — ``git merge-file``'s
+  result wherever git merges cleanly, plus "both added here" kept;
+* a note with frontmatter: :func:`shardpy.merge.merge_document` — the body
+  by lines, frontmatter key by key, tag and alias lists
   as three-way sets, "both added here" kept; a key changed differently on
   both sides keeps our value in the YAML and shows both values in a conflict
   block at the top of the body, so the YAML always parses;
@@ -103,14 +106,37 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
 
 
 def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
+    """A note: git's line merge exactly when no side has frontmatter, else merge_document."""
+    from shardpy.merge.document import is_binary
+    from shardpy.merge.frontmatter import split_frontmatter
+
+    if any(is_binary(x) for x in (base, ours, theirs)):
+        return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
+    texts = [x.decode("utf-8") for x in (base, ours, theirs)]
+    if all(split_frontmatter(t.lstrip("\ufeff").replace("\r\n", "\n"))[0] is None for t in texts):
+        return _lines(*texts)
+    return _document(base, ours, theirs)
+
+
+def _lines(base: str, ours: str, theirs: str) -> FileMerge:
+    # Bytes as they are (CRLF, BOM): where git merges cleanly, this is git's result.
+    from shardpy.merge.text import merge3
+
+    first, second = sorted((ours, theirs))
+    r = merge3(base, first, second, user_label=OURS, shard_label=THEIRS)
+    if not r.clean:
+        r = merge3(base, ours, theirs, user_label=OURS, shard_label=THEIRS)
+    messages = [] if r.clean else [f"{len(r.conflicts)} conflicting region(s) in the text"]
+    return FileMerge(FileKind.NOTE, r.text.encode("utf-8"), r.clean, messages)
+
+
+def _document(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     from shardpy.merge.document import merge_document
 
     first, second = sorted((ours, theirs))
     r = merge_document(base, first, second, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
     if r.kind == "clean":
         return FileMerge(FileKind.NOTE, r.data, True)
-    if r.kind == "binary":
-        return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
     if first is not ours:
         r = merge_document(base, ours, theirs, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
     messages = [f"frontmatter key '{c.key}' changed on both sides" for c in r.frontmatter_conflicts]

@@ -219,6 +219,7 @@ def merge_document(
 
     found: list[KeyConflict] = []
     shown = ""
+    fallback: str | None = None
     if ublock == bblock and sblock == bblock:
         return _whole(bt.lf, ut, st.lf, labels, style, eol, None)
     if bblock in (ublock, sblock) or ublock == sblock:
@@ -243,7 +244,9 @@ def merge_document(
             # Never markers inside YAML: the user's block stays, both blocks are shown below it.
             block = ublock
             shown = _conflict_block(split_lines(ublock), split_lines(sblock), labels)
-    return _with_body(block, shown, found, (bblock, bbody, ubody, sbody), ut, labels, style, eol)
+            fallback = reason
+    parts = (bblock, bbody, ubody, sbody)
+    return _with_body(block, shown, found, parts, ut, labels, style, eol, fallback)
 
 
 KeyConflictMode = Literal["keep", "markers"]
@@ -285,6 +288,7 @@ def _with_body(
     labels: tuple[str, str],
     style: Style,
     eol: str,
+    fallback: str | None,
 ) -> DocumentMerge:
     """The chosen frontmatter block, the frontmatter conflict block (if any), then the merged body."""
     bblock, bbody, ubody, sbody = parts
@@ -312,6 +316,7 @@ def _with_body(
         conflicts=conflicts,
         both_added=both,
         frontmatter_conflicts=found,
+        frontmatter_fallback=fallback,
     )
 
 
