@@ -121,7 +121,8 @@ def _ledger(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     conn.executescript(SCHEMA)
     for source, sha, when in rows:
         conn.execute(
-            "INSERT INTO records VALUES ('basic-memory', 'in', ?, 'note', ?, ?, ?, 'k', ?, x'00', ?, NULL, ?, ?)",
+            "INSERT INTO records VALUES"
+            " ('basic-memory', 'in', ?, 'note', ?, ?, ?, 'k', ?, x'00', ?, NULL, ?, ?)",
             (source, f"{source}.md", f"{source}.md", sha, sha, sha, f"run-{when}", when),
         )
     conn.commit()
