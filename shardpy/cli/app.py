@@ -78,6 +78,11 @@ def main() -> None:
         code = _plain_search_command(argv)
         if code is not None:
             sys.exit(code)
+    if argv[0] == "merge-file" and not _completing():
+        # git runs the merge driver once per file: no Typer start-up cost.
+        from shardpy.cli.merge_file import main as merge_file
+
+        sys.exit(merge_file(argv[1:]))
     if argv[0] == "import" and not _completing():
         from shardpy.cli.import_cmd import plain_args
 

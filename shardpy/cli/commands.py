@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from shardpy import __version__
-from shardpy.cli import import_options
+from shardpy.cli import git_cmd, import_options
 from shardpy.cli.output import guarded, print_json
 
 app = typer.Typer(
@@ -334,3 +334,4 @@ def run() -> None:
 
 
 import_options.register(app)
+git_cmd.register(app)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from shardpy.cli.output import console
+from shardpy.gitsync.report import SETUP_HINT
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from shardpy.flows.install import InstallResult
     from shardpy.flows.status import StatusReport
     from shardpy.flows.update import UpdateResult
+    from shardpy.gitsync.report import GitReport
+    from shardpy.gitsync.setup import SetupPlan
     from shardpy.hooks.runner import HookResult
     from shardpy.plan.update import FileAction
 
@@ -114,7 +117,7 @@ def status_report(report: StatusReport) -> None:
     commit = f" @ {st.resolved_commit[:12]}" if st.resolved_commit else ""
     source = "the flagship shard bundled with shardpy" if st.source_kind == "bundled" else st.source
     con.print(f"source: {source}{ref}{commit}")
-    con.print(f"installed {st.installed_at}, updated {st.updated_at}")
+    con.print(f"installed {st.installed_at}, updated {report.updated_at or st.updated_at}")
     c = report.counts
     con.print(
         f"files: {c['managed']} managed, {c['modified']} modified, "
@@ -138,6 +141,8 @@ def status_report(report: StatusReport) -> None:
         con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
     for w in report.warnings:
         con.print(f"[yellow]warning:[/] {w}")
+    if report.git is not None:
+        git_status(report.git)
     if not report.verbose:
         return
     for item in report.modified:
@@ -150,6 +155,37 @@ def status_report(report: StatusReport) -> None:
             con.print(f"    {note['path']}: {', '.join(note['missing'])}")
     env = report.environment
     con.print(f"environment: python {env.get('python')}, {env.get('git')}, node {env.get('node')}")
+
+
+def git_setup_result(plan: SetupPlan) -> None:
+    con = console()
+    if not plan.changed:
+        con.print(f"git: {plan.vault} is already set up; nothing changed.")
+        return
+    verb = "would change" if plan.dry_run else "changed"
+    con.print(f"git setup {verb} ({plan.repo.top}):")
+    for change in plan.changes:
+        con.print(f"  {change.detail}")
+    if plan.dry_run:
+        con.print("dry run: nothing was written.")
+
+
+def git_status(g: GitReport) -> None:
+    """The git vault's lines of `status` (shardpy.gitsync.report)."""
+    con = console()
+    if g.installed:
+        con.print("git: merge driver installed")
+    elif g.driver_program_missing:
+        con.print(f"[yellow]git: the merge driver's program is gone[/] ({g.driver}); {SETUP_HINT}")
+    else:
+        con.print(f"[yellow]git: merge driver not installed[/] — {SETUP_HINT}")
+    if g.problem:
+        con.print(f"[yellow]git: {g.problem}[/]")
+    for path in g.unmerged:
+        con.print(f"  [bold red]unmerged[/] {path} (resolve it, then `git add {path}`)")
+    for path in g.markers:
+        if path not in g.unmerged:
+            con.print(f"  [bold red]conflict markers[/] {path} (edit the note to resolve them)")
 
 
 _ACTION_STYLE = {

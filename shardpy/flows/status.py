@@ -17,10 +17,11 @@ from typing import Any
 
 from shardpy.apply.transaction import RecoveryReport, pending_journal, recover
 from shardpy.errors import ShardpyError
+from shardpy.gitsync.report import GitReport, git_report
 from shardpy.vault import layout
 from shardpy.vault.files import user_files
 from shardpy.vault.ownership import scan
-from shardpy.vault.state import State, load_state
+from shardpy.vault.state import State, load_state, local_updated_at
 
 
 @dataclass
@@ -40,6 +41,8 @@ class StatusReport:
     frontmatter: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     environment: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    updated_at: str | None = None  # this machine's last update (local.json), else the state's
+    git: GitReport | None = None
 
     def to_json(self) -> dict[str, Any]:
         if self.vault is None:
@@ -60,7 +63,7 @@ class StatusReport:
             ref=st.ref,
             resolved_commit=st.resolved_commit,
             installed_at=st.installed_at,
-            updated_at=st.updated_at,
+            updated_at=self.updated_at or st.updated_at,
             counts=self.counts,
             by_class=self.by_class,
             missing=self.missing,
@@ -71,6 +74,8 @@ class StatusReport:
             update_available=self.update,
             warnings=self.warnings,
         )
+        if self.git is not None:
+            out["git"] = self.git.to_json()
         if self.verbose:
             out.update(
                 user_files=self.user_files,
@@ -222,6 +227,8 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
         report.error = exc
         return report
     report.state = state
+    report.updated_at = local_updated_at(vault, state)
+    report.git = git_report(vault)
     _count(report, vault, state)
     schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
     report.update = _update_check(vault)

@@ -43,7 +43,7 @@ from shardpy.sources import ProgressFn, SourceSpec, parse_source
 from shardpy.ui import UI
 from shardpy.vault import layout
 from shardpy.vault.lock import vault_lock
-from shardpy.vault.state import State, load_state, values_hash
+from shardpy.vault.state import State, load_state, local_record, values_hash
 from shardpy.versions import is_version
 
 
@@ -336,6 +336,9 @@ def _ops(
     ops.append(
         Op.write(layout.UPDATE_CHECK, json.dumps({"checked_at": now_iso(), "latest": prep.version}).encode())
     )
+    # The update's time is this machine's fact, not the vault's: state.json stays byte-identical
+    # on two machines that ran the same update (docs/GIT.md).
+    ops.append(Op.write(layout.LOCAL, local_record(prep.version, now_iso())))
     ops.append(state_op(state))
     return ops
 
@@ -451,7 +454,6 @@ def _new_state(
     state.version = prep.version
     state.resolved_commit = prep.fetched.resolved.commit
     state.archive_sha256 = prep.archive_sha256
-    state.updated_at = now_iso()
     state.values = values
     state.values_hash = values_hash(values)
     state.modules = modules

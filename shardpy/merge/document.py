@@ -30,16 +30,18 @@ the disk.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from shardpy.merge.frontmatter import KeyConflict, merge_frontmatter, split_frontmatter
+from shardpy.merge.frontmatter import ABSENT, KeyConflict, merge_frontmatter, split_frontmatter
 from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
 from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
 
 __all__ = [
     "DocumentMerge",
+    "KeyConflictMode",
     "diff_stats",
     "is_binary",
     "merge_document",
@@ -198,12 +200,15 @@ def merge_document(
     *,
     shard_label: str,
     style: Style = "merge",
+    user_label: str = "yours",
+    key_conflicts: KeyConflictMode = "keep",
 ) -> DocumentMerge:
     """Merge one file three ways; see the module docstring for the rules."""
     if is_binary(base) or is_binary(user) or is_binary(shard):
         return DocumentMerge(kind="binary", data=user)
     bt, ut, st = _decode(base), _decode(user), _decode(shard)
     eol = _default_eol(ut, st)
+    labels = (user_label, shard_label)
 
     bfm, bbody = split_frontmatter(bt.lf)
     ufm, ubody = split_frontmatter(ut.lf)
@@ -212,50 +217,119 @@ def merge_document(
     ublock = ufm.block if ufm else ""
     sblock = sfm.block if sfm else ""
 
-    key_conflicts: list[KeyConflict] = []
+    found: list[KeyConflict] = []
+    shown = ""
+    fallback: str | None = None
     if ublock == bblock and sblock == bblock:
-        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, None)
+        return _whole(bt.lf, ut, st.lf, labels, style, eol, None)
     if bblock in (ublock, sblock) or ublock == sblock:
         # One side changed the block (or both alike): that block, verbatim.
         block = ublock if ublock != bblock else sblock
-    elif ufm is not None and sfm is not None:
-        fm = merge_frontmatter(bfm.inner if bfm else None, ufm.inner, sfm.inner)
-        if fm.inner is None:
-            return _whole(bt.lf, ut, st.lf, shard_label, style, eol, fm.fallback_reason)
-        block = "---\n" + fm.inner + ufm.block[len("---\n") + len(ufm.inner) :]
-        key_conflicts = fm.conflicts
     else:
-        reason = "one side removed the frontmatter block the other side changed"
-        return _whole(bt.lf, ut, st.lf, shard_label, style, eol, reason)
+        fm = (
+            merge_frontmatter(bfm.inner if bfm else None, ufm.inner, sfm.inner)
+            if ufm is not None and sfm is not None
+            else None
+        )
+        if fm is not None and fm.inner is not None:
+            assert ufm is not None
+            block = "---\n" + fm.inner + ufm.block[len("---\n") + len(ufm.inner) :]
+            found = fm.conflicts
+            if key_conflicts == "markers" and found:
+                shown = _conflict_block(_key_lines(found, "user"), _key_lines(found, "shard"), labels)
+        else:
+            reason = fm.fallback_reason if fm is not None else _REMOVED_BLOCK
+            if key_conflicts == "keep":
+                return _whole(bt.lf, ut, st.lf, labels, style, eol, reason)
+            # Never markers inside YAML: the user's block stays, both blocks are shown below it.
+            block = ublock
+            shown = _conflict_block(split_lines(ublock), split_lines(sblock), labels)
+            fallback = reason
+    parts = (bblock, bbody, ubody, sbody)
+    return _with_body(block, shown, found, parts, ut, labels, style, eol, fallback)
 
-    body = merge3(bbody, ubody, sbody, shard_label=shard_label, style=style)
+
+KeyConflictMode = Literal["keep", "markers"]
+"""What a frontmatter key both sides changed differently becomes: ``keep``
+(the user's value, reported in ``frontmatter_conflicts``; the merge stays
+clean) or ``markers`` (the user's value stays in the YAML and both values are
+shown in a conflict block at the top of the body: a conflict)."""
+
+_REMOVED_BLOCK = "one side removed the frontmatter block the other side changed"
+
+
+def _key_lines(conflicts: list[KeyConflict], side: Literal["user", "shard"]) -> list[str]:
+    out = []
+    for c in conflicts:
+        value = getattr(c, side)
+        out.append(f"# {c.key}: (removed)\n" if value is ABSENT else f"{c.key}: {_flow(value)}\n")
+    return out
+
+
+def _flow(value: Any) -> str:
+    # JSON is YAML flow syntax: one exact line per value, whatever its type.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _conflict_block(user: list[str], shard: list[str], labels: tuple[str, str]) -> str:
+    def side(lines: list[str]) -> str:
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+    head, tail = f"<<<<<<< {labels[0]} frontmatter\n", f">>>>>>> {labels[1]} frontmatter\n"
+    return f"{head}{side(user)}=======\n{side(shard)}{tail}"
+
+
+def _with_body(
+    block: str,
+    shown: str,
+    found: list[KeyConflict],
+    parts: tuple[str, str, str, str],
+    ut: _Text,
+    labels: tuple[str, str],
+    style: Style,
+    eol: str,
+    fallback: str | None,
+) -> DocumentMerge:
+    """The chosen frontmatter block, the frontmatter conflict block (if any), then the merged body."""
+    bblock, bbody, ubody, sbody = parts
+    body = merge3(bbody, ubody, sbody, shard_label=labels[1], user_label=labels[0], style=style)
     n_block = len(split_lines(block))
+    n_shown = len(split_lines(shown))
     unchanged, auto = _block_stats(bblock, block)
+    shown_conflicts = [ConflictRegion(n_block + 1, n_block + n_shown, (), (), ())] if shown else []
     stats = MergeStats(
         unchanged=body.stats.unchanged + unchanged,
         auto_merged=body.stats.auto_merged + auto,
-        conflicted=body.stats.conflicted,
+        conflicted=body.stats.conflicted + max(0, n_shown - 3),
         both_added=body.stats.both_added,
     )
-    conflicts = [
-        ConflictRegion(c.output_line + n_block, c.output_end + n_block, c.base, c.user, c.shard)
+    shift = n_block + n_shown
+    conflicts = shown_conflicts + [
+        ConflictRegion(c.output_line + shift, c.output_end + shift, c.base, c.user, c.shard)
         for c in body.conflicts
     ]
-    both = [BothAdded(b.output_line + n_block, b.output_count, b.user, b.shard) for b in body.both_added]
+    both = [BothAdded(b.output_line + shift, b.output_count, b.user, b.shard) for b in body.both_added]
     return DocumentMerge(
-        kind="clean" if body.clean else "conflict",
-        data=_encode(block + body.text, ut, eol),
+        kind="clean" if body.clean and not shown else "conflict",
+        data=_encode(block + shown + body.text, ut, eol),
         stats=stats,
         conflicts=conflicts,
         both_added=both,
-        frontmatter_conflicts=key_conflicts,
+        frontmatter_conflicts=found,
+        frontmatter_fallback=fallback,
     )
 
 
 def _whole(
-    base: str, user: _Text, shard: str, label: str, style: Style, eol: str, fallback: str | None
+    base: str,
+    user: _Text,
+    shard: str,
+    labels: tuple[str, str],
+    style: Style,
+    eol: str,
+    fallback: str | None,
 ) -> DocumentMerge:
-    r: TextMerge = merge3(base, user.lf, shard, shard_label=label, style=style)
+    r: TextMerge = merge3(base, user.lf, shard, shard_label=labels[1], user_label=labels[0], style=style)
     return DocumentMerge(
         kind="clean" if r.clean else "conflict",
         data=_encode(r.text, user, eol),

@@ -148,9 +148,12 @@ def merge3(
     *,
     shard_label: str = "shard",
     style: Style = "merge",
+    user_label: str = _USER_LABEL,
 ) -> TextMerge:
     """Three-way merge LF-normalised texts; see the module docstring for the rules."""
-    return merge3_git(base, user, shard, shard_label=shard_label, style=style, both_added=True)
+    return merge3_git(
+        base, user, shard, shard_label=shard_label, style=style, both_added=True, user_label=user_label
+    )
 
 
 def merge3_git(
@@ -161,6 +164,7 @@ def merge3_git(
     shard_label: str = "shard",
     style: Style = "merge",
     both_added: bool = False,
+    user_label: str = _USER_LABEL,
 ) -> TextMerge:
     """``merge3`` with the both-added rule optional: without it, exactly ``git merge-file``.
 
@@ -170,6 +174,7 @@ def merge3_git(
     if style not in ("merge", "diff3"):
         raise ValueError(f"unknown merge style {style!r}")
     label = " ".join(shard_label.split()) or "shard"
+    ulabel = " ".join(user_label.split()) or _USER_LABEL
     b_lines = split_lines(base)
     u_lines = split_lines(user)
     s_lines = split_lines(shard)
@@ -199,7 +204,7 @@ def merge3_git(
         else:
             regions = _refine(regions, uc, sc, only_both=True)
             regions = _mark_both(regions)
-        _fill(out, regions, b_lines, u_lines, s_lines, u_changed, s_changed, label, style)
+        _fill(out, regions, b_lines, u_lines, s_lines, u_changed, s_changed, (ulabel, label), style)
 
     return TextMerge(
         text="".join(out.lines),
@@ -402,7 +407,7 @@ def _fill(
     s: list[str],
     u_changed: bytearray,
     s_changed: bytearray,
-    label: str,
+    labels: tuple[str, str],
     style: Style,
 ) -> None:
     """xdl_fill_merge_buffer, plus both-added regions and bookkeeping."""
@@ -414,14 +419,14 @@ def _fill(
         if m.mode == _CONFLICT:
             eol = "\r\n" if _needs_cr(m, b, u, s) else "\n"
             start = len(out.lines) + 1
-            _marker(out, "<" * _MARKER + " " + _USER_LABEL + eol)
+            _marker(out, "<" * _MARKER + " " + labels[0] + eol)
             _side(out, u, m.i1, m.chg1, eol)
             if style == "diff3":
                 _marker(out, "|" * _MARKER + " " + _BASE_LABEL + eol)
                 _side(out, b, m.i0, m.chg0, eol)
             _marker(out, "=" * _MARKER + eol)
             _side(out, s, m.i2, m.chg2, eol)
-            _marker(out, ">" * _MARKER + " " + label + eol)
+            _marker(out, ">" * _MARKER + " " + labels[1] + eol)
             out.conflicted += m.chg1 + m.chg2
             out.conflicts.append(
                 ConflictRegion(

@@ -12,6 +12,8 @@ TEMPLATES = f"{SIDECAR}/templates"
 BACKUPS = f"{SIDECAR}/backups"
 PINNED_BASES = f"{SIDECAR}/bases"
 UPDATE_CHECK = f"{SIDECAR}/update-check.json"
+# Machine-local facts (when this machine last updated the vault): never in git.
+LOCAL = f"{SIDECAR}/local.json"
 JOURNAL = f"{SIDECAR}/journal.json"
 VALUES_FILE = "shard-values.yaml"
 # `shardpy serve`: the audit log of every call (JSON Lines) and its one rotated generation.

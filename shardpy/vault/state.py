@@ -1,5 +1,11 @@
 """`.shardmind/state.json`: what the shard produced and how it was produced.
 
+It is shared between machines (tracked in git), so it holds no fact about
+one machine: ``updated_at`` is written by install and adopt only; an update
+records its wall-clock time in the machine-local ``.shardmind/local.json``
+instead (see :func:`local_updated_at`), so two machines that ran the same
+update write identical bytes.
+
 ``rendered_hash`` is always the hash of what the *shard* rendered for a
 file (never the user's bytes), so a user's edit stays visible as drift on
 every later update. ``installed_hash`` records the bytes a lifecycle hook
@@ -75,6 +81,11 @@ class State:
         return [m for m, v in self.modules.items() if v == "included"]
 
     def to_json(self) -> str:
+        """Deterministic text: sorted keys at every level, two-space indent, one final newline.
+
+        Two machines holding the same state write the same bytes, so git
+        sees nothing to merge (docs/GIT.md).
+        """
         data = {
             "schema_version": self.schema_version,
             "engine": self.engine,
@@ -94,7 +105,7 @@ class State:
             "hooks": self.hooks,
             "files": {p: self.files[p].to_json() for p in sorted(self.files)},
         }
-        return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+        return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def values_hash(values: dict[str, Any]) -> str:
@@ -161,6 +172,28 @@ def parse_state(text: str, *, display: str = ".shardmind/state.json") -> State:
             "Restore it from version control or a backup; or delete .shardmind/ and run `shardpy adopt`.",
             path=display,
         ) from None
+
+
+def local_updated_at(vault_root: Path, state: State) -> str:
+    """When this machine last updated the vault to ``state.version`` (local.json), else the state's."""
+    from shardpy.vault.layout import LOCAL
+
+    try:
+        data = json.loads((vault_root / LOCAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return state.updated_at
+    if (
+        isinstance(data, dict)
+        and data.get("version") == state.version
+        and isinstance(data.get("updated_at"), str)
+    ):
+        return str(data["updated_at"])
+    return state.updated_at
+
+
+def local_record(version: str, now: str) -> bytes:
+    """The bytes of ``.shardmind/local.json`` after an update to ``version`` at ``now``."""
+    return (json.dumps({"updated_at": now, "version": version}, indent=2, sort_keys=True) + "\n").encode()
 
 
 def load_state(vault_root: Path) -> State:

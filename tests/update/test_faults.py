@@ -41,7 +41,7 @@ def signature(vault: Path) -> dict[str, Any]:
         rel = p.relative_to(vault).as_posix()
         if not p.is_file() or rel.startswith((".shardmind/backups/", ".shardmind/journal")):
             continue
-        if rel in (".shardmind/state.json", ".shardmind/update-check.json"):
+        if rel in (".shardmind/state.json", ".shardmind/update-check.json", ".shardmind/local.json"):
             data = json.loads(p.read_text())
             for key in ("updated_at", "checked_at"):
                 data.pop(key, None)

@@ -1,0 +1,173 @@
+"""One file of a git merge, merged by what it is (pure: bytes in, bytes out).
+
+git hands the driver three versions of a path — the common ancestor ``%O``,
+ours ``%A`` and theirs ``%B`` — and the path ``%P``. The path says which rule
+applies:
+
+* a note (any other path) without frontmatter on any side: the line merge of
+  :func:`shardpy.merge.merge3` on the bytes as they are — ``git merge-file``'s
+  result wherever git merges cleanly, plus "both added here" kept;
+* a note with frontmatter: :func:`shardpy.merge.merge_document` — the body
+  by lines, frontmatter key by key, tag and alias lists
+  as three-way sets, "both added here" kept; a key changed differently on
+  both sides keeps our value in the YAML and shows both values in a conflict
+  block at the top of the body, so the YAML always parses;
+* ``shard-values.yaml``: key by key like frontmatter; a key changed
+  differently keeps our value (no markers in YAML) and is a conflict;
+* ``.shardmind/state.json``: entry by entry (:mod:`shardpy.gitsync.state`);
+* ``.shardmind/imports/ledger.sqlite3``: record by record (see
+  :mod:`shardpy.gitsync.ledger`, which works on files, not bytes);
+* anything else under ``.shardmind/`` (cached manifest, schema, template
+  sources, pinned bases): copies of a shard release, never blended — one
+  side's copy, or a conflict keeping ours.
+
+Clean results do not depend on which side is "ours": the two sides are put
+in a canonical order (by their bytes) before merging, so merging A into B and
+B into A give the same bytes. A conflicted result is merged again with ours
+first, so the markers read ``<<<<<<< ours`` … ``>>>>>>> theirs`` as git's do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import PurePosixPath
+
+from shardpy.vault import layout
+
+__all__ = ["FileKind", "FileMerge", "kind_of", "merge_bytes"]
+
+OURS = "ours"
+THEIRS = "theirs"
+
+
+class FileKind(Enum):
+    NOTE = "note"
+    VALUES = "values"
+    STATE = "state"
+    LEDGER = "ledger"
+    RECORD = "record"
+
+
+@dataclass(frozen=True)
+class FileMerge:
+    """The merged bytes; ``clean`` False means git must mark the path conflicted."""
+
+    kind: FileKind
+    data: bytes
+    clean: bool
+    messages: list[str] = field(default_factory=list)
+
+
+def kind_of(path: str) -> FileKind:
+    """The rule for ``path`` (relative to the repository top; the vault may be a subfolder)."""
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    if layout.SIDECAR in parts:
+        rest = "/".join(parts[parts.index(layout.SIDECAR) :])
+        if rest == layout.STATE:
+            return FileKind.STATE
+        if rest == "/".join((layout.SIDECAR, "imports", "ledger.sqlite3")):
+            return FileKind.LEDGER
+        return FileKind.RECORD
+    if parts and parts[-1] == layout.VALUES_FILE:
+        return FileKind.VALUES
+    return FileKind.NOTE
+
+
+def trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """The result when at most one side changed (git's own shortcut), else None."""
+    if ours == theirs or base == theirs:
+        return ours
+    if base == ours:
+        return theirs
+    return None
+
+
+def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge:
+    """Merge one file (any kind but the ledger, which needs files on disk)."""
+    kind = kind_of(path)
+    same = trivial(base, ours, theirs)
+    if same is not None:
+        return FileMerge(kind, same, True)
+    if kind is FileKind.STATE:
+        from shardpy.gitsync.state import merge_state
+
+        return merge_state(base, ours, theirs)
+    if kind is FileKind.VALUES:
+        return merge_values(base, ours, theirs)
+    if kind is FileKind.NOTE:
+        return merge_note(base, ours, theirs)
+    return FileMerge(
+        kind,
+        ours,
+        False,
+        [f"{path}: both machines changed this copy of a shard release differently; kept ours"],
+    )
+
+
+def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
+    """A note: git's line merge exactly when no side has frontmatter, else merge_document."""
+    from shardpy.merge.document import is_binary
+    from shardpy.merge.frontmatter import split_frontmatter
+
+    if any(is_binary(x) for x in (base, ours, theirs)):
+        return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
+    texts = [x.decode("utf-8") for x in (base, ours, theirs)]
+    if all(split_frontmatter(t.lstrip("\ufeff").replace("\r\n", "\n"))[0] is None for t in texts):
+        return _lines(*texts)
+    return _document(base, ours, theirs)
+
+
+def _lines(base: str, ours: str, theirs: str) -> FileMerge:
+    # Bytes as they are (CRLF, BOM): where git merges cleanly, this is git's result.
+    from shardpy.merge.text import merge3
+
+    first, second = sorted((ours, theirs))
+    r = merge3(base, first, second, user_label=OURS, shard_label=THEIRS)
+    if not r.clean:
+        r = merge3(base, ours, theirs, user_label=OURS, shard_label=THEIRS)
+    messages = [] if r.clean else [f"{len(r.conflicts)} conflicting region(s) in the text"]
+    return FileMerge(FileKind.NOTE, r.text.encode("utf-8"), r.clean, messages)
+
+
+def _document(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
+    from shardpy.merge.document import merge_document
+
+    first, second = sorted((ours, theirs))
+    r = merge_document(base, first, second, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
+    if r.kind == "clean":
+        return FileMerge(FileKind.NOTE, r.data, True)
+    if first is not ours:
+        r = merge_document(base, ours, theirs, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
+    messages = [f"frontmatter key '{c.key}' changed on both sides" for c in r.frontmatter_conflicts]
+    if r.frontmatter_fallback:
+        messages.append(f"frontmatter not merged key by key ({r.frontmatter_fallback})")
+    body = len(r.conflicts) - (1 if r.frontmatter_conflicts or r.frontmatter_fallback else 0)
+    if body > 0:
+        messages.append(f"{body} conflicting region(s) in the text")
+    return FileMerge(FileKind.NOTE, r.data, False, messages)
+
+
+def merge_values(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
+    """shard-values.yaml, key by key; a key both changed differently keeps ours (a conflict)."""
+    from shardpy.merge.frontmatter import merge_frontmatter
+
+    try:
+        texts = [b.decode("utf-8") for b in (base, ours, theirs)]
+    except UnicodeDecodeError:
+        return FileMerge(FileKind.VALUES, ours, False, ["not UTF-8 text: kept ours"])
+    first, second = sorted((texts[1], texts[2]))
+    fm = merge_frontmatter(texts[0], first, second)
+    if fm.inner is not None and not fm.conflicts:
+        return FileMerge(FileKind.VALUES, fm.inner.encode("utf-8"), True)
+    if fm.inner is None:
+        return FileMerge(FileKind.VALUES, ours, False, [f"not merged: {fm.fallback_reason}; kept ours"])
+    if first is not texts[1]:
+        fm = merge_frontmatter(texts[0], texts[1], texts[2])
+    assert fm.inner is not None
+    messages = [
+        f"'{c.key}' changed on both sides: ours {d['user']}, theirs {d['shard']} (kept ours)"
+        for c in fm.conflicts
+        for d in [c.to_dict()]
+    ]
+    return FileMerge(FileKind.VALUES, fm.inner.encode("utf-8"), False, messages)

@@ -1,0 +1,87 @@
+"""The few git facts gitsync needs, read with the ``git`` command (never a library)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardpy.errors import ShardpyError
+
+DRIVER_NAME = "shardpy"
+DRIVER_KEY = f"merge.{DRIVER_NAME}.driver"
+NAME_KEY = f"merge.{DRIVER_NAME}.name"
+GIT_TIMEOUT_S = 30
+
+
+def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd`` (no prompts, C locale); failures are typed errors when ``check``."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ShardpyError(
+            "GIT_NOT_INSTALLED",
+            "The git command is not installed",
+            "Install git; shardpy uses it as the vault's sync engine.",
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise ShardpyError(
+            "GIT_FAILED",
+            f"git {args[0]} did not finish within {GIT_TIMEOUT_S} s",
+            "Run it by hand to see why.",
+        ) from None
+    if check and done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise ShardpyError(
+            "GIT_FAILED",
+            f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {done.returncode}'}",
+            "Run the same git command by hand in the vault to see the whole message.",
+        )
+    return done
+
+
+@dataclass(frozen=True)
+class Repo:
+    top: Path  # the work tree's top folder (the vault, or a folder above it)
+    git_dir: Path
+
+
+def find_repo_dir(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.git`` (no subprocess: status uses it)."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def open_repo(vault: Path) -> Repo:
+    done = git(["rev-parse", "--show-toplevel", "--absolute-git-dir"], vault, check=False)
+    if done.returncode != 0:
+        raise ShardpyError(
+            "GIT_NOT_A_REPO",
+            f"{vault} is not inside a git repository",
+            "Run `git init` in the vault (or clone it from your other machine), then `shardpy git setup`.",
+        )
+    top, git_dir = done.stdout.splitlines()[:2]
+    return Repo(Path(top), Path(git_dir))
+
+
+def config_get(repo: Repo, key: str) -> str | None:
+    done = git(["config", "--local", "--get", key], repo.top, check=False)
+    return done.stdout.rstrip("\n") if done.returncode == 0 else None
+
+
+def config_set(repo: Repo, key: str, value: str) -> None:
+    git(["config", "--local", key, value], repo.top)

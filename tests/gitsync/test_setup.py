@@ -1,0 +1,94 @@
+"""`shardpy git setup` and the git part of `shardpy status`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardpy.gitsync.setup import BEGIN, driver_command, with_block
+from tests.gitsync.kit import git, git_env
+from tests.shardkit import Cli
+from tests.update.kit import Scenario
+
+
+@pytest.fixture
+def vault(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Path:
+    git_env(monkeypatch, tmp_path / "home")
+    sc = Scenario(tmp_path, cli)
+    sc.shard("1.0.0", {"brain/Note.md": "# Note\n"})
+    sc.install("--defaults")
+    return sc.vault
+
+
+def test_not_a_repository_is_a_typed_error(cli: Cli, vault: Path) -> None:
+    res = cli.run("git", "setup", "--json", cwd=vault)
+    assert res.exit_code == 1 and res.error_code() == "GIT_NOT_A_REPO"
+
+
+def test_outside_a_vault_is_a_typed_error(cli: Cli, tmp_path: Path) -> None:
+    res = cli.run("git", "setup", str(tmp_path), "--json", cwd=tmp_path)
+    assert res.error_code() == "VAULT_NOT_FOUND"
+
+
+def test_setup_is_planned_applied_and_idempotent(cli: Cli, vault: Path) -> None:
+    git(vault, "init", "--quiet")
+    (vault / ".gitignore").write_text("my-own-ignore\n")
+    (vault / ".shardmind/update-check.json").write_text("{}")
+    git(vault, "add", "-A")
+    git(vault, "commit", "--quiet", "-m", "first")
+
+    dry = cli.run("git", "setup", "--dry-run", "--json", cwd=vault).json()
+    assert dry["dry_run"] and dry["changed"]
+    kinds = {(c["kind"], c["target"]) for c in dry["changes"]}
+    assert {("config", "merge.shardpy.driver"), ("config", "merge.shardpy.name")} <= kinds
+    assert {("file", ".gitattributes"), ("file", ".gitignore")} <= kinds
+    assert ("untrack", ".shardmind/update-check.json") in kinds
+    assert not (vault / ".gitattributes").exists()
+    assert git(vault, "config", "--get", "merge.shardpy.driver", ok=False).returncode == 1
+
+    done = cli.run("git", "setup", cwd=vault)
+    assert done.exit_code == 0 and "merge.shardpy.driver" in done.stdout
+    assert git(vault, "config", "--get", "merge.shardpy.driver").stdout.strip() == driver_command()
+    attrs = (vault / ".gitattributes").read_text()
+    assert (
+        "*.md merge=shardpy" in attrs
+        and "/.shardmind/imports/ledger.sqlite3 merge=shardpy -text -diff" in attrs
+    )
+    ignore = (vault / ".gitignore").read_text()
+    assert ignore.startswith("my-own-ignore\n") and "/.shardmind/update-check.json" in ignore
+    assert (vault / ".shardmind/update-check.json").is_file()  # untracked, not deleted
+    assert ".shardmind/update-check.json" not in git(vault, "ls-files").stdout
+    assert git(vault, "check-attr", "merge", "--", "notes/x.md").stdout.strip().endswith("merge: shardpy")
+
+    again = cli.run("git", "setup", "--json", cwd=vault).json()
+    assert again["changed"] is False and again["changes"] == []
+    assert "nothing changed" in cli.run("git", "setup", cwd=vault).stdout
+
+
+def test_block_is_replaced_in_place() -> None:
+    first = with_block("mine\n", ["a"])
+    assert first.startswith("mine\n") and BEGIN in first
+    second = with_block(first + "after\n", ["b"])
+    assert second == f"mine\n\n{BEGIN}\nb\n# shardpy:end\nafter\n"
+
+
+def test_driver_command_uses_this_interpreter() -> None:
+    assert driver_command().startswith(sys.executable)
+    assert driver_command("").startswith("shardpy merge-file --driver %O %A %B %P")
+
+
+def test_status_says_when_the_driver_is_missing(cli: Cli, vault: Path) -> None:
+    assert "git" not in cli.run("status", "--json", cwd=vault).json()  # not a repository: nothing said
+    git(vault, "init", "--quiet")
+    st = cli.run("status", "--json", cwd=vault).json()
+    assert st["git"]["driver_installed"] is False and "shardpy git setup" in st["git"]["hint"]
+    assert "merge driver not installed" in cli.run("status", cwd=vault).stdout
+    cli.run("git", "setup", cwd=vault)
+    st = cli.run("status", "--json", cwd=vault).json()
+    assert st["git"]["driver_installed"] is True and st["git"]["hint"] is None
+    git(vault, "config", "merge.shardpy.driver", "/nowhere/python -m shardpy merge-file --driver %O %A %B %P")
+    st = cli.run("status", "--json", cwd=vault).json()
+    assert st["git"]["driver_program_missing"] is True and st["git"]["driver_installed"] is False
+    assert "program is gone" in cli.run("status", cwd=vault).stdout
