@@ -40,6 +40,7 @@ class StatusReport:
     frontmatter: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     environment: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    copier: dict[str, Any] | None = None  # a copier template's source, commit and answers
 
     def to_json(self) -> dict[str, Any]:
         if self.vault is None:
@@ -71,6 +72,8 @@ class StatusReport:
             update_available=self.update,
             warnings=self.warnings,
         )
+        if self.copier is not None:
+            out["copier"] = self.copier
         if self.verbose:
             out.update(
                 user_files=self.user_files,
@@ -134,6 +137,16 @@ def _values(report: StatusReport, vault: Path) -> Any:
         return schema
     report.value_problems.extend(problems(schema, values))
     return schema
+
+
+def _copier(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
+    """A copier project's template facts, from state (copier is not imported:
+    status stays fast); its answers are the answers file's at the last render."""
+    info = dict(state.copier or {})
+    answers_file = str(info.get("answers_file") or ".copier-answers.yml")
+    if not (vault / answers_file).is_file():
+        warnings.append(f"{answers_file} is missing: `copier update` and `shardpy update` need it")
+    return {**info, "answers_file": answers_file, "answers": state.values}
 
 
 def _update_check(vault: Path) -> dict[str, Any] | None:
@@ -223,7 +236,11 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
         return report
     report.state = state
     _count(report, vault, state)
-    schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
+    if state.copier is not None:
+        schema = None
+        report.copier = _copier(vault, state, report.warnings)
+    else:
+        schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
     report.update = _update_check(vault)
     if verbose:
         _manifest_warnings(report, vault)
