@@ -63,6 +63,8 @@ def _split_positionals(first: str | None, second: str | None) -> tuple[str | Non
     return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
 
 
+CONFLICTS_LEFT = 3  # update finished and left conflicts for the user (README "Exit codes")
+
 # Flags several commands share, declared once so their spelling and help stay the same.
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -224,6 +226,8 @@ def update(
             print_json(result.to_json())
         else:
             render.update_result(result, verbose=verbose)
+        if result.conflicts_left():
+            raise typer.Exit(CONFLICTS_LEFT)  # done, but not silently: scripts see the conflicts
 
     guarded(run, as_json=as_json)
 

