@@ -42,7 +42,7 @@ def adopt_copier(
     *,
     progress: ProgressFn | None,
 ) -> AdoptResult:
-    latest.dest_name = vault.name
+    latest.setup(vault, "adopt", trust=opts.trust)
     relpath = latest.template.answers_relpath({}, vault.name)
     raw = read_answers_file(vault, relpath)
     if raw is None:
@@ -63,7 +63,7 @@ def adopt_copier(
                 f"{latest.spec.display()} at {commit} is not a copier template",
                 "Check _src_path and _commit in the answers file.",
             )
-        base.dest_name = vault.name
+        base.setup(vault, "adopt", trust=opts.trust)
         return _record(base, raw, opts, ui, vault, result)
 
 

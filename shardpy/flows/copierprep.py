@@ -47,6 +47,7 @@ class CopierPrepared(Prepared):
     template: CopierTemplate = field(default=None)  # type: ignore[assignment]
     dest_name: str = "project"
     old_commit: str | None = None  # the version an update starts from (migrations)
+    operation: Operation = "copy"
     rendered: Rendered | None = None
     _scratch: list[Path] = field(default_factory=list)
 
@@ -65,6 +66,14 @@ class CopierPrepared(Prepared):
         return self.fetched.archive_sha256
 
     # -- answers --------------------------------------------------------------------
+
+    def setup(self, dest: Path, operation: Operation, *, trust: bool, old_commit: str | None = None) -> None:
+        """What the flow knows and copier needs: the destination's name
+        (``_folder_name``), the operation, --trust, the commit updated from."""
+        self.dest_name = dest.name
+        self.operation = operation
+        self.template.trust = trust
+        self.old_commit = old_commit
 
     def collect(
         self,
@@ -106,8 +115,7 @@ class CopierPrepared(Prepared):
     def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
         """copier renders the answers into a scratch tree; that tree becomes
         this source's shard (its files are all static)."""
-        operation: Operation = "update" if self.old_commit is not None else "copy"
-        self.template.check_trust(operation, self.old_commit)
+        self.template.check_trust(self.operation, self.old_commit)
         rendered = self.template.render(values, self.dest_name)
         self._scratch.append(rendered.root.parent)
         outputs: dict[str, Output] = {}
@@ -130,16 +138,13 @@ class CopierPrepared(Prepared):
     def after_apply(self, dest: Path, *, trust: bool, no_hooks: bool, warnings: list[str]) -> None:
         """copier's tasks (install) or migrations (update) in the destination,
         after the files are in place, as copier runs them after rendering."""
-        if self.rendered is None or no_hooks:
+        if self.rendered is None or no_hooks or self.operation == "adopt":
             return
-        operation: Operation = "update" if self.old_commit is not None else "copy"
-        if not trust and self.template.unsafe_features(operation, self.old_commit):
-            return  # refused before anything was written (check_trust); trusted by settings otherwise
         ran = self.template.run_tasks(
-            dest, self.rendered.answers, operation=operation, old_commit=self.old_commit
+            dest, self.rendered.answers, operation=self.operation, old_commit=self.old_commit
         )
         if ran:
-            kind = "task(s)" if operation == "copy" else "migration task(s)"
+            kind = "task(s)" if self.operation == "copy" else "task(s) and migration(s)"
             warnings.append(f"ran {ran} copier {kind} in {dest} (their changes are yours, not tracked)")
 
     def cleanup(self) -> None:

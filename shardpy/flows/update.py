@@ -389,7 +389,7 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
         spec = source_spec(state, opts, vault)
         with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
             current = _with_data(prep, _current_values(vault, state, result.warnings), opts)
-            _for_copier(prep, state, vault)
+            _for_copier(prep, state, vault, opts)
             _check_identity(prep, state)
             result.to_version = prep.version
             result.commit = prep.fetched.resolved.commit
@@ -403,14 +403,14 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
         return result
 
 
-def _for_copier(prep: Prepared, state: State, vault: Path) -> None:
+def _for_copier(prep: Prepared, state: State, vault: Path, opts: UpdateOptions) -> None:
     """A copier template renders into a folder named like the project, and
     its migrations start from the recorded commit."""
     from shardpy.flows.copierprep import CopierPrepared
 
     if isinstance(prep, CopierPrepared):
-        prep.dest_name = vault.name
-        prep.old_commit = (state.copier or {}).get("commit") or state.version
+        old = (state.copier or {}).get("commit") or state.version
+        prep.setup(vault, "update", trust=opts.trust, old_commit=str(old))
 
 
 def _check_identity(prep: Prepared, state: State) -> None:

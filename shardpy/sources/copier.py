@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 CONFIG_NAMES = ("copier.yml", "copier.yaml")
 DEFAULT_ANSWERS_FILE = ".copier-answers.yml"
-Operation = Literal["copy", "update"]
+Operation = Literal["copy", "update", "adopt"]  # adopt renders only: it runs no task
 _ASK_TRIES = 5
 TRUST_HINT = "Pass --trust if you trust this template (copier's own --trust rule)."
 
@@ -144,7 +144,7 @@ class CopierTemplate:
             features: set[str] = set()
             if tpl.jinja_extensions:
                 features.add("jinja_extensions")
-            if tpl.tasks:
+            if tpl.tasks and operation != "adopt":
                 features.add("tasks")
             if operation == "update" and self.migration_tasks("before", old_commit) + self.migration_tasks(
                 "after", old_commit
@@ -329,9 +329,10 @@ class CopierTemplate:
         from copier._main import _operation
         from copier._types import Phase
 
+        if operation == "adopt":
+            return 0
         worker = self.worker(dest, answers, skip_tasks=False)
-        tasks: list[Any]
-        tasks = list(worker.template.tasks)
+        tasks: list[Any] = list(worker.template.tasks)
         if operation == "update":
             # copier's order on update: migrations before, the tasks, migrations after.
             before = self.migration_tasks("before", old_commit)
