@@ -9,6 +9,7 @@ merges the template's newer version into the user's edits from there.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op
 from shardpy.plan.adopt import plan_with_base
 from shardpy.sources import ProgressFn, SourceSpec
 from shardpy.sources.copier import read_answers_file, user_answers
+from shardpy.sources.spec import is_git_repository
 from shardpy.ui import UI
 from shardpy.vault.files import user_files
 from shardpy.vault.lock import vault_lock
@@ -68,7 +70,10 @@ def adopt_copier(
 
 
 def _at_commit(spec: SourceSpec, commit: str | None) -> SourceSpec:
-    """The source at the recorded commit (a tag, or `git describe` output)."""
+    """The source at the recorded commit (a tag, or `git describe` output).
+    A local git checkout counts as git here: copier rendered one of its commits."""
+    if commit is not None and spec.kind == "local" and is_git_repository(Path(spec.location)):
+        spec = dataclasses.replace(spec, kind="git")
     if commit is None or spec.kind not in ("git", "github") or spec.version or spec.ref:
         return spec
     described = _DESCRIBED.match(commit)
