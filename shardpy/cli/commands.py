@@ -63,13 +63,22 @@ def _split_positionals(first: str | None, second: str | None) -> tuple[str | Non
     return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
 
 
+CONFLICTS_LEFT = 3  # update finished and left conflicts for the user (README "Exit codes")
+
 # Flags several commands share, declared once so their spelling and help stay the same.
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 NoHooksFlag = Annotated[bool, typer.Option("--no-hooks", help="Run no lifecycle hooks.")]
-TrustFlag = Annotated[bool, typer.Option("--trust", help="Run a remote shard's hooks without asking.")]
+TrustFlag = Annotated[
+    bool,
+    typer.Option("--trust", help="Run a remote shard's hooks without asking; allow copier tasks."),
+]
 DefaultsFlag = Annotated[bool, typer.Option("--defaults", help="Every default value and module; no prompts.")]
 ValuesOpt = Annotated[Path | None, typer.Option("--values", help="YAML file pre-filling values.")]
+DataOpt = Annotated[
+    list[str] | None,
+    typer.Option("--data", "-d", help="An answer as KEY=VALUE (repeatable; wins over --values)."),
+]
 PrereleaseFlag = Annotated[bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")]
 OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
 
@@ -85,6 +94,7 @@ def install(
     ] = None,
     defaults: DefaultsFlag = False,
     values: ValuesOpt = None,
+    data: DataOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer every question with its default.")] = False,
     exclude_module: Annotated[
         list[str] | None, typer.Option("--exclude-module", help="Deselect a removable module (repeatable).")
@@ -114,6 +124,7 @@ def install(
             source=src,
             defaults=defaults,
             values_file=values,
+            data=list(data or []),
             yes=yes,
             exclude=list(exclude_module or []),
             dry_run=dry_run,
@@ -175,6 +186,7 @@ def update(
     restore_missing: Annotated[
         bool, typer.Option("--restore-missing", help="Reinstall managed files you deleted.")
     ] = False,
+    data: DataOpt = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
     verbose: Annotated[
@@ -204,6 +216,7 @@ def update(
             add_modules=list(add_module or []),
             remove_modules=list(remove_module or []),
             restore_missing=restore_missing,
+            data=list(data or []),
             dry_run=dry_run,
             no_hooks=no_hooks,
             trust=trust,
@@ -213,6 +226,8 @@ def update(
             print_json(result.to_json())
         else:
             render.update_result(result, verbose=verbose)
+        if result.conflicts_left():
+            raise typer.Exit(CONFLICTS_LEFT)  # done, but not silently: scripts see the conflicts
 
     guarded(run, as_json=as_json)
 
@@ -222,6 +237,7 @@ def adopt(
     source: Annotated[str, typer.Argument(help="The shard this vault was cloned from (any source form).")],
     dest: Annotated[str | None, typer.Argument(help="The vault folder (default: here).")] = None,
     values: ValuesOpt = None,
+    data: DataOpt = None,
     defaults: DefaultsFlag = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="No questions; differing files: keep mine.")
@@ -255,6 +271,7 @@ def adopt(
             source=source,
             dest=Path(dest) if dest else None,
             values_file=values,
+            data=list(data or []),
             defaults=defaults,
             yes=yes,
             mode=mode,  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -93,6 +93,14 @@ def install_result(result: InstallResult, *, verbose: bool) -> None:
     con.print(f"Next: open {result.dest} in Obsidian; run `shardpy status` there any time.")
 
 
+def _copier_lines(info: dict[str, Any]) -> None:
+    con = console()
+    commit = f" @ {info['commit']}" if info.get("commit") else ""
+    con.print(f"template: copier {info.get('src_path')}{commit} (answers in {info['answers_file']})")
+    answers = info.get("answers") or {}
+    con.print("answers: " + (", ".join(f"{k}={v!r}" for k, v in answers.items()) or "none"))
+
+
 def status_report(report: StatusReport) -> None:
     con = console()
     if report.vault is None:
@@ -125,7 +133,9 @@ def status_report(report: StatusReport) -> None:
     )
     for cls, counts in sorted(report.by_class.items()):
         con.print(f"  {cls}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
-    if report.value_problems:
+    if report.copier is not None:
+        _copier_lines(report.copier)
+    elif report.value_problems:
         con.print(f"[red]values: invalid[/] — {'; '.join(report.value_problems)}")
     else:
         con.print("values: valid")

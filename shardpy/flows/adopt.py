@@ -15,7 +15,8 @@ from typing import Any
 
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
-from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
+from shardpy.flows.copierprep import CopierPrepared
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.linkpass import rewrite_links
@@ -41,6 +42,7 @@ class AdoptOptions:
     source: str
     dest: Path | None = None
     values_file: Path | None = None
+    data: list[str] = field(default_factory=list)  # --data KEY=VALUE
     defaults: bool = False
     yes: bool = False
     mode: Mode | None = None
@@ -158,6 +160,10 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         result = AdoptResult(
             vault, prep.shard.manifest.identity, prep.version, mode, opts.dry_run, recovery=recovery
         )
+        if isinstance(prep, CopierPrepared):
+            from shardpy.flows.copieradopt import adopt_copier
+
+            return adopt_copier(prep, opts, ui, vault, result, progress=progress)
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
         production = prep.render(values, modules, install_date)
@@ -192,9 +198,8 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
 def _answers(prep: Prepared, opts: AdoptOptions, ui: UI) -> tuple[dict[str, Any], dict[str, str]]:
     schema = prep.shard.schema
     use_defaults = opts.defaults or opts.yes
-    values = collect_values(
-        schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
-    )
+    prefill = load_prefill(schema, opts.values_file, parse_data(opts.data))
+    values = collect_values(schema, prefill=prefill, ask=None, use_defaults=use_defaults, ui=ui)
     modules = select_modules(schema, excluded=[], counts=prep.module_counts(), review=not use_defaults, ui=ui)
     return values, modules
 

@@ -18,10 +18,45 @@ from shardpy.shard.values import (
 from shardpy.ui import UI, ModuleChoice
 
 
-def load_prefill(schema: Schema, values_file: Path | None) -> dict[str, Any]:
-    if values_file is None:
-        return {}
-    raw = read_values_file(values_file, display=str(values_file))
+def parse_data(pairs: list[str]) -> dict[str, str]:
+    """``--data KEY=VALUE`` (repeatable) as raw text per key; the last one wins."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ShardpyError(
+                "DATA_INVALID",
+                f"--data {pair!r} is not KEY=VALUE",
+                "Write each answer as --data name=value (repeat --data for more).",
+                details={"pair": pair},
+            )
+        out[key] = value
+    return out
+
+
+def data_values(schema: Schema, data: Mapping[str, str]) -> dict[str, Any]:
+    """``--data`` answers typed as YAML scalars (as copier reads them), except
+    that a text value stays the text typed (``--data zip=01234``)."""
+    from shardpy.shard.yamlio import parse_yaml_text, to_plain
+
+    out: dict[str, Any] = {}
+    for key, text in data.items():
+        vdef = schema.values.get(key)
+        if vdef is not None and vdef.type == "string":
+            out[key] = text
+            continue
+        parsed = to_plain(parse_yaml_text(text, display=f"--data {key}", code="DATA_INVALID")) if text else ""
+        out[key] = text if isinstance(parsed, dict | list) and vdef is None else parsed
+    return out
+
+
+def load_prefill(
+    schema: Schema, values_file: Path | None, data: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """--values FILE, with --data pairs on top (a pair wins over the file)."""
+    raw = read_values_file(values_file, display=str(values_file)) if values_file is not None else {}
+    raw.update(data_values(schema, data or {}))
     return validate_values(schema, raw)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
-from shardpy.flows.choices import collect_values, load_prefill, select_modules
+from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared, spec_for
 from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
@@ -36,6 +36,7 @@ class InstallOptions:
     source: str | None = None
     defaults: bool = False
     values_file: Path | None = None
+    data: list[str] = field(default_factory=list)  # --data KEY=VALUE
     yes: bool = False
     exclude: list[str] = field(default_factory=list)
     dry_run: bool = False
@@ -207,8 +208,11 @@ def _ops(
         backups[p] = _unique_backup(dest, p, stamp, taken)
         taken.add(backups[p])
     ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
-    ops.extend(Op.write(p, o.data) for p, o in sorted(production.outputs.items()) if p not in identical)
-    ops.append(values_file_op(prep.shard, state.values, None))
+    ops.extend(
+        Op.write(p, o.data, o.mode) for p, o in sorted(production.outputs.items()) if p not in identical
+    )
+    if prep.writes_values_file:
+        ops.append(values_file_op(prep.shard, state.values, None))
     ops.extend(cache_ops(prep.shard, {o.source for o in production.outputs.values()}))
     ops.append(state_op(state))
     return ops, backups
@@ -225,9 +229,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
     with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
         schema = prep.shard.schema
         use_defaults = opts.defaults or opts.yes
-        values = collect_values(
-            schema, prefill=load_prefill(schema, opts.values_file), ask=None, use_defaults=use_defaults, ui=ui
-        )
+        values = _values(prep, opts, dest, use_defaults, ui)
         modules = select_modules(
             schema, excluded=opts.exclude, counts=prep.module_counts(), review=not use_defaults, ui=ui
         )
@@ -253,7 +255,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
                 for p, o in sorted(production.outputs.items())
             ],
             skipped=_skipped(production),
-            values=values,
+            values=prep.values_to_record(values),
             modules=modules,
             hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
             recovery=recovery,
@@ -262,7 +264,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             return result
         _decide_backups(colliding, opts, ui)
         files = {p: record_for(o, prep.shard.content) for p, o in production.outputs.items()}
-        state = new_state(prep, values, modules, install_date, files)
+        state = new_state(prep, prep.values_to_record(values), modules, install_date, files)
         stamp = install_date.replace(":", "").replace("-", "")
         ops, result.backups = _ops(dest, prep, production, colliding, identical, state, stamp)
         _apply(dest, ops, result, ui)
@@ -276,7 +278,22 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             ui=ui,
             warnings=result.warnings,
         )
+        prep.after_apply(dest, trust=opts.trust, no_hooks=opts.no_hooks, warnings=result.warnings)
         return result
+
+
+def _values(prep: Prepared, opts: InstallOptions, dest: Path, use_defaults: bool, ui: UI) -> dict[str, Any]:
+    """The answers: a shard's schema values, or a copier template's questions."""
+    from shardpy.flows.copierprep import CopierPrepared
+
+    if isinstance(prep, CopierPrepared):
+        prep.setup(dest, "copy", trust=opts.trust)
+        return prep.collect(
+            values_file=opts.values_file, data=opts.data, last={}, use_defaults=use_defaults, ui=ui
+        )
+    schema = prep.shard.schema
+    prefill = load_prefill(schema, opts.values_file, parse_data(opts.data))
+    return collect_values(schema, prefill=prefill, ask=None, use_defaults=use_defaults, ui=ui)
 
 
 def _skipped(production: Production) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from shardpy.shard.loader import Shard, load_shard
 from shardpy.shard.produce import Production
@@ -19,6 +19,9 @@ class Prepared:
     spec: SourceSpec
     fetched: Fetched
     shard: Shard
+
+    # A copier template writes its own answers file instead (flows/copierprep.py).
+    writes_values_file: ClassVar[bool] = True
 
     @property
     def remote(self) -> bool:
@@ -40,6 +43,16 @@ class Prepared:
         """Every output of this shard for these answers (the one render path)."""
         included = [k for k, v in modules.items() if v == "included"]
         return self.shard.produce(values, included, install_date)
+
+    def values_to_record(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The values state and the values file keep."""
+        return values
+
+    def after_apply(self, dest: Path, *, trust: bool, no_hooks: bool, warnings: list[str]) -> None:
+        """Source-specific work after the transaction (a copier template's tasks)."""
+
+    def cleanup(self) -> None:
+        """Remove scratch trees this source made while rendering."""
 
     def module_counts(self) -> dict[str, int]:
         """Files per module, for the module review."""
@@ -67,7 +80,23 @@ def prepared(
     """Fetch and load a shard; temporary downloads are removed afterwards."""
     resolved = resolve(spec, include_prerelease=include_prerelease)
     fetched = fetch(resolved, progress=progress)
+    prep: Prepared | None = None
     try:
-        yield Prepared(spec, fetched, load_shard(fetched.root, fetched.shard_root()))
+        prep = _load(spec, fetched)
+        yield prep
     finally:
+        if prep is not None:
+            prep.cleanup()
         fetched.cleanup()
+
+
+def _load(spec: SourceSpec, fetched: Fetched) -> Prepared:
+    """A shard, or a copier template (copier.yml and no .shardmind/) at the source root."""
+    from shardpy.sources.copier import is_copier_template
+
+    root = fetched.root / spec.subdir if spec.subdir else fetched.root
+    if is_copier_template(root):
+        from shardpy.flows.copierprep import prepare_copier
+
+        return prepare_copier(spec, fetched, root)
+    return Prepared(spec, fetched, load_shard(fetched.root, fetched.shard_root()))

@@ -43,6 +43,7 @@ class StatusReport:
     warnings: list[str] = field(default_factory=list)
     updated_at: str | None = None  # this machine's last update (local.json), else the state's
     git: GitReport | None = None
+    copier: dict[str, Any] | None = None  # a copier template's source, commit and answers
 
     def to_json(self) -> dict[str, Any]:
         if self.vault is None:
@@ -76,6 +77,8 @@ class StatusReport:
         )
         if self.git is not None:
             out["git"] = self.git.to_json()
+        if self.copier is not None:
+            out["copier"] = self.copier
         if self.verbose:
             out.update(
                 user_files=self.user_files,
@@ -139,6 +142,16 @@ def _values(report: StatusReport, vault: Path) -> Any:
         return schema
     report.value_problems.extend(problems(schema, values))
     return schema
+
+
+def _copier(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
+    """A copier project's template facts, from state (copier is not imported:
+    status stays fast); its answers are the answers file's at the last render."""
+    info = dict(state.copier or {})
+    answers_file = str(info.get("answers_file") or ".copier-answers.yml")
+    if not (vault / answers_file).is_file():
+        warnings.append(f"{answers_file} is missing: `copier update` and `shardpy update` need it")
+    return {**info, "answers_file": answers_file, "answers": state.values}
 
 
 def _update_check(vault: Path) -> dict[str, Any] | None:
@@ -230,7 +243,11 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
     report.updated_at = local_updated_at(vault, state)
     report.git = git_report(vault)
     _count(report, vault, state)
-    schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
+    if state.copier is not None:
+        schema = None
+        report.copier = _copier(vault, state, report.warnings)
+    else:
+        schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
     report.update = _update_check(vault)
     if verbose:
         _manifest_warnings(report, vault)

@@ -14,7 +14,7 @@ from typing import Any
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
-from shardpy.flows.choices import check_module_flags, collect_values, select_modules
+from shardpy.flows.choices import check_module_flags, collect_values, data_values, parse_data, select_modules
 from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
@@ -22,6 +22,7 @@ from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import (
     action_ops,
     cache_ops,
+    copier_record,
     now_iso,
     save_state,
     stale_cache_ops,
@@ -58,6 +59,7 @@ class UpdateOptions:
     add_modules: list[str] = field(default_factory=list)
     remove_modules: list[str] = field(default_factory=list)
     restore_missing: bool = False
+    data: list[str] = field(default_factory=list)  # --data KEY=VALUE: answers changed by this update
     dry_run: bool = False
     no_hooks: bool = False
     trust: bool = False
@@ -87,6 +89,13 @@ class UpdateResult:
 
     def changed(self) -> list[FileAction]:
         return [a for a in self.actions if a.outcome.write is not None or a.outcome.delete]
+
+    def conflicts_left(self) -> list[str]:
+        """Paths whose conflict this update did not resolve with a side or a
+        merge (kept yours, markers written, skipped): the CLI exits 3."""
+        if self.dry_run:
+            return []
+        return [a.path for a in self.actions if a.action == "conflict" and a.choice not in ("theirs", "edit")]
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -164,6 +173,10 @@ def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
 
 
 def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
+    if state.copier is not None:
+        from shardpy.flows.copierprep import recorded_answers
+
+        return recorded_answers(vault, state, warnings)
     try:
         return read_values_file(vault / layout.VALUES_FILE, display=layout.VALUES_FILE)
     except ShardpyError as exc:
@@ -175,9 +188,25 @@ def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str,
         return dict(state.values)
 
 
+def _with_data(prep: Prepared, current: dict[str, Any], opts: UpdateOptions) -> dict[str, Any]:
+    """The current values with --data on top (text for a copier template:
+    copier parses it by the question's type)."""
+    from shardpy.flows.copierprep import CopierPrepared
+
+    pairs = parse_data(opts.data)
+    if isinstance(prep, CopierPrepared):
+        return {**current, **pairs}
+    return {**current, **data_values(prep.shard.schema, pairs)}
+
+
 def _values(
     prep: Prepared, state: State, current: dict[str, Any], opts: UpdateOptions, ui: UI, result: UpdateResult
 ) -> dict[str, Any]:
+    from shardpy.flows.copierprep import CopierPrepared
+
+    if isinstance(prep, CopierPrepared):
+        result.values_asked = [q for q in prep.template.question_names() if q not in current]
+        return prep.collect(values_file=None, data=[], last=current, use_defaults=opts.yes, ui=ui)
     schema = prep.shard.schema
     migrated = current
     if is_version(state.version) and state.version != prep.version:
@@ -325,7 +354,7 @@ def _ops(
     values: dict[str, Any],
 ) -> list[Op]:
     ops = action_ops(vault, actions)
-    if values_text_needed:
+    if values_text_needed and prep.writes_values_file:
         existing = None
         with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
             existing = (vault / layout.VALUES_FILE).read_text(encoding="utf-8")
@@ -361,8 +390,9 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
             vault, state.shard, state.version, state.version, dry_run=opts.dry_run, recovery=recovery
         )
         spec = source_spec(state, opts, vault)
-        current = _current_values(vault, state, result.warnings)
         with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
+            current = _with_data(prep, _current_values(vault, state, result.warnings), opts)
+            _for_copier(prep, state, vault, opts)
             _check_identity(prep, state)
             result.to_version = prep.version
             result.commit = prep.fetched.resolved.commit
@@ -374,6 +404,16 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
                 return result
             _apply_and_hooks(prep, state, opts, ui, result, vault)
         return result
+
+
+def _for_copier(prep: Prepared, state: State, vault: Path, opts: UpdateOptions) -> None:
+    """A copier template renders into a folder named like the project, and
+    its migrations start from the recorded commit."""
+    from shardpy.flows.copierprep import CopierPrepared
+
+    if isinstance(prep, CopierPrepared):
+        old = (state.copier or {}).get("commit") or state.version
+        prep.setup(vault, "update", trust=opts.trust, old_commit=str(old))
 
 
 def _check_identity(prep: Prepared, state: State) -> None:
@@ -410,7 +450,7 @@ def _plan(
     vault: Path,
 ) -> None:
     values = _values(prep, state, current, opts, ui, result)
-    result.values_changed = value_changes(state.values, values)
+    result.values_changed = value_changes(state.values, prep.values_to_record(values))
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
     production = prep.render(values, modules, state.install_date)
@@ -443,7 +483,7 @@ def _plan(
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current
-    _new_state(prep, state, values, modules, actions)
+    _new_state(prep, state, prep.values_to_record(values), modules, actions)
 
 
 def _new_state(
@@ -458,6 +498,7 @@ def _new_state(
     state.values_hash = values_hash(values)
     state.modules = modules
     state.files = {p: r for p, r in files.items() if r is not None}
+    state.copier = copier_record(prep) or state.copier
 
 
 def _apply_and_hooks(
@@ -467,6 +508,7 @@ def _apply_and_hooks(
     old_fingerprint = state.hooks.get("bootstrap_fingerprint")
     ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values)
     Transaction(vault, "update").run(ops, progress=ui.progress("Updating", len(ops)))
+    prep.after_apply(vault, trust=opts.trust, no_hooks=opts.no_hooks, warnings=result.warnings)
     changed = bool(result.changed()) or previous != state.version
     slots = update_slots(prep.shard.manifest, changed=changed, recorded_fingerprint=old_fingerprint)
     if not hooks_allowed(

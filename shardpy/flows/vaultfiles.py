@@ -115,7 +115,15 @@ def new_state(
         hooks={"bootstrap_fingerprint": bootstrap.fingerprint}
         if bootstrap is not None and bootstrap.fingerprint
         else {},
+        copier=copier_record(prep),
     )
+
+
+def copier_record(prep: Prepared) -> dict[str, Any] | None:
+    """A copier template's records kept in state (answers file, _src_path, _commit)."""
+    from shardpy.flows.copierprep import CopierPrepared
+
+    return prep.copier_record() if isinstance(prep, CopierPrepared) else None
 
 
 def state_op(state: State) -> Op:

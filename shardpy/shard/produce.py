@@ -24,6 +24,7 @@ class Output:
     template: bool
     volatile: bool = False
     iterator_key: str | None = None
+    mode: int | None = None  # file mode to create it with (a copier template's executables)
 
     @property
     def sha256(self) -> str:

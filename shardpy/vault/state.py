@@ -68,6 +68,8 @@ class State:
     hooks: dict[str, str] = field(default_factory=dict)
     schema_version: int = STATE_SCHEMA_VERSION
     engine: str = ""
+    # A copier template's own records: answers_file, _src_path, _commit (docs/COPIER.md).
+    copier: dict[str, Any] | None = None
 
     @property
     def namespace(self) -> str:
@@ -105,6 +107,8 @@ class State:
             "hooks": self.hooks,
             "files": {p: self.files[p].to_json() for p in sorted(self.files)},
         }
+        if self.copier is not None:
+            data["copier"] = self.copier
         return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
@@ -164,6 +168,7 @@ def parse_state(text: str, *, display: str = ".shardmind/state.json") -> State:
             hooks=dict(raw.get("hooks") or {}),
             schema_version=version,
             engine=str(raw.get("engine", "")),
+            copier=dict(raw["copier"]) if isinstance(raw.get("copier"), dict) else None,
         )
     except (TypeError, ValueError) as exc:
         raise ShardpyError(

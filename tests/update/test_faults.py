@@ -73,7 +73,7 @@ def test_killed_update_is_all_old_or_all_new(sc: Scenario, tmp_path: Path) -> No
     reference = tmp_path / "reference"
     shutil.copytree(pristine, reference)
     started = time.monotonic()
-    assert shardpy(reference, "update", "--yes", env=DELAY).wait() == 0
+    assert shardpy(reference, "update", "--yes", env=DELAY).wait() in (0, 3)  # 3: conflicts left
     # Kill times spread over a whole run as long as it takes on this machine now.
     span = time.monotonic() - started
     new = signature(reference)

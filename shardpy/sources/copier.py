@@ -1,0 +1,445 @@
+"""A copier template as a shardpy source: copier itself asks, renders and
+runs tasks; shardpy only tells it where the template already sits.
+
+A source root holding ``copier.yml`` / ``copier.yaml`` and no ``.shardmind/``
+is a copier template. shardpy has fetched it already (any source kind), so
+copier's :class:`~copier._template.Template` is pinned to that tree: no
+second clone, and ``_src_path`` / ``_commit`` are what ``copier copy`` of
+the same source and tag records. Rendering goes into a scratch folder named
+like the destination (templates read ``_folder_name``); from there on the
+output is an ordinary shard tree.
+
+copier is imported only inside these functions: an ordinary shard's install
+or status never loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from shardpy.errors import ShardpyError
+
+if TYPE_CHECKING:
+    from copier._main import Worker
+    from copier._template import Template
+
+CONFIG_NAMES = ("copier.yml", "copier.yaml")
+DEFAULT_ANSWERS_FILE = ".copier-answers.yml"
+Operation = Literal["copy", "update", "adopt"]  # adopt renders only: it runs no task
+_ASK_TRIES = 5
+TRUST_HINT = "Pass --trust if you trust this template (copier's own --trust rule)."
+
+
+def is_copier_template(root: Path) -> bool:
+    """copier.yml (or .yaml) at the root and no shardpy manifest."""
+    if (root / ".shardmind").exists():
+        return False
+    return any((root / name).is_file() for name in CONFIG_NAMES)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One copier question as the wizard shows it (parsed by copier)."""
+
+    name: str
+    type: str  # copier type: str, int, float, bool, json, yaml, path
+    message: str
+    default: Any  # copier's MISSING becomes None with ``required`` set
+    required: bool
+    choices: list[tuple[str, Any]]
+    multiselect: bool
+    secret: bool
+    placeholder: str
+
+
+# What the wizard returns for one question; raising ValueError re-asks.
+AskFn = Callable[[Question], Any]
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    path: str
+    data: bytes
+    mode: int
+
+
+@dataclass
+class Rendered:
+    root: Path  # the scratch tree (removed by the caller)
+    files: list[RenderedFile]
+    remembered: dict[str, Any]  # what the answers file holds, _commit/_src_path first
+    answers_file: str  # relative path copier wrote the answers to
+    answers: dict[str, Any]  # every answer used (secrets included), for tasks
+
+
+@dataclass
+class CopierTemplate:
+    root: Path  # the template's local tree (fetched by shardpy)
+    src_path: str  # what copier records as _src_path
+    commit: str | None  # `git describe --tags --always` of the commit, as copier records _commit
+    commit_hash: str | None
+    trust: bool = False
+
+    # -- copier objects pinned to the fetched tree -------------------------------
+
+    def template(self, commit: str | None = None) -> Template:
+        from copier._template import Template
+        from packaging.version import InvalidVersion, Version
+
+        describe = self.commit if commit is None else commit
+        tpl = Template(url=self.src_path)
+        version: Version | None = None
+        if describe is not None:
+            with contextlib.suppress(InvalidVersion):
+                version = Version(describe)
+        # cached_property values set on the instance: copier never clones,
+        # never runs git in a tree without .git, and records what we know.
+        tpl.__dict__.update(
+            local_abspath=self.root.resolve(),
+            vcs="git" if describe is not None else None,
+            commit=describe,
+            commit_hash=self.commit_hash if commit is None else None,
+            version=version,
+            git_index_modes={},
+        )
+        return tpl
+
+    def worker(self, dst: Path, data: Mapping[str, Any], *, skip_tasks: bool = True) -> Worker:
+        from copier._main import Worker
+
+        with _copier_errors():
+            worker = Worker(
+                src_path=self.src_path,
+                dst_path=dst,
+                data=dict(data),
+                defaults=True,
+                quiet=True,
+                overwrite=True,
+                unsafe=self.trust,
+                skip_tasks=skip_tasks,
+                cleanup_on_error=False,
+            )
+        worker.__dict__["template"] = self.template()
+        return worker
+
+    # -- facts ----------------------------------------------------------------------
+
+    def unsafe_features(self, operation: Operation, old_commit: str | None = None) -> list[str]:
+        """What copier's --trust rule refuses without trust: Jinja extensions,
+        tasks, and (on update) the migrations between the two versions."""
+        from copier._settings import is_trusted_repository
+
+        with _copier_errors():
+            tpl = self.template()
+            worker = self.worker(self.root, {})
+            if is_trusted_repository(worker.settings.trust, tpl.url):
+                return []
+            features: set[str] = set()
+            if tpl.jinja_extensions:
+                features.add("jinja_extensions")
+            if tpl.tasks and operation != "adopt":
+                features.add("tasks")
+            if operation == "update" and self.migration_tasks("before", old_commit) + self.migration_tasks(
+                "after", old_commit
+            ):
+                features.add("migrations")
+        return sorted(features)
+
+    def check_trust(self, operation: Operation, old_commit: str | None = None) -> None:
+        if self.trust:
+            return
+        features = self.unsafe_features(operation, old_commit)
+        if features:
+            raise ShardpyError(
+                "COPIER_UNTRUSTED",
+                f"The copier template uses {', '.join(features)}, which run code from the template",
+                TRUST_HINT,
+                details={"features": features},
+            )
+
+    def migration_tasks(self, stage: Literal["before", "after"], old_commit: str | None) -> list[Any]:
+        if old_commit is None:
+            return []
+        with _copier_errors():
+            return list(self.template().migration_tasks(stage, self.template(old_commit)))
+
+    def answers_relpath(self, answers: Mapping[str, Any], dest_name: str) -> str:
+        with _scratch(dest_name) as dst, _copier_errors():
+            worker = self.worker(dst, answers)
+            return worker.answers_relpath.as_posix()
+
+    def secret_questions(self) -> set[str]:
+        with _copier_errors():
+            return set(self.template().secret_questions)
+
+    def question_names(self) -> list[str]:
+        with _copier_errors():
+            return list(self.template().questions_data)
+
+    # -- questions ------------------------------------------------------------------
+
+    def collect(
+        self,
+        *,
+        data: Mapping[str, Any],
+        last: Mapping[str, Any],
+        dest_name: str,
+        ask: AskFn | None,
+    ) -> dict[str, Any]:
+        """Answers for every question, in copier's order and by copier's rules:
+        ``data`` first (parsed and validated by copier), then ``last`` (kept
+        answers), then ``ask`` (the wizard) or the default; ``when: false``
+        questions take their default. ``ask=None`` means defaults only."""
+        from copier._types import MISSING, Phase
+        from copier._user_data import AnswersMap
+
+        with _scratch(dest_name) as dst, _copier_errors(), Phase.use(Phase.PROMPT):
+            worker = self.worker(dst, data)
+            tpl = worker.template
+            worker.answers = AnswersMap(
+                user_defaults=worker.user_defaults,
+                init=dict(data),
+                last=dict(last),
+                metadata=tpl.metadata,
+                external=worker._external_data(),
+            )
+            for name, details in tpl.questions_data.items():
+                question = self._question(worker, name, details)
+                answer = self._answer(question, worker, ask)
+                if answer is not MISSING:
+                    worker.answers.user[name] = answer
+            return {k: v for k, v in worker.answers.user.items() if not k.startswith("_")}
+
+    @staticmethod
+    def _question(worker: Worker, name: str, details: Mapping[str, Any]) -> Any:
+        from copier._user_data import Question as CopierQuestion
+
+        return CopierQuestion(
+            answers=worker.answers,
+            context=worker._render_context(),
+            jinja_env=worker.jinja_env,
+            settings=worker.settings,
+            var_name=name,
+            **details,
+        )
+
+    def _answer(self, question: Any, worker: Worker, ask: AskFn | None) -> Any:
+        from copier._types import MISSING
+
+        name = question.var_name
+        answers = worker.answers
+        if name in answers.last:
+            try:
+                kept = question.parse_answer(answers.last[name])
+                question.validate_answer(kept)
+            except Exception:  # copier drops an answer it cannot parse, then asks again
+                del answers.last[name]
+        if not question.get_when():
+            answers.hide(name)
+            answers.last.pop(name, None)
+            return question.get_default()
+        if name in answers.init:
+            given = _checked(question, answers.init[name])
+            return given
+        if name in answers.last:
+            return question.parse_answer(answers.last[name])
+        default = question.get_default()
+        if not question.get_ask() or ask is None:
+            if default is MISSING and ask is None and question.get_ask():
+                raise ShardpyError(
+                    "COPIER_ANSWER_MISSING",
+                    f"The copier question '{name}' has no default and no answer",
+                    f"Pass --data {name}=VALUE (or --values FILE), or answer it in the wizard.",
+                    details={"key": name},
+                )
+            return default
+        return self._ask(question, default, ask)
+
+    def _ask(self, question: Any, default: Any, ask: AskFn) -> Any:
+        from copier._types import MISSING
+
+        shown = Question(
+            name=question.var_name,
+            type=question.get_type_name(),
+            message=question.get_message().strip(),
+            default=None if default is MISSING else default,
+            required=default is MISSING,
+            choices=[(c.title, question.cast_answer(c.value)) for c in question._formatted_choices],
+            multiselect=question.multiselect,
+            secret=question.secret,
+            placeholder=question.get_placeholder(),
+        )
+        for attempt in range(_ASK_TRIES):
+            try:
+                return _checked(question, ask(shown))
+            except ShardpyError as exc:
+                # The wizard shows the problem and asks again (a UI that cannot
+                # ask gives the same answer again: stop after a few tries).
+                if attempt == _ASK_TRIES - 1:
+                    raise
+                shown = Question(**{**shown.__dict__, "message": f"{exc.message}\n{shown.message}"})
+        raise AssertionError("unreachable")
+
+    # -- rendering ------------------------------------------------------------------
+
+    def render(self, answers: Mapping[str, Any], dest_name: str) -> Rendered:
+        """copier renders the template with ``answers`` into a scratch tree
+        (tasks are not run here: they run in the destination after apply)."""
+        from copier._main import _operation
+
+        parent = Path(tempfile.mkdtemp(prefix="shardpy-copier-"))
+        dst = parent / dest_name
+        try:
+            worker = self.worker(dst, answers)
+            token = _operation.set("copy")
+            try:
+                with _copier_errors(), worker:
+                    worker.run_copy()
+                    remembered = dict(worker._answers_to_remember())
+                    relpath = worker.answers_relpath.as_posix()
+                    used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
+            finally:
+                _operation.reset(token)
+            dst.mkdir(exist_ok=True)
+            return Rendered(dst, _collect(dst), remembered, relpath, used)
+        except BaseException:
+            from shardpy.sources.model import remove_tree
+
+            remove_tree(parent)
+            raise
+
+    def run_tasks(
+        self,
+        dest: Path,
+        answers: Mapping[str, Any],
+        *,
+        operation: Operation,
+        old_commit: str | None = None,
+    ) -> int:
+        """Run the template's tasks (copy) or its migrations (update) in the
+        destination, as copier does after rendering. Needs --trust unless
+        copier's settings trust the template. Returns how many ran."""
+        from copier._main import _operation
+        from copier._types import Phase
+
+        if operation == "adopt":
+            return 0
+        worker = self.worker(dest, answers, skip_tasks=False)
+        tasks: list[Any] = list(worker.template.tasks)
+        if operation == "update":
+            # copier's order on update: migrations before, the tasks, migrations after.
+            before = self.migration_tasks("before", old_commit)
+            tasks = [*before, *tasks, *self.migration_tasks("after", old_commit)]
+        if not tasks:
+            return 0
+        token = _operation.set(operation)
+        try:
+            with _copier_errors(), worker:
+                with Phase.use(Phase.PROMPT):
+                    worker._ask()
+                with Phase.use(Phase.MIGRATE if operation == "update" else Phase.TASKS):
+                    worker._execute_tasks(tasks)
+        finally:
+            _operation.reset(token)
+        return len(tasks)
+
+
+def _checked(question: Any, raw: Any) -> Any:
+    """copier's own parsing and validator for one answer, as a typed error."""
+    try:
+        answer = question.parse_answer(raw)
+        question.validate_answer(answer)
+    except (ValueError, TypeError) as exc:
+        raise ShardpyError(
+            "COPIER_ANSWER_INVALID",
+            f"{question.var_name}: {exc}",
+            "Give an answer the template's question accepts (its type, choices and validator).",
+            details={"key": question.var_name},
+        ) from None
+    return answer
+
+
+def _collect(root: Path) -> list[RenderedFile]:
+    """Every file copier wrote (empty folders are not files and are dropped)."""
+    out: list[RenderedFile] = []
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                raise ShardpyError(
+                    "COPIER_SYMLINK",
+                    f"The copier template produces a symbolic link: {rel}",
+                    "shardpy installs files only; drop _preserve_symlinks from copier.yml "
+                    "(copier then copies the link's target), or use copier itself for this template.",
+                    path=rel,
+                )
+            out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
+    return sorted(out, key=lambda f: f.path)
+
+
+@contextlib.contextmanager
+def _scratch(dest_name: str) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="shardpy-copier-") as tmp:
+        yield Path(tmp) / dest_name
+
+
+@contextlib.contextmanager
+def _copier_errors() -> Iterator[None]:
+    """copier's exceptions as typed shardpy errors (never a traceback)."""
+    from copier import errors as ce
+    from jinja2 import TemplateError
+
+    try:
+        yield
+    except ShardpyError:
+        raise
+    except ce.UnsafeTemplateError as exc:
+        raise ShardpyError("COPIER_UNTRUSTED", str(exc).strip(), TRUST_HINT) from None
+    except ce.UnsupportedVersionError as exc:
+        raise ShardpyError(
+            "COPIER_VERSION_UNSUPPORTED",
+            str(exc).strip(),
+            "The template needs a newer copier: pip install -U copier.",
+        ) from None
+    except ce.TaskError as exc:
+        raise ShardpyError(
+            "COPIER_TASK_FAILED",
+            f"A copier task failed (exit {exc.returncode}): {exc.cmd}",
+            "The files were written; fix what the task needs and run it by hand.",
+        ) from None
+    except ce.ConfigFileError as exc:
+        raise ShardpyError(
+            "COPIER_CONFIG_INVALID", f"copier.yml: {exc}".strip(), "Fix the template's copier.yml."
+        ) from None
+    except (TemplateError, ce.CopierError, ValueError, TypeError, KeyError) as exc:
+        raise ShardpyError(
+            "COPIER_RENDER_FAILED",
+            f"copier could not render the template: {type(exc).__name__}: {exc}",
+            "Check the answers you gave and the template's copier.yml and files.",
+        ) from None
+
+
+def read_answers_file(dest: Path, relpath: str) -> dict[str, Any] | None:
+    """The answers file copier wrote in a project (read as copier reads it),
+    or None when absent or unreadable."""
+    from copier._user_data import load_answersfile_data
+
+    try:
+        raw = load_answersfile_data(dest, relpath)
+    except Exception:  # any YAML or OS error: the file cannot serve as answers
+        return None
+    return raw if isinstance(raw, dict) and raw else None
+
+
+def user_answers(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The answers of an answers file without copier's own ``_`` keys."""
+    return {str(k): v for k, v in raw.items() if not str(k).startswith("_")}
