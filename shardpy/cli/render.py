@@ -1,10 +1,17 @@
-"""Human-readable output of flow results (tables via rich)."""
+"""Human-readable output of flow results.
+
+Tables go through rich on a terminal. Written to a pipe or a file they are
+plain text columns instead: every cell in full (a log keeps each path
+whole, where rich would cut it to the 80-column width it assumes off a
+terminal) and hundreds of rows in a few milliseconds instead of rich's
+full layout pass.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-
-from rich.table import Table
 
 from shardpy.cli.output import console
 from shardpy.gitsync.report import SETUP_HINT
@@ -19,6 +26,52 @@ if TYPE_CHECKING:
     from shardpy.gitsync.setup import SetupPlan
     from shardpy.hooks.runner import HookResult
     from shardpy.plan.update import FileAction
+
+
+def _on_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """``rows`` under ``columns`` as text: columns two spaces apart, a rule under
+    the header, nothing cut or wrapped; every line ends in a newline."""
+    widths = [len(c) for c in columns]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    last = len(columns) - 1
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip() + "\n"
+
+    return "".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _table(
+    columns: Sequence[str],
+    plain: Sequence[Sequence[str]],
+    marked: Sequence[Sequence[str]],
+    *,
+    right: Sequence[str] = (),
+    title: str | None = None,
+) -> None:
+    """A table: rich (from the ``marked`` cells) on a terminal, else plain text
+    (from the ``plain`` cells, the same text without markup)."""
+    if not plain:
+        return
+    if not _on_terminal():
+        out = console().file  # what rich would write to (a test's capture, a pipe)
+        out.write((f"{title}\n" if title else "") + plain_table(columns, plain))
+        out.flush()
+        return
+    from rich.table import Table
+
+    table = Table(title=title, show_edge=False)
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left")
+    for row in marked:
+        table.add_row(*row)
+    console().print(table)
 
 
 def recovery_line(report: RecoveryReport | None) -> None:
@@ -53,15 +106,21 @@ def install_result(result: InstallResult, *, verbose: bool) -> None:
     if result.dry_run:
         con.print("[bold]Dry run[/]: nothing was written.")
     con.print(f"[bold]{result.shard}[/] {result.version} from {result.source} → {result.dest}")
-    table = Table(title="Files by module" if result.dry_run else None, show_edge=False)
-    for col in ("module", "rendered", "copied", "total"):
-        table.add_column(col, justify="left" if col == "module" else "right")
     groups: dict[str, list[bool]] = {}
     for f in result.files:
         groups.setdefault(f.module or "(unclaimed)", []).append(f.rendered)
-    for module, flags in sorted(groups.items()):
-        table.add_row(module, str(sum(flags)), str(len(flags) - sum(flags)), str(len(flags)))
-    con.print(table)
+    rows = [
+        [module, str(sum(flags)), str(len(flags) - sum(flags)), str(len(flags))]
+        for module, flags in sorted(groups.items())
+    ]
+    title = "Files by module" if result.dry_run else None
+    _table(
+        ["module", "rendered", "copied", "total"],
+        rows,
+        rows,
+        right=("rendered", "copied", "total"),
+        title=title,
+    )
     if verbose or result.dry_run:
         replace = [f.path for f in result.files if f.action == "replace"]
         if replace:
@@ -215,28 +274,35 @@ _ACTION_STYLE = {
 
 
 def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
-    table = Table(show_edge=False)
-    for col in ("action", "path", "class", "details"):
-        table.add_column(col)
+    plain: list[list[str]] = []
+    marked: list[list[str]] = []
     for a in actions:
         if a.action == "unchanged" and not verbose:
             continue
         decided = a.question is not None and a.outcome.label not in ("apply", "merge")
         details = f"{a.reason} → {a.outcome.label}" if decided else a.reason
+        extras: list[str] = []  # dimmed on a terminal
         stats = a.stats()
         if stats is not None:
-            details += (
-                f" [dim](unchanged {stats['unchanged']}, merged {stats['auto_merged']}, "
-                f"conflicted {stats['conflicted']}, both added {stats['both_added']})[/]"
+            extras.append(
+                f"(unchanged {stats['unchanged']}, merged {stats['auto_merged']}, "
+                f"conflicted {stats['conflicted']}, both added {stats['both_added']})"
             )
         if a.from_path:
-            details += f" [dim](from {a.from_path})[/]"
+            extras.append(f"(from {a.from_path})")
         if a.links_rewritten:
-            details += f" [dim]({a.links_rewritten} link(s) rewritten)[/]"
+            extras.append(f"({a.links_rewritten} link(s) rewritten)")
         style = _ACTION_STYLE.get(a.action, "")
-        table.add_row(f"[{style}]{a.action}[/]" if style else a.action, a.path, a.content_class, details)
-    if table.row_count:
-        console().print(table)
+        plain.append([a.action, a.path, a.content_class, "".join([details, *(f" {e}" for e in extras)])])
+        marked.append(
+            [
+                f"[{style}]{a.action}[/]" if style else a.action,
+                a.path,
+                a.content_class,
+                "".join([details, *(f" [dim]{e}[/]" for e in extras)]),
+            ]
+        )
+    _table(["action", "path", "class", "details"], plain, marked)
 
 
 def adopt_result(result: AdoptResult, *, verbose: bool) -> None:

@@ -5,11 +5,22 @@ cache dir for "shardpy")::
 
     archives/<sha256>.tar.gz   the downloaded bytes, verified on every read
     archives/index.json        key -> {sha256, etag?, last_modified?}
+    trees/<sha256>/            that archive extracted (read-only), so the next
+                               command that needs the same release does not
+                               extract it again
+    trees/<sha256>.json        {tree: tree hash recorded at extraction, root}
 
 Keys name what was downloaded: ``github:<api>/<owner>/<repo>@<commit>``
 (immutable: a hit skips the network) or ``url:<url>`` (revalidated with
 the stored ETag). Every write is a temp file then a rename, and the cache
 is best effort: when it cannot be written, downloads go to a temp dir.
+
+An extracted tree is keyed by the archive's content hash, so it can only
+ever hold that archive's files. It is checked against the tree hash
+recorded when it was extracted each time it is reused (a tree changed or
+damaged since is removed and extracted again) and its files and folders
+are read-only, so a program that writes into a source tree by mistake
+fails instead of changing what the next command installs.
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.cachedir import cache_dir
-from shardpy.sources.archive import file_sha256
+from shardpy.sources.archive import file_sha256, safe_extract, tree_hash
+from shardpy.sources.model import remove_tree
 
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 __all__ = ["ArchiveCache", "cache_dir"]
@@ -110,3 +122,84 @@ class ArchiveCache:
         except OSError:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+
+class TreeCache:
+    """Extracted archives, keyed by the archive's sha256 (see the module doc)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = (root or cache_dir()) / "trees"
+
+    def _paths(self, sha256: str) -> tuple[Path, Path]:
+        if not _SHA_RE.match(sha256):
+            raise ValueError(f"not a sha256: {sha256!r}")
+        return self.root / sha256, self.root / f"{sha256}.json"
+
+    def lookup(self, sha256: str) -> Path | None:
+        """The source root of the extracted ``sha256`` archive when present and
+        intact; a damaged or incomplete tree is removed (None is returned)."""
+        folder, meta_path = self._paths(sha256)
+        try:
+            meta = json.loads(meta_path.read_text("utf-8"))
+            recorded, rel = meta["tree"], meta["root"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        root = (folder / rel) if isinstance(rel, str) and rel and ".." not in rel.split("/") else None
+        if root is None or not root.is_dir() or not isinstance(recorded, str):
+            self.drop(sha256)
+            return None
+        if tree_hash(folder) != recorded:
+            self.drop(sha256)
+            return None
+        return root
+
+    def extract(self, archive: Path, sha256: str) -> Path | None:
+        """Extract ``archive`` (already verified to hash to ``sha256``) into the
+        cache; its source root, or None when the cache cannot be written (the
+        caller extracts to a temp dir). Refusals of the archive itself
+        (unsafe or invalid entries) propagate, leaving nothing behind."""
+        folder, meta_path = self._paths(sha256)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=".extract-", dir=self.root))
+        except OSError:
+            return None
+        try:
+            root = safe_extract(archive, work / "src")
+            rel = root.relative_to(work).as_posix()
+            payload = json.dumps({"tree": tree_hash(work), "root": rel}).encode()
+            _make_read_only(work)
+            if folder.exists():  # a tree without its record (an interrupted or raced extraction)
+                found = self.lookup(sha256)
+                if found is not None:
+                    remove_tree(work)
+                    return found
+                self.drop(sha256)
+            # The record first: a tree in place always has one (a record without
+            # its tree is dropped by lookup).
+            tmp = self.root / f".{sha256}-{secrets.token_hex(4)}.tmp"
+            tmp.write_bytes(payload)
+            os.replace(tmp, meta_path)
+            os.rename(work, folder)
+        except OSError:
+            remove_tree(work)
+            return self.lookup(sha256)  # another process put the same tree in place meanwhile, or None
+        except BaseException:
+            remove_tree(work)
+            raise
+        return folder / rel
+
+    def drop(self, sha256: str) -> None:
+        folder, meta_path = self._paths(sha256)
+        with contextlib.suppress(OSError):
+            meta_path.unlink()
+        remove_tree(folder)
+
+
+def _make_read_only(top: Path) -> None:
+    """Files 0444, folders 0555 (deepest first: a folder stays writable while its children change)."""
+    for dirpath, dirnames, filenames in os.walk(top, topdown=False):
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o444)
+        for name in dirnames:
+            os.chmod(os.path.join(dirpath, name), 0o555)

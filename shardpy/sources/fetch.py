@@ -14,7 +14,7 @@ from pathlib import Path
 from shardpy.errors import ShardpyError
 from shardpy.sources import git, github, registry
 from shardpy.sources.archive import extract_to_temp, file_sha256, tree_hash
-from shardpy.sources.cache import ArchiveCache
+from shardpy.sources.cache import ArchiveCache, TreeCache
 from shardpy.sources.http import download, http_client
 from shardpy.sources.model import Fetched, ProgressFn, Release, Resolved, remove_tree
 from shardpy.sources.spec import SourceSpec
@@ -86,6 +86,15 @@ def _fetch_local(resolved: Resolved, spec: SourceSpec) -> Fetched:
 def _from_archive(
     resolved: Resolved, spec: SourceSpec, archive: Path, sha256: str, *, remote: bool
 ) -> Fetched:
+    """The archive's tree. A downloaded one is reused from the tree cache
+    (verified, read-only) or extracted into it, so the next command needing
+    the same release does not extract it again; a local archive, or any
+    archive when the cache is not writable, is extracted to a temp dir."""
+    if remote:
+        trees = TreeCache()
+        root = trees.lookup(sha256) or trees.extract(archive, sha256)
+        if root is not None:
+            return Fetched(resolved, root, spec.subdir, sha256, remote=remote)
     owned, root = extract_to_temp(archive)
     return Fetched(resolved, root, spec.subdir, sha256, remote=remote, _owned=[owned])
 
