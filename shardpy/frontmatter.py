@@ -40,17 +40,12 @@ def detect_newline(text: str) -> str:
     return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
 
 
-_yaml_safe: Any = None
-
-
 def load_yaml(text: str) -> Any:
-    """Parse YAML with ruamel's safe loader (C-accelerated when ruamel.yaml.clib is present)."""
-    global _yaml_safe
-    if _yaml_safe is None:
-        from ruamel.yaml import YAML
+    """Parse YAML with ruamel's safe loader, bounded (an alias bomb raises
+    :class:`shardpy.yamlsafe.YamlTooLarge`: an imported note is untrusted)."""
+    from shardpy.yamlsafe import load
 
-        _yaml_safe = YAML(typ="safe")
-    return _yaml_safe.load(text)
+    return load(text)
 
 
 def split_frontmatter(text: str) -> Split:
@@ -328,10 +323,12 @@ def _roundtrip_replace(fm_text: str, updates: list[tuple[str, str | list[str]]],
 
     from ruamel.yaml import YAML
 
+    from shardpy.yamlsafe import load
+
     rt = YAML()
     rt.width = 4096
     rt.preserve_quotes = True
-    doc = rt.load(fm_text)
+    doc = load(fm_text, rt)
     for key, value in updates:
         doc[key] = value
     out = io.StringIO()

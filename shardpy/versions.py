@@ -14,6 +14,8 @@ import re
 import semver
 
 _TAG_RE = re.compile(r"^v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
+# A release tag may leave the patch out (`v5.1`, as real shards tag): it names X.Y.0.
+_TWO_PART_TAG_RE = re.compile(r"^v?(\d+)\.(\d+)$")
 _PARTIAL_RE = re.compile(
     r"^v?(?P<major>\d+|[xX*])(?:\.(?P<minor>\d+|[xX*]))?(?:\.(?P<patch>\d+|[xX*]))?"
     r"(?:-(?P<pre>[0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
@@ -42,11 +44,14 @@ def is_version(text: str) -> bool:
 
 
 def version_from_tag(tag: str) -> semver.Version | None:
-    """The version a release tag names (``v1.2.3`` or ``1.2.3``), else None."""
+    """The version a release tag names (``v1.2.3``, ``1.2.3``, or two-part
+    ``v5.1`` / ``5.1`` for 5.1.0), else None."""
     try:
         return parse_version(tag)
     except ValueError:
-        return None
+        pass
+    two = _TWO_PART_TAG_RE.match(tag.strip())
+    return semver.Version(int(two.group(1)), int(two.group(2)), 0) if two else None
 
 
 def is_prerelease(version: semver.Version) -> bool:

@@ -20,7 +20,9 @@ def looks_like_source(text: str, *, cwd: Path) -> bool:
     if "@" in text or "#" in text:
         return not path.exists() or (path / ".git").exists()
     if path.is_dir():
-        if (path / ".shardmind" / "shard.yaml").is_file():
+        from shardpy.vault.layout import find_vault_root
+
+        if (path / ".shardmind" / "shard.yaml").is_file() or find_vault_root(path) is not None:
             return True
         try:
             return any(

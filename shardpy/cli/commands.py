@@ -347,7 +347,25 @@ def search_command(
 
 
 def run() -> None:
-    app()
+    import sys
+
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    # With --json even a usage error is the JSON error object on stdout.
+    from shardpy.cli.output import usage_error_json
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:
+        # click's UsageError (Typer vendors its own click, so matched by shape).
+        if getattr(exc, "exit_code", None) != 2 or not hasattr(exc, "format_message"):
+            raise
+        usage_error_json(exc.format_message())
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 import_options.register(app)

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.errors import ShardpyError
-
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 ON_CONFLICT = ("keep", "theirs", "markers")
 # Above this many rows a table is printed as plain padded text: rich measures
@@ -42,16 +40,6 @@ def _console(stderr: bool = False) -> Any:
         soft_wrap=not tty,
         width=None if tty else 10_000,
     )
-
-
-def _fail(exc: ShardpyError) -> int:
-    """Report a typed error; its exit code."""
-    err = _console(stderr=True)
-    loc = exc.location()
-    err.print(f"error [{exc.code}]: {(loc + ': ') if loc else ''}{exc.message}", markup=False)
-    if exc.hint:
-        err.print(f"hint: {exc.hint}", markup=False)
-    return exc.exit_code
 
 
 @contextmanager
@@ -295,36 +283,37 @@ def plain_args(argv: list[str]) -> ImportArgs | None:
 def run_command(args: ImportArgs) -> int:
     """Run a validated ``shardpy import`` (``fmt`` and ``source`` given unless resuming or abandoning).
 
-    Returns the exit code: 0, 1 (a typed error, or a collision or error row),
-    130 (interrupted).
+    Returns the exit code: 0, 1 (a typed error, an OS failure, or a collision
+    or error row), 130 (interrupted). Errors go through the one boundary every
+    command shares (JSON on stdout with ``--json``).
     """
+    from shardpy.cli.output import exit_code_of
+
+    return exit_code_of(lambda: _run(args), as_json=args.as_json)
+
+
+def _run(args: ImportArgs) -> int:
     from shardpy.importers import service
 
     vault_path = args.vault or service.find_vault(Path.cwd())
     as_json, verbose, fmt = args.as_json, args.verbose, args.fmt
     tty = sys.stderr.isatty() and not as_json
-    try:
-        if args.resume or args.abandon:
-            return _resume_or_abandon(service, vault_path, resume=args.resume, as_json=as_json, tty=tty)
-        assert fmt is not None and args.source is not None  # the callers check them
-        with _progress(tty) as (plan_cb, apply_cb):
-            outcome = service.run_import(
-                fmt=fmt,
-                source=args.source,
-                vault=vault_path,
-                into=args.into,
-                apply=args.apply,
-                on_conflict=args.on_conflict,
-                strict=args.strict,
-                keep_resolved_links=verbose or as_json,
-                progress=plan_cb,
-                apply_progress=apply_cb,
-            )
-    except ShardpyError as exc:
-        return _fail(exc)
-    except KeyboardInterrupt:
-        _console(stderr=True).print("interrupted: the writes of this run were rolled back", markup=False)
-        return 130
+    if args.resume or args.abandon:
+        return _resume_or_abandon(service, vault_path, resume=args.resume, as_json=as_json, tty=tty)
+    assert fmt is not None and args.source is not None  # the callers check them
+    with _progress(tty) as (plan_cb, apply_cb):
+        outcome = service.run_import(
+            fmt=fmt,
+            source=args.source,
+            vault=vault_path,
+            into=args.into,
+            apply=args.apply,
+            on_conflict=args.on_conflict,
+            strict=args.strict,
+            keep_resolved_links=verbose or as_json,
+            progress=plan_cb,
+            apply_progress=apply_cb,
+        )
     # Printing makes rows and strings, no garbage cycles: collections would only walk the
     # plan and the 100,000s of rows again while they pile up (~0.2 s at 100,000 notes).
     collecting = gc.isenabled()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -49,18 +50,24 @@ def print_error(exc: ShardpyError, *, as_json: bool) -> None:
     if as_json:
         print_json({"error": exc.to_dict()})
         return
+    from rich.markup import escape
+
     con = err_console()
     where = exc.location()
-    con.print(f"[bold red]error[/] [{exc.code}]: {where + ': ' if where else ''}{exc.message}", markup=True)
+    # Messages quote paths and values: escaped, so `[draft].md` prints as written.
+    text = escape(f"[{exc.code}]: {where + ': ' if where else ''}{exc.message}")
+    con.print(f"[bold red]error[/] {text}", markup=True)
     if exc.hint:
-        con.print(f"  [dim]hint:[/] {exc.hint}", markup=True)
+        con.print(f"  [dim]hint:[/] {escape(exc.hint)}", markup=True)
 
 
-def exit_code_of(fn: Callable[[], None], *, as_json: bool = False) -> int:
-    """Run a command body inside the error boundary and return its exit code:
-    typed errors → 1 (or 2), cancel → 0, Ctrl-C → 130, an OS failure → 1."""
+def exit_code_of(fn: Callable[[], int | None], *, as_json: bool = False) -> int:
+    """Run a command body inside the error boundary and return its exit code
+    (the body's own, or: typed errors → 1 (or 2), cancel → 0, Ctrl-C → 130,
+    an OS failure → 1 as IO_ERROR / DISK_FULL naming the path). Every
+    command's errors pass here, so ``--json`` always gets the JSON object."""
     try:
-        fn()
+        return fn() or 0
     except ShardpyError as exc:
         print_error(exc, as_json=as_json)
         return exc.exit_code
@@ -71,12 +78,26 @@ def exit_code_of(fn: Callable[[], None], *, as_json: bool = False) -> int:
         err_console().print(str(exc) or "Interrupted; every change was rolled back.")
         return 130
     except OSError as exc:  # a failure outside any transaction (the disk, a vanished file)
-        from shardpy.fsutil import io_error
-
-        where = f" {exc.filename}" if exc.filename else ""
-        print_error(io_error(exc, f"Accessing{where}"), as_json=as_json)
+        if exc.errno == errno.EPIPE:
+            raise  # the reader went away: the entry point ends quietly
+        print_error(os_error(exc), as_json=as_json)
         return 1
-    return 0
+
+
+def os_error(exc: OSError) -> ShardpyError:
+    """IO_ERROR (or DISK_FULL) naming the path the operating system refused."""
+    from shardpy.fsutil import io_error
+
+    where = f" {exc.filename}" if exc.filename else ""
+    path = None if exc.filename is None else os.fsdecode(exc.filename)
+    return io_error(exc, f"Accessing{where}", path=path)
+
+
+def usage_error_json(message: str) -> None:
+    """A command-line usage error as the JSON error object (``--json`` was given)."""
+    from shardpy.errors import UsageError
+
+    print_json({"error": UsageError(message, "Read `shardpy COMMAND --help`.").to_dict()})
 
 
 def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:

@@ -26,7 +26,8 @@ from shardpy.shard.values import check_value, resolve_defaults
 from shardpy.shard.walk import walk_shard
 from shardpy.sources import Release, SourceSpec, fetch, list_releases, parse_source, resolve
 from shardpy.sources.layout import find_shard_root
-from shardpy.versions import parse_version
+from shardpy.sources.releases import available_versions, find_pinned, release_version, sort_releases
+from shardpy.versions import parse_version, version_from_tag
 
 
 @dataclass
@@ -104,7 +105,12 @@ def release_outputs(
 
 def _candidates(prep: Prepared, releases: list[Release], vault: Path) -> list[Release]:
     target = parse_version(prep.version)
-    usable = [r for r in releases if r.version is not None and parse_version(r.version) <= target]
+    seen: set[str] = set()
+    usable: list[Release] = []
+    for r in sort_releases(releases):  # v5.1 and 5.1.0 name one release: the first spelling is read
+        if r.version is not None and parse_version(r.version) <= target and r.version not in seen:
+            usable.append(r)
+            seen.add(r.version)
     fps = _fingerprints(prep)
     if fps:
         present = _present(vault, fps)
@@ -127,38 +133,47 @@ def detect_base(
 ) -> Detected | None:
     history = history_spec(prep)
     releases = list_releases(history)
-    if from_version is not None:
-        wanted = from_version.removeprefix("v")
-        chosen = [r for r in releases if r.version == wanted or r.tag == from_version]
-        if not chosen:
-            raise ShardpyError(
-                "ADOPT_VERSION_NOT_FOUND",
-                f"--from-version {from_version}: the source has no such release",
-                "Releases: " + (", ".join(r.tag for r in releases) or "none") + ".",
-            )
-        candidates = chosen[:1]
-    else:
-        candidates = _candidates(prep, releases, vault)
+    candidates = (
+        [_pinned(releases, from_version)] if from_version is not None else _candidates(prep, releases, vault)
+    )
     if not candidates:
         return None
     scored: dict[str, tuple[int, dict[str, bytes], Path | None]] = {}
     for release in candidates:
-        assert release.version is not None
         try:
             outputs, mig = _fetch_outputs(prep, history, release, values, modules)
         except ShardpyError as exc:
             warnings.append(f"release {release.tag} could not be read for base detection: {exc.message}")
             continue
-        scored[release.version] = (score(outputs, disk), outputs, mig)
-    order = sorted(scored, key=parse_version)
+        scored[release_version(release)] = (score(outputs, disk), outputs, mig)
+    order = sorted(scored, key=_order_key)
     scores = {v: s for v, (s, _, _) in scored.items()}
     best = (
-        from_version.removeprefix("v") if from_version is not None and scored else best_match(scores, order)
+        release_version(candidates[0]) if from_version is not None and scored else best_match(scores, order)
     )
     if best is None or best not in scored:
         return None
     matched, outputs, mig = scored[best]
     return Detected(best, matched, len(outputs), outputs, mig, scores)
+
+
+def _pinned(releases: list[Release], from_version: str) -> Release:
+    """The release ``--from-version`` names, spelled as ``@version`` may be."""
+    release = find_pinned(releases, from_version)
+    if release is None:
+        raise ShardpyError(
+            "ADOPT_VERSION_NOT_FOUND",
+            f"--from-version {from_version}: the source has no such release",
+            "Releases: " + (", ".join(available_versions(releases, limit=50)) or "none") + ".",
+            details={"available": available_versions(releases, limit=50)},
+        )
+    return release
+
+
+def _order_key(version: str) -> tuple[int, Any]:
+    """Oldest first; a tag that names no version sorts before every release."""
+    parsed = version_from_tag(version)
+    return (0, version) if parsed is None else (1, parsed)
 
 
 def history_spec(prep: Prepared) -> SourceSpec:

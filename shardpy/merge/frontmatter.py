@@ -163,8 +163,12 @@ def _yaml(mapping: int = 2, sequence: int = 2, offset: int = 0) -> Any:
 def _load(text: str) -> Any:
     from ruamel.yaml.error import YAMLError
 
+    from shardpy.yamlsafe import YamlTooLarge, load
+
     try:
-        return _yaml().load(text)
+        return load(text, _yaml())
+    except YamlTooLarge as exc:
+        raise _NotMergeable(f"refused YAML ({exc.message})") from exc
     except YAMLError as exc:
         raise _NotMergeable(
             f"not valid YAML ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"

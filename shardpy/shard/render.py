@@ -301,7 +301,9 @@ def _structured_frontmatter(block: str) -> Any | None:
     if _TAG_OUTSIDE_SCALAR_RE.search(block):
         return None  # YAML would read that `{` as a flow collection: not inside a scalar
     try:
-        data = _yaml_rt().load(block)
+        from shardpy.yamlsafe import load
+
+        data = load(block, _yaml_rt())
     except (YAMLError, ValueError, TypeError):
         return None
     if not isinstance(data, dict):
@@ -334,9 +336,11 @@ def _render_tokens(block: str, ctx: Mapping[str, Any], name: str) -> str:
         text = render_string(block, ctx, name=name, line_offset=1, kind="token")
     finally:
         _PRINTED.reset(active)
+    from shardpy.yamlsafe import load
+
     try:
-        parsed = _yaml_rt().load(text)
-    except YAMLError as exc:
+        parsed = load(text, _yaml_rt())
+    except (YAMLError, ValueError) as exc:
         raise ShardpyError(
             "RENDER_FRONTMATTER_INVALID",
             f"Template {name}: the frontmatter is not valid YAML after rendering ({exc.__class__.__name__})",

@@ -65,8 +65,10 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from shardpy.yamlsafe import load
+
     try:
-        data = YAML(typ="safe", pure=True).load(match.group(1))
+        data = load(match.group(1), YAML(typ="safe", pure=True))
     except (YAMLError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -222,7 +222,9 @@ def render_values_file(
     """The values file text. Rewrites keep the user's comments and order."""
     yaml = _yaml()
     if existing is not None:
-        doc = yaml.load(existing)
+        from shardpy.yamlsafe import load
+
+        doc = load(existing, yaml)
         if not isinstance(doc, dict):
             doc = None
     else:

@@ -27,8 +27,12 @@ def parse_yaml_text(text: str, *, display: str, code: str) -> Any:
     """Parse YAML text; a syntax error becomes ``code`` naming file and line."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from shardpy.yamlsafe import YamlTooLarge, load
+
     try:
-        return _yaml().load(text)
+        return load(text, _yaml())
+    except YamlTooLarge as exc:
+        raise too_large(exc, display=display, code=code) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -44,6 +48,17 @@ def parse_yaml_text(text: str, *, display: str, code: str) -> Any:
         raise ShardpyError(
             code, f"{display} is not valid YAML: {exc}", "Fix the YAML syntax.", path=display
         ) from None
+
+
+def too_large(exc: Any, *, display: str, code: str) -> ShardpyError:
+    """The typed error for a YAML document refused by :mod:`shardpy.yamlsafe`."""
+    return ShardpyError(
+        code,
+        f"{display} is refused: {exc.message}",
+        "Write the values out instead of nesting aliases (`*name`) that repeat them.",
+        path=display,
+        line=exc.line,
+    )
 
 
 def _read_text(path: Path, *, display: str, code: str, missing_code: str) -> str:
@@ -75,12 +90,15 @@ def load_validated(path: Path, parse: Callable[[Any], T], *, display: str, code:
     the round-trip loader); only when validation fails is it read again with
     the round-trip loader, whose node positions let the error name the line.
     """
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
+
+    from shardpy.yamlsafe import YamlTooLarge, load
 
     text = _read_text(path, display=display, code=code, missing_code=missing_code)
     try:
-        fast = YAML(typ="safe").load(text)
+        fast = load(text)
+    except YamlTooLarge as exc:
+        raise too_large(exc, display=display, code=code) from None
     except (YAMLError, ValueError):
         fast = _UNREADABLE
     if fast is not _UNREADABLE:

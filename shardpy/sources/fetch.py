@@ -16,6 +16,7 @@ from shardpy.sources import git, github, registry
 from shardpy.sources.archive import extract_to_temp, file_sha256, tree_hash
 from shardpy.sources.cache import ArchiveCache, TreeCache
 from shardpy.sources.http import download, http_client
+from shardpy.sources.layout import refuse_vault
 from shardpy.sources.model import Fetched, ProgressFn, Release, Resolved, remove_tree
 from shardpy.sources.spec import SourceSpec
 
@@ -78,6 +79,8 @@ def _fetch_local(resolved: Resolved, spec: SourceSpec) -> Fetched:
             "Check the path.",
             path=str(root),
         )
+    if spec.kind == "local":
+        refuse_vault(root)
     # No tree hash here: a source folder may hold far more than its shard (a
     # whole repository, a virtualenv); the loader hashes what the shard uses.
     return Fetched(resolved, root, spec.subdir, None, remote=False)

@@ -161,6 +161,28 @@ def ls_remote(location: str) -> RemoteRefs:
     return refs
 
 
+def checkout_spec(path: str, subdir: str | None, raw: str) -> SourceSpec:
+    """A git checkout named without ``@version`` / ``#ref`` is a git source
+    at what it has checked out: the release tagged at its HEAD, else its
+    branch, else (detached) its commit. So the vault records the commit, and
+    update and adopt see the tags."""
+    refs = ls_remote(path)
+    if refs.head is None:  # no commit yet: resolving reports the empty history
+        return SourceSpec("git", path, None, None, subdir, raw)
+    tagged = [r for r in _releases(refs) if r.commit == refs.head and r.version is not None]
+    stable = [r for r in tagged if not r.prerelease] or tagged
+    if stable:
+        return SourceSpec("git", path, stable[0].tag, None, subdir, raw)
+    done = _spawn_git(
+        ["symbolic-ref", "--quiet", "--short", "HEAD"],
+        what="Reading the branch of",
+        location=path,
+        cwd=Path(path),
+    )
+    branch = done.stdout.strip() if done.returncode == 0 else ""
+    return SourceSpec("git", path, None, branch if branch in refs.heads else refs.head, subdir, raw)
+
+
 def list_releases(location: str) -> list[Release]:
     return _releases(ls_remote(location))
 

@@ -38,7 +38,42 @@ def _is_real_dir(path: Path) -> bool:
         return False
 
 
+def vault_error(vault: Path, named: Path) -> ShardpyError:
+    """A source that is an installed vault (or lies inside one): never shard content."""
+    inside = "" if vault == named else f" ({named} lies inside it)"
+    return ShardpyError(
+        "SOURCE_IS_VAULT",
+        f"{vault} is an installed vault, not a shard{inside}",
+        f"To bring that vault up to date run `shardpy update` in {vault}; "
+        "to install, name the shard it came from (`shardpy status` there shows it).",
+        path=str(named),
+    )
+
+
+def refuse_vault(path: Path) -> None:
+    """Refuse ``path`` as a source when it is, or lies inside, an installed vault."""
+    from shardpy.vault.layout import find_vault_root
+
+    vault = find_vault_root(path)
+    if vault is not None:
+        raise vault_error(vault, path.resolve())
+
+
+def _refuse_vault_within(source_root: Path, shard_root: Path) -> None:
+    from shardpy.vault.layout import STATE
+
+    for directory in ignore_chain(source_root, shard_root):
+        if (directory / STATE).is_file():
+            raise vault_error(directory, shard_root)
+
+
 def find_shard_root(source_root: Path, subdir: str | None) -> Path:
+    root = _find_shard_root(source_root, subdir)
+    _refuse_vault_within(source_root, root)
+    return root
+
+
+def _find_shard_root(source_root: Path, subdir: str | None) -> Path:
     if subdir is not None:
         return _explicit_root(source_root, subdir)
     if has_manifest(source_root):

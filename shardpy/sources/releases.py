@@ -47,11 +47,18 @@ def candidate_tags(version: str) -> list[str]:
 
 
 def find_pinned(releases: Iterable[Release], version: str) -> Release | None:
-    by_tag = {r.tag: r for r in releases}
+    """The release ``@version`` names: a tag spelled as given (with or without
+    ``v``), else the release of the same version however its tag is spelled
+    (``5.1`` finds ``v5.1``; ``5.1.0`` finds ``v5.1``), a ``v`` tag first."""
+    items = sort_releases(releases)
+    by_tag = {r.tag: r for r in items}
     for tag in candidate_tags(version):
         if tag in by_tag:
             return by_tag[tag]
-    return None
+    wanted = version_from_tag(version)
+    if wanted is None:
+        return None
+    return next((r for r in items if r.version == str(wanted)), None)
 
 
 def release_version(release: Release) -> str:

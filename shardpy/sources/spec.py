@@ -230,9 +230,13 @@ def _classify_path(
     path: str, version: str | None, ref: str | None, subdir: str | None, raw: str
 ) -> SourceSpec:
     if os.path.isdir(path):
-        if version or ref:
-            if is_git_repository(Path(path)):
+        if is_git_repository(Path(path)):
+            if version or ref:
                 return SourceSpec("git", path, version, ref, subdir, raw)
+            from shardpy.sources.git import checkout_spec
+
+            return checkout_spec(path, subdir, raw)
+        if version or ref:
             raise _invalid(
                 raw,
                 f"{path} is not a git repository, so @version / #ref cannot apply",

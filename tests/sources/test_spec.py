@@ -124,8 +124,10 @@ def test_local_directory_and_git_work_tree(tmp_path: Path, shard_repo: ShardRepo
     spec = parse("plain//vault", tmp_path)
     assert (spec.kind, spec.location, spec.subdir) == ("local", str(plain), "vault")
     assert not spec.is_remote
-    # a git work tree without @/# is just a directory; with them it is a git source
-    assert parse(str(shard_repo.path), tmp_path).kind == "local"
+    # a git work tree is a git source: without @/# at what it has checked out
+    # (issue 12 item 8 reversed the earlier "just a directory" reading)
+    checkout = parse(str(shard_repo.path), tmp_path)
+    assert (checkout.kind, checkout.ref) == ("git", "main")
     versioned = parse(f"{shard_repo.path}@1.0.0", tmp_path)
     assert (versioned.kind, versioned.location, versioned.version) == ("git", str(shard_repo.path), "1.0.0")
     assert versioned.display() == f"git+{shard_repo.path}"
