@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -23,8 +24,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from shardpy.apply import journalcheck as jc
+from shardpy.apply.journalcheck import ensure_vault_id
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
     SYNCFS_MIN,
@@ -35,12 +38,13 @@ from shardpy.fsutil import (
     io_error,
     remove_file,
     safe_target,
+    sha256_bytes,
     sha256_file,
     syncfs_all,
 )
-from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR
+from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: bound to the vault id, each path's written hash
 KEEP_BACKUPS = 5
 
 
@@ -74,6 +78,8 @@ class RecoveryReport:
     label: str
     paths: int
     started_at: str
+    # Paths changed since the interrupted transaction wrote them: left as they are (the user's).
+    kept: list[str] = field(default_factory=list)
 
 
 ProgressFn = Callable[[int, int], None]
@@ -115,6 +121,7 @@ class Transaction:
         new_dirs: list[str] = []
         seen_dirs: set[str] = set()
         root = os.fspath(self.root)
+        written = _written_hashes(self.root, ops)
         for op in ops:
             for path in op.touched():
                 check_relpath(path)
@@ -122,7 +129,9 @@ class Transaction:
                     continue
                 target = safe_target(self.root, path)
                 existed = target.is_file()
-                touched[path] = {"path": path, "existed": existed}
+                # "written": the states the transaction may leave the path in (None: no file).
+                # A rollback undoes a path only while it still holds exactly that.
+                touched[path] = {"path": path, "existed": existed, "written": written[path]}
                 parts = path.split("/")[:-1]
                 for i in range(len(parts)):
                     d = "/".join(parts[: i + 1])
@@ -133,6 +142,8 @@ class Transaction:
                         new_dirs.append(d)
         self._journal = {
             "version": JOURNAL_VERSION,
+            "vault_id": "",
+            "made_vault_id": False,
             "label": self.label,
             "phase": "backing-up",
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -144,18 +155,29 @@ class Transaction:
         }
 
     def _backup(self) -> None:
+        """Copy every existing touched file into the backup folder, never through a link.
+
+        The backup folder must be a real folder inside the vault's own
+        ``.shardmind/backups`` (a link there would send the copies, and later
+        the pruning, outside the vault); each copy is written like any vault
+        file and its hash journaled, so recovery can tell a tampered copy.
+        """
         delay = _test_delay()
+        copies: set[Path] = set()
         for entry in self._journal["touched"]:
             if not entry["existed"]:
                 continue
-            src = self.root / entry["path"]
-            dst = self.root / self.backup_dir / entry["path"]
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-            _fsync(dst)
-            entry["hash"] = sha256_file(src)
+            src = safe_target(self.root, entry["path"])
+            data = src.read_bytes()
+            mode = os.stat(src, follow_symlinks=False).st_mode & 0o7777
+            rel = f"{self.backup_dir}/{entry['path']}"
+            atomic_write(self.root, rel, data, mode=mode | 0o600, sync_dir=False)
+            copies.add((self.root / rel).parent)
+            entry["hash"] = sha256_bytes(data)
             if delay:
                 time.sleep(delay)
+        for folder in sorted(copies):
+            fsync_path(folder)
 
     # -- apply ----------------------------------------------------------------
 
@@ -190,9 +212,11 @@ class Transaction:
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
         """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""
         ordered = [o for o in ops if o.kind != "delete"] + [o for o in ops if o.kind == "delete"]
+        jc.engine_folder(self.root, BACKUPS)  # a link there would take the backups (and pruning) outside
         self._plan_journal(ordered)
         current = JOURNAL
         try:
+            self._journal["vault_id"], self._journal["made_vault_id"] = ensure_vault_id(self.root)
             self._save_journal()
         except OSError as exc:
             raise io_error(exc, f"Writing {JOURNAL}", path=JOURNAL) from exc
@@ -221,11 +245,11 @@ class Transaction:
             self._save_journal()
         except BaseException as exc:
             with _no_interrupts():
-                _rollback(self.root, self._journal)
+                _rollback(self.root, _check(self.root, self._journal, ours=True))
             if isinstance(exc, OSError):
                 raise io_error(exc, f"Writing {current}", path=current, rolled_back=True) from exc
             raise
-        _finish(self.root, self._journal)
+        _finish(self.root, _check(self.root, self._journal, ours=True))
 
 
 def _fsync(path: Path) -> None:
@@ -253,6 +277,209 @@ def _no_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _written_hashes(root: Path, ops: list[Op]) -> dict[str, list[str | None]]:
+    """Every state ``ops`` (in order) leave each touched path in: its hash, None for no file.
+
+    Not only the last: a path moved away and then written (install --backup)
+    is absent for a while, and a crash there must still count as the
+    transaction's own doing.
+    """
+    out: dict[str, list[str | None]] = {}
+    for op in ops:
+        if op.kind == "write":
+            assert op.data is not None
+            out.setdefault(op.path, []).append(sha256_bytes(op.data))
+        elif op.kind == "delete":
+            out.setdefault(op.path, []).append(None)
+        else:
+            assert op.dest is not None
+            moved = out[op.path][-1] if op.path in out else sha256_file(safe_target(root, op.path))
+            out.setdefault(op.dest, []).append(moved)
+            out.setdefault(op.path, []).append(None)
+    return out
+
+
+Phase = Literal["backing-up", "applying", "committed"]
+_PHASES: tuple[Phase, ...] = ("backing-up", "applying", "committed")
+_LABEL = re.compile(r"[a-z][a-z0-9-]{0,40}")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: str
+    existed: bool
+    before: str | None  # hash of the backed-up copy (an existing file once backed up)
+    written: tuple[str | None, ...]  # hashes the transaction may leave at ``path`` (None: no file)
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A journal that passed every rule of :mod:`shardpy.apply.journalcheck`."""
+
+    label: str
+    phase: Phase
+    started_at: str
+    backup_dir: str
+    entries: list[_Entry]
+    new_dirs: list[str]
+    remove_sidecar: bool
+    made_vault_id: bool
+
+
+def _invalid(problems: list[str]) -> ShardpyError:
+    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    return ShardpyError(
+        "TRANSACTION_JOURNAL_INVALID",
+        f"Refusing to replay {JOURNAL}: {shown}. Nothing was changed",
+        f"shardpy did not write this journal in this vault (it was copied, planted or edited). If you "
+        f"did not just interrupt a shardpy command here, delete {JOURNAL}; otherwise restore the files "
+        f"it names from {BACKUPS}/ or version control first, then delete it.",
+        path=JOURNAL,
+        details={"problems": problems},
+    )
+
+
+def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
+    if not isinstance(raw, dict):
+        raise jc.Untrusted(f"touched[{i}] is not an object")
+    path = jc.vault_path(root, raw.get("path"), f"touched[{i}].path")
+    existed = raw.get("existed")
+    if not isinstance(existed, bool):
+        raise jc.Untrusted(f"touched[{i}].existed is not true or false")
+    before = jc.digest(raw.get("hash"), f"touched[{i}].hash", optional=not (existed and backed_up))
+    states = raw.get("written")
+    if not isinstance(states, list) or len(states) > 16:
+        raise jc.Untrusted(f"touched[{i}].written is not a list of digests")
+    written = tuple(jc.digest(h, f"touched[{i}].written") for h in states)
+    return _Entry(path, existed, before, written)
+
+
+def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
+    """Validate a journal (``ours``: the one this process holds in memory) or refuse it."""
+    if not isinstance(data, dict):
+        raise _invalid(["the journal is not a JSON object"])
+    if data.get("version") != JOURNAL_VERSION:
+        raise _invalid([f"it is not a version {JOURNAL_VERSION} journal"])
+    if not ours and not jc.bound_to(root, data.get("vault_id")):
+        raise _invalid([f"it names another vault than this one ({VAULT_ID})"])
+    problems: list[str] = []
+    phase, label = data.get("phase"), data.get("label")
+    if phase not in _PHASES:
+        problems.append("phase is not one of " + ", ".join(_PHASES))
+    if not isinstance(label, str) or _LABEL.fullmatch(label) is None:
+        problems.append("label is not a command name")
+    touched, new_dirs = data.get("touched"), data.get("new_dirs")
+    if not isinstance(touched, list) or not isinstance(new_dirs, list):
+        problems.append("touched and new_dirs must be lists")
+        touched, new_dirs = [], []
+    flags = (data.get("remove_sidecar_on_rollback", False), data.get("made_vault_id", False))
+    if not all(isinstance(f, bool) for f in flags):
+        problems.append("remove_sidecar_on_rollback and made_vault_id must be true or false")
+    backup_dir, entries, dirs = "", [], []
+    try:
+        backup_dir = jc.backup_folder(root, data.get("backup_dir"))
+    except jc.Untrusted as exc:
+        problems.append(str(exc))
+    for i, raw in enumerate(touched):
+        try:
+            entries.append(_entry(root, raw, i, phase != "backing-up"))
+        except jc.Untrusted as exc:
+            problems.append(str(exc))
+    for i, raw in enumerate(new_dirs):
+        try:
+            dirs.append(jc.vault_path(root, raw, f"new_dirs[{i}]"))
+        except jc.Untrusted as exc:
+            problems.append(str(exc))
+    if problems:
+        raise _invalid(problems)
+    started = str(data.get("started_at", ""))
+    return _Checked(str(label), cast(Phase, phase), started, backup_dir, entries, dirs, flags[0], flags[1])
+
+
+def _backup_problems(root: Path, journal: _Checked, restores: list[_Entry]) -> list[str]:
+    """Backups the rollback needs that are missing, reached through a link, or not what was copied."""
+    problems: list[str] = []
+    for entry in restores:
+        rel = f"{journal.backup_dir}/{entry.path}"
+        try:
+            jc.vault_path(root, rel, "backup")
+        except jc.Untrusted as exc:
+            problems.append(str(exc))
+            continue
+        found = jc.current_hash(root, rel)
+        if found is jc.FileState.ABSENT:
+            problems.append(f"the backup of {entry.path} is missing")
+        elif found != entry.before:
+            problems.append(f"the backup of {entry.path} is not the copy that was made")
+    return problems
+
+
+def _backup_refused(journal: _Checked, problems: list[str]) -> ShardpyError:
+    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    return ShardpyError(
+        "TRANSACTION_BACKUP_INVALID",
+        f"Cannot roll back the interrupted {journal.label}: {shown}. Nothing was changed",
+        f"Restore those files from version control or your own backup, then delete {JOURNAL}. "
+        f"The other backups are in {journal.backup_dir}/.",
+        path=journal.backup_dir,
+        details={"problems": problems},
+    )
+
+
+def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
+    """(paths to put back, paths changed since the transaction wrote them: the user's now)."""
+    if journal.phase == "backing-up":
+        return [], []  # nothing in the vault was changed yet; a backup may be half-copied
+    restores: list[_Entry] = []
+    kept: list[str] = []
+    for entry in journal.entries:
+        decision = jc.undo(jc.current_hash(root, entry.path), entry.before, entry.written)
+        if decision is jc.Undo.RESTORE:
+            restores.append(entry)
+        elif decision is jc.Undo.KEEP:
+            kept.append(entry.path)
+    return restores, kept
+
+
+def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
+    try:
+        if entry.existed:
+            backup = safe_target(root, f"{journal.backup_dir}/{entry.path}")
+            mode = os.stat(backup, follow_symlinks=False).st_mode & 0o7777
+            atomic_write(root, entry.path, backup.read_bytes(), mode=mode)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(safe_target(root, entry.path))
+    except OSError as exc:
+        raise io_error(exc, f"Rolling back {entry.path}", path=entry.path, rolled_back=False) from exc
+
+
+def _rollback(root: Path, journal: _Checked) -> list[str]:
+    """Undo an unfinished transaction; return the paths left as they are (changed since)."""
+    restores, kept = _plan_undo(root, journal)
+    problems = _backup_problems(root, journal, [e for e in restores if e.existed])
+    if problems:
+        raise _backup_refused(journal, problems)
+    for entry in reversed(restores):
+        _restore(root, journal, entry)
+    _remove_temp_files(root, [e.path for e in journal.entries])
+    for d in sorted(journal.new_dirs, key=lambda p: p.count("/"), reverse=True):
+        with contextlib.suppress(OSError):
+            os.rmdir(root / d)
+    if not kept and jc.real_folder(root, journal.backup_dir):
+        shutil.rmtree(root / journal.backup_dir, ignore_errors=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(root / JOURNAL)
+    if journal.made_vault_id:  # after the journal: a journal is never left without its vault id
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / VAULT_ID)
+    if journal.remove_sidecar:  # only folders now empty: an import's records or backups stay
+        for folder in (BACKUPS, SIDECAR):
+            with contextlib.suppress(OSError):
+                os.rmdir(root / folder)
+    return kept
+
+
 def _remove_temp_files(root: Path, paths: list[str]) -> None:
     parents = {(root / p).parent for p in paths}
     for parent in parents:
@@ -262,86 +489,62 @@ def _remove_temp_files(root: Path, paths: list[str]) -> None:
                     os.unlink(entry.path)
 
 
-def _rollback(root: Path, journal: dict[str, Any]) -> None:
-    backup_dir = journal.get("backup_dir", "")
-    touched = list(journal.get("touched", []))
-    # Until the journal says "applying" nothing in the vault was changed, and
-    # a backup may be half-copied: restore nothing, just clean up.
-    applying = journal.get("phase") != "backing-up"
-    for entry in reversed(touched if applying else []):
-        path = entry["path"]
-        target = root / path
-        if entry.get("existed"):
-            backup = root / backup_dir / path
-            if not backup.is_file():
-                continue  # never backed up: the op had not run either
-            if sha256_file(target) == sha256_file(backup):
-                continue
-            atomic_write(root, path, backup.read_bytes(), mode=os.stat(backup).st_mode & 0o7777)
-        else:
-            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-                if not target.is_symlink():
-                    os.unlink(target)
-    _remove_temp_files(root, [e["path"] for e in touched])
-    for d in sorted(journal.get("new_dirs", []), key=lambda p: p.count("/"), reverse=True):
-        with contextlib.suppress(OSError):
-            os.rmdir(root / d)
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(root / backup_dir)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(root / JOURNAL)
-    if journal.get("remove_sidecar_on_rollback"):
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(root / SIDECAR)
-
-
 def _prune_backups(root: Path) -> None:
-    base = root / BACKUPS
-    with contextlib.suppress(FileNotFoundError):
-        folders = sorted((p for p in base.iterdir() if p.is_dir()), key=lambda p: p.name)
-        for old in folders[:-KEEP_BACKUPS]:
-            shutil.rmtree(old, ignore_errors=True)
+    """Keep the newest KEEP_BACKUPS backup folders; delete only folders named as this module names
+    them, inside a real backups folder (never through a link, never a name it did not make)."""
+    if not jc.real_folder(root, BACKUPS):
+        return
+    with os.scandir(root / BACKUPS) as it:
+        names = sorted(
+            e.name for e in it if e.is_dir(follow_symlinks=False) and jc.BACKUP_NAME.fullmatch(e.name)
+        )
+    for name in names[:-KEEP_BACKUPS]:
+        shutil.rmtree(root / BACKUPS / name, ignore_errors=True)
 
 
-def _finish(root: Path, journal: dict[str, Any]) -> None:
-    _remove_temp_files(root, [e["path"] for e in journal.get("touched", [])])
-    backup_dir = root / journal.get("backup_dir", "")
-    if backup_dir.is_dir() and not any(e.get("existed") for e in journal.get("touched", [])):
-        shutil.rmtree(backup_dir, ignore_errors=True)
+def _finish(root: Path, journal: _Checked) -> None:
+    _remove_temp_files(root, [e.path for e in journal.entries])
+    if not any(e.existed for e in journal.entries) and jc.real_folder(root, journal.backup_dir):
+        shutil.rmtree(root / journal.backup_dir, ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / JOURNAL)
     _prune_backups(root)
 
 
 def pending_journal(root: Path) -> dict[str, Any] | None:
+    """The journal an interrupted transaction left (unchecked: :func:`recover` checks it)."""
     path = root / JOURNAL
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open(fd, "rb") as fh:
+            raw = fh.read()
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return None
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError):
         raise ShardpyError(
             "TRANSACTION_JOURNAL_CORRUPT",
             f"An interrupted operation left an unreadable journal: {JOURNAL}",
             f"Restore files from {BACKUPS}/ by hand if needed, then delete {JOURNAL}.",
             path=JOURNAL,
         ) from None
-    return data if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {"version": None}
 
 
 def recover(root: Path) -> RecoveryReport | None:
     """Finish or undo a transaction a killed process left behind.
 
-    Call with the vault lock held, before reading state.
+    Call with the vault lock held, before reading state. The journal is
+    checked first (:func:`_check`); one that breaks a rule is refused with
+    nothing changed, and so is a rollback whose backups do not match.
     """
-    journal = pending_journal(root)
-    if journal is None:
+    data = pending_journal(root)
+    if data is None:
         return None
-    count = len(journal.get("touched", []))
-    label = str(journal.get("label", "operation"))
-    started = str(journal.get("started_at", ""))
-    if journal.get("phase") == "committed":
+    journal = _check(root, data, ours=False)
+    count = len(journal.entries)
+    if journal.phase == "committed":
         _finish(root, journal)
-        return RecoveryReport("completed", label, count, started)
-    _rollback(root, journal)
-    return RecoveryReport("rolled-back", label, count, started)
+        return RecoveryReport("completed", journal.label, count, journal.started_at)
+    kept = _rollback(root, journal)
+    return RecoveryReport("rolled-back", journal.label, count, journal.started_at, kept)

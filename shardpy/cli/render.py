@@ -81,6 +81,8 @@ def recovery_line(report: RecoveryReport | None) -> None:
     console().print(
         f"[yellow]{verb} an interrupted {report.label} from {report.started_at} ({report.paths} paths).[/]"
     )
+    for path in report.kept:
+        console().print(f"  [yellow]kept {path}: changed since the interrupted command wrote it[/]")
 
 
 def hook_lines(hooks: list[HookResult], *, verbose: bool) -> None:

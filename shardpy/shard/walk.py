@@ -48,7 +48,9 @@ def is_tier1(rel: str, is_dir: bool) -> bool:
     lowered = rel.lower()
     name = lowered.rsplit("/", 1)[-1]
     if is_dir:
-        return ("/" not in lowered and lowered in TIER1_ROOT_DIRS) or name == ".git"
+        # `.shardmind` at any depth: an engine folder inside the content (a planted journal,
+        # state or backups) would be installed into the vault and trusted as the engine's own.
+        return ("/" not in lowered and lowered in TIER1_ROOT_DIRS) or name in (".git", ".shardmind")
     return lowered in TIER1_FILES or name == ".git"  # `.git` file of a worktree/submodule
 
 
@@ -126,6 +128,24 @@ def _refuse_special(rel: str, mode: int) -> None:
         )
 
 
+def refuse_engine_name(rel: str) -> None:
+    """A shard never ships files named like the engine's own records (a temporary file, a
+    collision backup, the vault's values file): installed, they would pass for the engine's."""
+    from shardpy.fsutil import TMP_MARK
+    from shardpy.vault.layout import VALUES_FILE
+
+    lowered = rel.lower()
+    name = lowered.rsplit("/", 1)[-1]
+    if name.startswith(TMP_MARK) or ".shardpy-backup-" in name or lowered == VALUES_FILE:
+        raise ShardpyError(
+            "SHARD_ENGINE_FILE",
+            f"The shard contains a file named like one of shardpy's own records: {rel}",
+            "Shards may not ship temporary files, backups or shard-values.yaml; "
+            "report this to the shard's author (or list the file in .shardmindignore).",
+            path=rel,
+        )
+
+
 def _walk_files(shard_root: Path, rules: IgnoreRules) -> Iterator[str]:
     stack: list[str] = [""]
     while stack:
@@ -150,6 +170,7 @@ def _walk_files(shard_root: Path, rules: IgnoreRules) -> Iterator[str]:
                 if is_dir:
                     subdirs.append(rel)
                 else:
+                    refuse_engine_name(rel)
                     yield rel
         stack.extend(reversed(subdirs))
 

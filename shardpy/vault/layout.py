@@ -15,6 +15,7 @@ UPDATE_CHECK = f"{SIDECAR}/update-check.json"
 # Machine-local facts (when this machine last updated the vault): never in git.
 LOCAL = f"{SIDECAR}/local.json"
 JOURNAL = f"{SIDECAR}/journal.json"
+VAULT_ID = f"{SIDECAR}/vault-id"  # random, written by the first transaction; journals name it
 VALUES_FILE = "shard-values.yaml"
 # `shardpy serve`: the audit log of every call (JSON Lines) and its one rotated generation.
 SERVE_AUDIT = f"{SIDECAR}/serve-audit.jsonl"
@@ -30,14 +31,25 @@ def pinned_base_path(path: str) -> str:
 
 
 def find_vault_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` holding a shardpy sidecar
-    with a state file (or an unfinished transaction journal)."""
+    """The nearest directory at or above ``start`` that is a vault's root.
+
+    A vault root has a real ``.shardmind/`` folder (not a link) holding its
+    state file, or, after an interrupted first install, a journal together
+    with the vault id that transaction wrote. A ``.shardmind/`` holding only a
+    journal is content (a shard or a repository could ship one), not a vault.
+    """
     current = start.resolve()
     for candidate in (current, *current.parents):
         side = candidate / SIDECAR
-        if (side / "state.json").is_file() or (side / "journal.json").is_file():
+        if side.is_symlink() or not side.is_dir():
+            continue
+        if _regular(side / "state.json") or (_regular(side / "journal.json") and _regular(side / "vault-id")):
             return candidate
     return None
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
 
 
 def is_engine_path(path: str) -> bool:

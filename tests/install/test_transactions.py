@@ -246,8 +246,17 @@ def test_a_journal_appearing_after_planning_asks_for_a_retry(
 
     def crash_elsewhere(*args: object, **kwargs: object) -> None:
         # another shardpy process dies mid-transaction right after this one planned
-        (vault / ".shardmind").mkdir(exist_ok=True)
-        journal = {"label": "install", "phase": "applying", "touched": [], "new_dirs": [], "backup_dir": "x"}
+        from shardpy.apply.journalcheck import ensure_vault_id
+
+        journal = {
+            "version": 2,
+            "vault_id": ensure_vault_id(vault)[0],  # a journal shardpy wrote in this vault
+            "label": "install",
+            "phase": "applying",
+            "touched": [],
+            "new_dirs": [],
+            "backup_dir": ".shardmind/backups/install-20260101T000000000000Z",
+        }
         (vault / ".shardmind/journal.json").write_text(json.dumps(journal))
         real(*args, **kwargs)  # type: ignore[arg-type]
 

@@ -1,0 +1,199 @@
+"""What a recovery checks before it acts on a journal it finds on disk.
+
+A journal (the transaction's ``.shardmind/journal.json``, an import run's
+``journal.sqlite3``) is read back after a crash, and a crash is not the only
+way one gets there: a shard, a cloned repository or anyone with write access
+to the folder can plant one. So every recovery treats it as untrusted input
+and applies these rules, kept here once for both recoveries:
+
+- the journal names the vault it was written in (a random id written at the
+  first transaction, :data:`VAULT_ID`); a copied or planted one is not
+  replayed;
+- every path is vault-relative, normalised, inside the vault and reached
+  through no symbolic link; an engine folder (backups, templates, bases,
+  imports) is used only when it and every folder above it is a real folder;
+- a file is undone only while it still holds the bytes the journal says
+  were written (:func:`undo`); a file changed since is the user's;
+- a backup is restored only if its bytes hash to what the journal recorded.
+
+Anything else is a refusal that changes nothing and says why.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import hashlib
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.fsutil import atomic_write, rel_parts
+from shardpy.vault.layout import BACKUPS, SIDECAR, VAULT_ID
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+# Transaction backup folders are ``<label>-<UTC time>``; only such names are ever pruned.
+BACKUP_NAME = re.compile(r"[a-z][a-z0-9-]{0,40}-\d{8}T\d{12}Z")
+_VAULT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+class Untrusted(ValueError):
+    """One broken rule; the caller collects them into its typed refusal."""
+
+
+def text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise Untrusted(f"{what} is not a string")
+    return value
+
+
+def digest(value: Any, what: str, *, optional: bool = True) -> str | None:
+    """A sha256 hex digest (or None where allowed)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or SHA256.fullmatch(value) is None:
+        raise Untrusted(f"{what} is not a sha256 digest")
+    return value
+
+
+def vault_path(root: Path, value: Any, what: str) -> str:
+    """``value`` as a vault path: relative, normalised, inside ``root``, no link on the way."""
+    rel = text(value, what)
+    try:
+        parts = rel_parts(rel)
+    except ShardpyError:
+        raise Untrusted(f"{what} {rel!r} is not a path inside the vault") from None
+    if "/".join(parts) != rel:
+        raise Untrusted(f"{what} {rel!r} is not normalised")
+    current = os.fspath(root)
+    for i, part in enumerate(parts):
+        current = f"{current}/{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            break
+        if stat.S_ISLNK(mode):
+            raise Untrusted(f"{what} {rel!r} passes through a symbolic link")
+        if i < len(parts) - 1 and not stat.S_ISDIR(mode):
+            break  # a file where a folder was: nothing below it exists
+    return rel
+
+
+def real_folder(root: Path, rel: str) -> bool:
+    """``root/rel`` exists and it and every folder above it (up to ``root``) is a real folder."""
+    current = os.fspath(root)
+    for part in rel_parts(rel):
+        current = f"{current}/{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def engine_folder(root: Path, rel: str) -> Path | None:
+    """``root/rel`` if it is a real engine folder; None when absent; refuses a link or a file."""
+    current = os.fspath(root)
+    for part in rel_parts(rel):
+        current = f"{current}/{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+            shown = current[len(os.fspath(root)) + 1 :]
+            raise ShardpyError(
+                "ENGINE_FOLDER_UNSAFE",
+                f"{shown} is not a real folder (a symbolic link or a file)",
+                "shardpy never uses its own folders through a link. Remove the link (or move the "
+                "file away) and run the command again.",
+                path=shown,
+            )
+    return Path(current)
+
+
+def backup_folder(root: Path, value: Any) -> str:
+    """A transaction's backup folder: the vault's own ``.shardmind/backups/<name>``, real if present."""
+    rel = vault_path(root, value, "backup_dir")
+    head, _, name = rel.rpartition("/")
+    if head != BACKUPS or BACKUP_NAME.fullmatch(name) is None:
+        raise Untrusted(f"backup_dir {rel!r} is not a folder of {BACKUPS}/")
+    for folder in (SIDECAR, BACKUPS, rel):
+        if os.path.lexists(root / folder) and not real_folder(root, folder):
+            raise Untrusted(f"{folder} is not a real folder")
+    return rel
+
+
+class FileState(enum.Enum):
+    ABSENT = "absent"
+    OTHER = "other"  # a link, a folder, a device: never something a journal wrote
+
+
+def current_hash(root: Path, rel: str) -> str | FileState:
+    """sha256 of the regular file ``root/rel`` (read without following a link), or what is there instead."""
+    path = os.fspath(root / rel)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        return FileState.ABSENT
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR):
+            return FileState.OTHER
+        raise
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return FileState.OTHER
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+class Undo(enum.Enum):
+    NOTHING = "nothing"  # the path holds what it held before
+    RESTORE = "restore"  # it holds what the journal wrote: put the old state back
+    KEEP = "keep"  # changed since by someone else: left alone and reported
+
+
+def undo(current: str | FileState, before: str | None, written: tuple[str | None, ...]) -> Undo:
+    """What a rollback may do with one path: ``before`` is the hash it had, ``written`` the ones
+    the interrupted command may have left there (None: no file)."""
+    if current is FileState.OTHER:
+        return Undo.KEEP
+    now = None if current is FileState.ABSENT else current
+    if now == before:
+        return Undo.NOTHING
+    return Undo.RESTORE if now in written else Undo.KEEP
+
+
+def read_vault_id(root: Path) -> str | None:
+    """The vault's id, or None when it has none (or it is not a plain file holding one)."""
+    path = os.fspath(root / VAULT_ID)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        value = fh.read(64).decode("ascii", "replace").strip()
+    return value if _VAULT_ID.fullmatch(value) else None
+
+
+def ensure_vault_id(root: Path) -> tuple[str, bool]:
+    """The vault's id, written now when it has none; (id, written now)."""
+    found = read_vault_id(root)
+    if found is not None:
+        return found, False
+    value = secrets.token_hex(16)
+    atomic_write(root, VAULT_ID, (value + "\n").encode("ascii"))
+    return value, True
+
+
+def bound_to(root: Path, value: Any) -> bool:
+    """The journal's recorded vault id is this vault's."""
+    found = read_vault_id(root)
+    return found is not None and isinstance(value, str) and secrets.compare_digest(found, value)
