@@ -124,7 +124,9 @@ def test_second_writer_is_refused(sc: Scenario) -> None:
     sc.shard("1.0.0", files(1))
     sc.install("--defaults")
     sc.shard("2.0.0", files(2))
-    proc = shardpy(sc.vault, "update", "--yes", env={"SHARDPY_TEST_APPLY_DELAY": "0.02"})
+    # Slow enough (≈4 s of writes) that the second command starts inside the
+    # transaction even when a loaded machine takes seconds to start Python.
+    proc = shardpy(sc.vault, "update", "--yes", env={"SHARDPY_TEST_APPLY_DELAY": "0.1"})
     deadline = time.monotonic() + 20
     while not (sc.vault / ".shardmind/journal.json").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
