@@ -256,11 +256,26 @@ def _classify_path(
     )
 
 
-def is_git_repository(path: Path) -> bool:
-    """A git work tree root (``.git`` dir or gitfile) or a bare repository."""
-    if (path / ".git").exists():
-        return True
+def _is_git_dir(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def is_git_repository(path: Path) -> bool:
+    """A git work tree root (``.git`` dir or gitfile) or a bare repository.
+
+    A ``.git`` that is not a repository (a shard shipping a stray ``.git/HEAD``,
+    a gitfile whose target is gone) leaves the folder a plain folder."""
+    dot = path / ".git"
+    if dot.is_dir():
+        return _is_git_dir(dot)
+    if dot.is_file():
+        try:
+            line = dot.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return False
+        target = line.removeprefix("gitdir:").strip()
+        return line.startswith("gitdir:") and bool(target) and (path / target).is_dir()
+    return _is_git_dir(path)
 
 
 def _reads_as_git(location: str) -> bool:
