@@ -272,11 +272,7 @@ def _refresh_only(w: _Writer, only: Sequence[str], force: bool) -> None:
 def _refresh_all(w: _Writer, force: bool, progress: Progress | None) -> None:
     found, skipped = walk(w.root, w.cfg)
     w.counts.skipped.extend(skipped)
-    known = {} if force else w.known()
-    if force:
-        for table in ("fts", "chunks", "files"):
-            w.conn.execute(f"DELETE FROM {table}")
-        w.next_id = 1
+    known = {} if force else w.known()  # a full refresh starts from a fresh, empty file
     for rel in known.keys() - found.keys():
         w.prune(known[rel])
     todo = [rel for rel, st in found.items() if force or rel not in known or known[rel].stat != st]
@@ -335,10 +331,23 @@ def refresh(
         if not got:
             raise store.locked_error(db)
         conn, notices = store.open_for_write(db, str(root))
+        if only is None and not full and _types_changed(conn, cfg):
+            full = True  # a folder convention changed: every stored note type may be stale
+            notices.append("index rebuilt: the vault manifest's note types changed")
+        if only is None and full:
+            # A fresh file is much faster than deleting every row (readers keep the old one open).
+            conn.close()
+            store.remove(db)
+            conn, _ = store.open_for_write(db, str(root))
         try:
             return _run(conn, root, cfg, full, only, progress, notices, db, started)
         finally:
             conn.close()
+
+
+def _types_changed(conn: sqlite3.Connection, cfg: IndexConfig) -> bool:
+    built = store.get_meta(conn, "refreshed_at") is not None
+    return built and store.get_meta(conn, "config") != cfg.fingerprint()
 
 
 def _run(
@@ -353,11 +362,6 @@ def _run(
     started: float,
 ) -> RefreshReport:
     w = _Writer(conn, root, cfg)
-    fingerprint = cfg.fingerprint()
-    if store.get_meta(conn, "config") != fingerprint and store.get_meta(conn, "refreshed_at"):
-        full = True  # a folder convention changed: every stored note type may be stale
-        only = None
-        notices.append("index rebuilt: the vault manifest's note types changed")
     conn.execute("BEGIN")
     try:
         if only is not None:
@@ -365,7 +369,7 @@ def _run(
         else:
             _refresh_all(w, full, progress)
             store.set_meta(conn, "refreshed_at", repr(time.time()))
-            store.set_meta(conn, "config", fingerprint)
+            store.set_meta(conn, "config", cfg.fingerprint())
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -91,7 +91,8 @@ def check(conn: sqlite3.Connection, vault_real: str) -> str | None:
     return None
 
 
-def _remove(db: Path) -> None:
+def remove(db: Path) -> None:
+    """Delete the index file and its journal (safe: it is only a cache)."""
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{db}{suffix}")
@@ -135,7 +136,7 @@ def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[
         if conn is not None:
             conn.close()
         notices.append(f"index rebuilt: {why}")
-        _remove(db)
+        remove(db)
     try:
         conn = _create(db, vault_real)
     except (OSError, sqlite3.Error) as exc:
