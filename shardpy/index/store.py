@@ -25,7 +25,7 @@ from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
 
 APPLICATION_ID = 0x53485058  # "SHPX"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 WEIGHTS = (5.0, 3.0, 2.0, 2.0, 1.0, 1.0)  # title, heading, links, tags, body, cjk
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 LOCK_WAIT_SECONDS = 30.0
@@ -53,6 +53,7 @@ CREATE INDEX chunks_file ON chunks(file_id);
 CREATE VIRTUAL TABLE fts USING fts5(
     title, heading, links, tags, body, cjk, tokenize = '{TOKENIZER}'
 );
+INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({", ".join(map(str, WEIGHTS))})');
 """
 
 
@@ -90,7 +91,8 @@ def check(conn: sqlite3.Connection, vault_real: str) -> str | None:
     return None
 
 
-def _remove(db: Path) -> None:
+def remove(db: Path) -> None:
+    """Delete the index file and its journal (safe: it is only a cache)."""
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{db}{suffix}")
@@ -134,7 +136,7 @@ def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[
         if conn is not None:
             conn.close()
         notices.append(f"index rebuilt: {why}")
-        _remove(db)
+        remove(db)
     try:
         conn = _create(db, vault_real)
     except (OSError, sqlite3.Error) as exc:

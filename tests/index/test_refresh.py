@@ -223,3 +223,21 @@ def test_one_writer_at_a_time(vault: Path) -> None:
     finally:
         release.set()
         t.join()
+
+
+def test_full_rebuilds_from_a_fresh_file(vault: Path, reads: list[str]) -> None:
+    index.refresh(vault)
+    reads.clear()
+    report = index.refresh(vault, full=True)
+    assert (report.indexed, report.unchanged, report.total_notes, report.total_chunks) == (3, 0, 3, 4)
+    assert sorted(reads) == ["a.md", "b.md", "c.md"]
+    assert paths(vault, "alpha") == ["a.md"]
+
+
+def test_a_one_note_refresh_never_turns_into_a_rebuild(vault: Path) -> None:
+    index.refresh(vault)
+    manifest(vault, {"frontmatter_required": {"thing": {"path_match": "sub/**"}}})
+    write(vault, "sub/b.md", "# B\n\ngamma words again\n")
+    report = index.refresh(vault, only=["sub/b.md"])
+    assert report.indexed == 1 and report.notices == []
+    assert [h.type for h in index.search(vault, "gamma", max_age=float("inf")).hits] == ["thing"]
