@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from mcp.client.context import ClientRequestContext
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -148,19 +149,21 @@ async def connect(
     extra = {"XDG_CACHE_HOME": str(world.root / "cache"), **(env or {})}
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(cwd), env=child_env(extra))
     state = list(roots or [])
-    callback = None
+    callback: Any = None
     if roots is not None:
 
-        async def callback(ctx: Any) -> types.ListRootsResult:
+        async def callback(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
             return types.ListRootsResult(roots=[types.Root(uri=u) for u in state])
 
     errlog = world.root / f"stderr-{os.getpid()}-{id(state)}.log"
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=callback) as client:
-                if modern:
-                    await client.discover()
-                else:
-                    await client.initialize()
-                yield Session(client, state, errlog)
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write, list_roots_callback=callback) as client,
+        ):
+            if modern:
+                await client.discover()
+            else:
+                await client.initialize()
+            yield Session(client, state, errlog)
     assert "Traceback" not in errlog.read_text(), errlog.read_text()

@@ -1,4 +1,4 @@
-"""The pure modules in-process: visibility, ranking, identity, the audit bounds, search's over-fetch, config."""
+"""The pure modules in-process: visibility, ranking, identity, audit bounds, search's over-fetch, config."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     served = tools.Served.open(world.vault)
     # 50 withheld hits (memories, private, outside the roots) rank above the two served ones.
     withheld = ["memories/2026/11/2026-11-01 Everyone.md", "brain/Secret Plans.md", "reference/Ref.md"] * 17
-    fake = FakeIndex(withheld[:50] + ["brain/Gotchas.md", "work/active/Atlas.md"])
+    fake = FakeIndex([*withheld[:50], "brain/Gotchas.md", "work/active/Atlas.md"])
     monkeypatch.setattr(tools, "_index", lambda: fake)
     out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2))
     assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]

@@ -145,6 +145,7 @@ def test_bad_input_is_refused_and_writes_nothing(world: World) -> None:
                 ("nonesuch", {}, "unknown tool"),
             ]
             for tool, args, pattern in cases:
+                assert isinstance(args, dict)
                 with pytest.raises(MCPError, match=pattern):
                     await s.call(tool, args)
 
