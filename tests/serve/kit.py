@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import warnings
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,3 +167,29 @@ async def connect(
                 await client.initialize()
             yield Session(client, state, errlog)
     assert "Traceback" not in errlog.read_text(), errlog.read_text()
+
+
+@dataclass
+class Shared:
+    """A session kept open across tests (one server start, the expensive part: the SDK's import)."""
+
+    portal: Any
+    session: Session
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.portal.call(self.session.call, tool, args)
+        return result
+
+    def run(self, fn: Any, *args: Any) -> Any:
+        return self.portal.call(fn, *args)
+
+
+@contextlib.contextmanager
+def shared(world: World, **kwargs: Any) -> Iterator[Shared]:
+    from anyio.from_thread import start_blocking_portal
+
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(connect(world, **kwargs)) as session,
+    ):
+        yield Shared(portal, session)
