@@ -116,12 +116,34 @@ def _simple_scalar(text: str) -> Any:
     return text
 
 
+_FLOW_UNSAFE = frozenset("[]{},:#&*!|>'\"%@`?")
+
+
+def _simple_flow(text: str) -> Any:
+    """The list YAML reads from a one-line flow sequence of plain words (``[a, b c]``), else ``_NO``."""
+    text = text.rstrip(" ")
+    if not text.endswith("]"):
+        return _NO
+    inner = text[1:-1]
+    if not inner.strip(" "):
+        return []
+    out = []
+    for item in inner.split(","):
+        item = item.strip(" ")
+        # A plain flow scalar: no indicator characters at all, so no YAML rule can change it.
+        if not item or _FLOW_UNSAFE & set(item) or _simple_scalar(item) is _NO:
+            return _NO
+        out.append(item)
+    return out
+
+
 def simple_mapping(fm_text: str) -> dict[str, Any] | None:
     """The mapping YAML reads from a *simple* frontmatter block, without a YAML parser; else None.
 
     Simple: ``key: value`` lines at column 0 whose values are one-line quoted
     scalars or plain scalars that are plainly strings, and empty keys followed
-    by ``- item`` lines of such scalars (a list). Anything else (comments,
+    by ``- item`` lines of such scalars (a list), and one-line flow lists of
+    plain words (``tags: [a, b]``). Anything else (comments,
     nested mappings, numbers, dates, flow collections, escapes, tabs,
     duplicate keys, multi-line scalars) returns None and the caller asks the
     YAML loader. Where this answers, the loader gives the same mapping
@@ -171,7 +193,7 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
             items = []
             item_indent = -1
             continue
-        value = _simple_scalar(raw)
+        value = _simple_flow(raw) if raw.startswith("[") else _simple_scalar(raw)
         if value is _NO:
             return None
         data[key] = value

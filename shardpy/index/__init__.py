@@ -38,7 +38,7 @@ def refresh(
 ) -> RefreshReport:
     """Build or incrementally refresh. ``only``: vault-relative POSIX paths to refresh (a listed
     path that no longer exists, or is no longer a note the index covers, is pruned)."""
-    from shardpy.index.refresh import refresh as _refresh
+    from shardpy.index.build import refresh as _refresh
 
     return _refresh(vault, full=full, only=only, progress=progress)
 

@@ -25,6 +25,7 @@ MAX_CHUNK_CHARS = 8000
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_MARKUP = frozenset("#`~")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\|#\n]+)")
 _MDLINK = re.compile(r"\]\(([^()\s]+?\.md)(?:#[^()\s]*)?\)")
 _TAG = re.compile(r"(?:^|(?<=\s))#(\w[\w/-]*)", re.MULTILINE)
@@ -67,7 +68,11 @@ def structure(lines: list[str]) -> list[tuple[int, str] | None]:
     out: list[tuple[int, str] | None] = []
     fence = ""
     for line in lines:
-        m = _FENCE.match(line)
+        first = line.lstrip(" ")[:1]
+        if first not in _MARKUP:
+            out.append(None)
+            continue
+        m = _FENCE.match(line) if first != "#" else None
         if fence:
             closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
             if closes and m is not None and not line[m.end() :].strip():
@@ -78,7 +83,7 @@ def structure(lines: list[str]) -> list[tuple[int, str] | None]:
             fence = m.group(1)
             out.append(None)
             continue
-        out.append(heading_of(line) if line.lstrip(" ").startswith("#") else None)
+        out.append(heading_of(line) if first == "#" else None)
     return out
 
 
@@ -132,13 +137,17 @@ def _split_paragraphs(lines: list[str], start: int, end: int, limit: int) -> lis
             out.append((piece_start, cut))
             piece_start, last_break = cut, -1
             size = _size(lines, cut, i + 1)
-    out.append((piece_start, end))
+    if piece_start < end or not out:
+        out.append((piece_start, end))
     return out
 
 
-def split_lines(lines: list[str], limit: int = MAX_CHUNK_CHARS) -> list[tuple[tuple[str, ...], int, int]]:
+def split_lines(
+    lines: list[str], limit: int = MAX_CHUNK_CHARS, marks: list[tuple[int, str] | None] | None = None
+) -> list[tuple[tuple[str, ...], int, int]]:
     """The chunk line ranges of a note body (pure; property-tested)."""
-    marks = structure(lines)
+    if marks is None:
+        marks = structure(lines)
     pieces: list[tuple[tuple[str, ...], int, int]] = []
     for heading, start, end in _sections(marks):
         if _size(lines, start, end) <= limit:
@@ -153,8 +162,9 @@ def split_lines(lines: list[str], limit: int = MAX_CHUNK_CHARS) -> list[tuple[tu
 
 
 def _links(text: str) -> tuple[str, ...]:
-    found = [m.group(1).strip() for m in _WIKILINK.finditer(text)]
-    found += [m.group(1).rsplit("/", 1)[-1][:-3] for m in _MDLINK.finditer(text)]
+    found = [m.group(1).strip() for m in _WIKILINK.finditer(text)] if "[[" in text else []
+    if "](" in text:
+        found += [m.group(1).rsplit("/", 1)[-1][:-3] for m in _MDLINK.finditer(text)]
     return tuple(dict.fromkeys(t for t in found if t))
 
 
@@ -173,17 +183,31 @@ def _chunk(
     return Chunk(heading, start, end, text, _links(text), _inline_tags(text))
 
 
-def chunks_of(body: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    lines = body.split("\n")
-    marks = structure(lines)
-    chunks = [_chunk(lines, marks, p) for p in split_lines(lines, limit)]
-    kept = [c for c in chunks if c.heading or c.text.strip()]
+def chunks_of(
+    body: str,
+    limit: int = MAX_CHUNK_CHARS,
+    lines: list[str] | None = None,
+    marks: list[tuple[int, str] | None] | None = None,
+) -> list[Chunk]:
+    if lines is None or marks is None:
+        lines = body.split("\n")
+        marks = structure(lines)
+    chunks = [_chunk(lines, marks, p) for p in split_lines(lines, limit, marks)]
+    kept = [c for c in chunks if c.heading or _has_text(c.text)]
     return kept or chunks[:1]
 
 
-def _first_title(body: str) -> str:
-    lines = body.split("\n", 200)[:200]
-    for mark in structure(lines):
+def _has_text(preamble: str) -> bool:
+    """A preamble holding more than the note's title line (a title-only one is dropped:
+    the title is indexed with every chunk)."""
+    lines = [line for line in preamble.split("\n") if line.strip()]
+    if lines and (mark := heading_of(lines[0])) is not None and mark[0] == 1:
+        lines = lines[1:]
+    return bool(lines)
+
+
+def _first_title(marks: list[tuple[int, str] | None]) -> str:
+    for mark in marks:
         if mark is not None and mark[0] == 1 and mark[1]:
             return mark[1]
     return ""
@@ -199,7 +223,9 @@ def parse_note(stem: str, text: str) -> Note:
     data = split.data if split.state == "present" else {}
     body = split.body
     first_line = text[: len(text) - len(body)].count("\n") + 1
-    title = frontmatter.as_text(data.get("title")) or _first_title(body) or stem
+    lines = body.split("\n")
+    marks = structure(lines)
+    title = frontmatter.as_text(data.get("title")) or _first_title(marks) or stem
     kind = frontmatter.as_text(data.get("type"))
     tags = [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
     problem = f"frontmatter not read: {split.error}" if split.state == "malformed" else ""
@@ -209,7 +235,7 @@ def parse_note(stem: str, text: str) -> Note:
         tags=tags,
         aliases=_strings(data, "aliases"),
         description=frontmatter.as_text(data.get("description")) or "",
-        chunks=chunks_of(body),
+        chunks=chunks_of(body, lines=lines, marks=marks),
         first_line=first_line,
         problem=problem,
     )

@@ -50,11 +50,12 @@ def plain_terms(query: str) -> list[str]:
     return [t for t in (_term(w) for w in query.split()) if t is not None]
 
 
-def translate(query: str) -> Translated:
+def translate(query: str, *, words_only: bool = False) -> Translated:
+    """The expressions for ``query``; ``words_only`` reads FTS5 syntax as plain words."""
     runs = tuple(m.group(0) for m in UNSEGMENTED.finditer(query))
     terms = plain_terms(query)
     plain = " AND ".join(terms) if terms else None
     fallback = " OR ".join(terms) if len(terms) > 1 else None
-    if _SYNTAX.search(query):
+    if not words_only and _SYNTAX.search(query):
         return Translated(query, None, True, plain, runs)
     return Translated(plain or "", fallback, False, None, runs)

@@ -28,7 +28,7 @@ def bigrams(run: str) -> list[str]:
 
 def cjk_column(*texts: str) -> str:
     """The cjk column's text for a chunk: the bigrams of every unsegmented run."""
-    runs = [m.group(0) for t in texts if t for m in UNSEGMENTED.finditer(t)]
+    runs = [m.group(0) for t in texts if t and not t.isascii() for m in UNSEGMENTED.finditer(t)]
     return "\n".join(" ".join(bigrams(r)) for r in runs)
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from shardpy.errors import ShardpyError
 from shardpy.index import store
+from shardpy.index.build import refresh, resolve_vault
 from shardpy.index.config import IndexConfig
 from shardpy.index.model import Match, SearchHit, SearchResult
 from shardpy.index.query import MAX_QUERY_CHARS, Translated, translate
-from shardpy.index.refresh import refresh, resolve_vault
 
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24
@@ -168,7 +168,7 @@ def _query(
         if not tr.advanced or tr.plain is None:
             raise
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
-        tr = translate(" ".join(re.findall(r"\w+", query)))
+        tr = translate(query, words_only=True)
         return _query(conn, tr, params, query, notices)
     if hits or tr.fallback is None:
         return "all", hits

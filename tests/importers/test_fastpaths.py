@@ -122,12 +122,19 @@ list_entry = st.builds(
     st.lists(st.sampled_from(["- ", "- ", "-", "-  ", "--", "  - "]), min_size=4, max_size=4),
     st.lists(values, max_size=4),
 )
+flow_entry = st.builds(
+    lambda k, sep, vs, end: [k + ": [" + sep.join(vs) + end],
+    st.sampled_from(KEYS),
+    st.sampled_from([", ", ",", " , ", ",  "]),
+    st.lists(values, max_size=4),
+    st.sampled_from(["]", " ]", "", "] ", ",]"]),
+)
 noise = st.sampled_from(["", "   ", "# comment", "  sub: x", "...", "---", "x", "  continued", "\r"]).map(
     lambda x: [x]
 )
 blocks = st.tuples(
     st.lists(
-        st.one_of(scalar_entry, scalar_entry, scalar_entry, list_entry, list_entry, noise),
+        st.one_of(scalar_entry, scalar_entry, scalar_entry, list_entry, list_entry, flow_entry, noise),
         min_size=1,
         max_size=6,
     ),
@@ -139,6 +146,7 @@ blocks = st.tuples(
 @given(blocks)
 @example("title: x\ntags:\n- a\n-\n- 'b'\naliases:\n")
 @example("tags:\n  - a\n - b\n")
+@example("tags: [a, b c]\ntitle: x\nk1: []\n")
 @example("title: x\ntitle: y\n")
 def test_simple_mapping_equals_the_yaml_loader(fm: str) -> None:
     fast = simple_mapping(fm)
@@ -164,7 +172,10 @@ def test_simple_mapping_declines_what_yaml_must_decide() -> None:
         "n: 12\n",
         "d: 2024-01-02\n",
         "a: yes\n",
-        "x: [a]\n",
+        "x: [a, b: c]\n",
+        "x: [a, 'b']\n",
+        "x: [a, 1]\n",
+        "x: [a,]\n",
         "m:\n  k: v\n",
         "a: b # c\n",
         "a: 1\na: 2\n",

@@ -9,13 +9,15 @@ index's lock; readers keep reading the last committed state (WAL).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from shardpy.errors import ShardpyError
 from shardpy.index import store
@@ -27,6 +29,8 @@ from shardpy.index.walk import LINK_REASON, Stat, check_one, walk
 
 Progress = Callable[[int, int], None]
 COMMIT_EVERY = 2000  # notes per transaction: readers see progress, the WAL stays small
+BATCH = 200  # notes per worker task
+PARALLEL_MIN = 1000  # fewer notes to read are not worth starting workers for
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -124,29 +128,20 @@ class _Writer:
         if not force and known is not None and known.stat == st:
             self.counts.unchanged += 1
             return
-        try:
-            data = _read(self.root / rel)
-        except (OSError, ValueError) as exc:
-            reason = LINK_REASON if getattr(exc, "errno", None) == 40 else _why(exc)
-            self.counts.skipped.append((rel, reason))
-            self.prune(known)
-            return
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        if not force and known is not None and known.hash == digest:
-            self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*st, known.id))
+        self.apply(examine(self.root, rel, st, None if known is None else known.hash, force), known)
+
+    def apply(self, seen: Examined, known: _Known | None) -> None:
+        """Record what ``examine`` found about one note."""
+        if seen.kind == "same" and known is not None:
+            self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*seen.stat, known.id))
             self.counts.unchanged += 1
-            return
-        text, problem = decode(data)
-        if text is None:
-            self.counts.skipped.append((rel, problem))
+        elif seen.kind == "note" and seen.note is not None:
+            if seen.problem:
+                self.counts.degraded.append((seen.rel, seen.problem))
+            self._store(seen.rel, seen.stat, seen.digest, seen.note, seen.problem, known)
+        else:
+            self.counts.skipped.append((seen.rel, seen.problem))
             self.prune(known)
-            return
-        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        note = parse_note(stem, text)
-        problem = problem or note.problem
-        if problem:
-            self.counts.degraded.append((rel, problem))
-        self._store(rel, st, digest, note, problem, known)
 
     def _store(self, rel: str, st: Stat, digest: str, note: Note, problem: str, known: _Known | None) -> None:
         kind = note.type or self.cfg.type_of(rel)
@@ -184,6 +179,41 @@ class _Writer:
             "INSERT INTO fts (rowid, title, heading, links, tags, body, cjk) VALUES (?,?,?,?,?,?,?)", fts_rows
         )
         self.counts.chunks += len(chunk_rows)
+
+
+@dataclass(slots=True)
+class Examined:
+    rel: str
+    stat: Stat
+    kind: Literal["same", "note", "skip"]
+    digest: str = ""
+    note: Note | None = None
+    problem: str = ""  # the skip reason, or what was wrong with a note indexed anyway
+
+
+def examine(root: Path, rel: str, st: Stat, known_hash: str | None, force: bool) -> Examined:
+    """Read, hash and parse one note (pure: no database; runs in worker processes too)."""
+    try:
+        data = _read(root / rel)
+    except (OSError, ValueError) as exc:
+        reason = LINK_REASON if getattr(exc, "errno", None) == errno.ELOOP else _why(exc)
+        return Examined(rel, st, "skip", problem=reason)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if not force and known_hash == digest:
+        return Examined(rel, st, "same", digest)
+    text, problem = decode(data)
+    if text is None:
+        return Examined(rel, st, "skip", problem=problem)
+    note = parse_note(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0], text)
+    return Examined(rel, st, "note", digest, note, problem or note.problem)
+
+
+Batch = list[tuple[str, Stat, "str | None"]]
+
+
+def _examine_batch(work: tuple[Path, bool], batch: Batch) -> list[Examined]:
+    root, force = work
+    return [examine(root, rel, st, known_hash, force) for rel, st, known_hash in batch]
 
 
 def _why(exc: OSError | ValueError) -> str:
@@ -229,13 +259,42 @@ def _refresh_all(w: _Writer, force: bool, progress: Progress | None) -> None:
         w.prune(known[rel])
     todo = [rel for rel, st in found.items() if force or rel not in known or known[rel].stat != st]
     w.counts.unchanged += len(found) - len(todo)
-    for done, rel in enumerate(todo, 1):
-        w.process(rel, found[rel], known.get(rel), force)
-        if done % COMMIT_EVERY == 0:
+    done = 0
+    for results in _examined(w.root, todo, found, known, force):
+        for seen in results:
+            w.apply(seen, known.get(seen.rel))
+        done += len(results)
+        if done // COMMIT_EVERY != (done - len(results)) // COMMIT_EVERY:
             w.conn.execute("COMMIT")
             w.conn.execute("BEGIN")
         if progress is not None:
             progress(done, len(todo))
+
+
+def _examined(
+    root: Path, todo: list[str], found: dict[str, Stat], known: dict[str, _Known], force: bool
+) -> Iterator[list[Examined]]:
+    """``examine`` of every note in ``todo``, batch by batch, in order; in worker processes
+    (reading and parsing beside this process's inserts) when there are many."""
+
+    def batches() -> Iterator[Batch]:
+        for lo in range(0, len(todo), BATCH):
+            yield [
+                (rel, found[rel], known[rel].hash if rel in known else None) for rel in todo[lo : lo + BATCH]
+            ]
+
+    workers = 1
+    if len(todo) >= PARALLEL_MIN:
+        from shardpy.importers.parallel import available_workers
+
+        workers = available_workers()
+    if workers <= 1:
+        for batch in batches():
+            yield _examine_batch((root, force), batch)
+        return
+    from shardpy.importers.parallel import run_stream
+
+    yield from run_stream((root, force), batches(), workers, _examine_batch)
 
 
 def refresh(

@@ -1,0 +1,224 @@
+"""Benchmark the vault search index (`shardpy.index`) on generated vaults.
+
+For each size, in a fresh child process with its own cache folder:
+
+- cold: the first ``refresh`` of the vault (walk, read, chunk, insert);
+- no-change: a second ``refresh`` with nothing changed (walk + stat compare);
+- one-note: one note edited, then ``refresh(only=[that note])``, median of 20;
+- one-note CLI: ``shardpy index --only PATH`` as the flagship hook runs it
+  (a whole child process, start-up included), median of 5;
+- query p50/p95: ``search(max_age=inf)`` over a fixed set of queries (words,
+  AND of several, phrase, prefix, OR fallback, Chinese, filters), 3 rounds;
+- DB size (database + WAL) and the child's peak RSS.
+
+Beside them, the no-index reference: ``grep -ril WORD`` over the tree for
+the first word of each query (p50/p95 over a subset). basic-memory's own
+search cannot run here: it requires Python >= 3.12 and this machine has
+3.11 (printed as such).
+
+Targets (issue 15): cold 20,000 < 15 s; no-change 20,000 < 0.5 s; one-note
+< 50 ms; query p95 < 30 ms at 100,000.
+
+    python bench/search_bench.py [SIZE ...]      (default: 20000 100000)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from childenv import child_env, reference_loop_ms  # noqa: E402
+
+QUERIES = [
+    "kubernetes",
+    "budget review",
+    "release plan deadline",
+    '"capacitive probes"',
+    "calibr*",
+    "incident postmortem",
+    "quokka zebrafish",  # OR fallback: no note has both
+    "数据库",
+    "migration NOT rollback",
+    "vendor contract renewal",
+    "gotcha",
+    "onboarding checklist",
+]
+FILTERED = [("probes", {"type": "incident"}), ("budget", {"path": "area-07"})]
+REAL_WORDS = (
+    "kubernetes budget review release plan deadline capacitive probes calibration incident postmortem "
+    "migration rollback vendor contract renewal gotcha onboarding checklist decision meeting project "
+    "customer latency outage database schema index search memory agent vault note garden sensor"
+).split()
+CJK = "我们决定使用数据库复制方案来保证服务可用性并记录每次会议的结论"
+
+
+def _word(rng: random.Random) -> str:
+    if rng.random() < 0.3:
+        return rng.choice(REAL_WORDS)
+    return "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 4)))
+
+
+def _paragraph(rng: random.Random) -> str:
+    return " ".join(_word(rng) for _ in range(rng.randint(20, 60))) + "."
+
+
+def generated_note(i: int) -> tuple[str, str]:
+    rng = random.Random(i)
+    folder = f"area-{i % 20:02d}/topic-{i % 97:02d}"
+    kind = rng.choice(["incident", "decision", "meeting", "project", None])
+    title = " ".join(_word(rng) for _ in range(3)).title()
+    lines = ["---", f"title: {title}", f"tags: [{_word(rng)}, {_word(rng)}]"]
+    if kind:
+        lines.append(f"type: {kind}")
+    lines += ["---", f"# {title}", "", _paragraph(rng), ""]
+    for _ in range(rng.randint(2, 5)):
+        lines += [f"## {_word(rng).title()} {_word(rng)}", "", _paragraph(rng), "", _paragraph(rng), ""]
+        if rng.random() < 0.3:
+            lines += [f"See [[Note {rng.randint(0, 1000)}]] and #{_word(rng)}.", ""]
+    if rng.random() < 0.05:
+        lines += ["## 记录", "", CJK[rng.randint(0, 10) :], ""]
+    if rng.random() < 0.01:
+        lines += ["## Sensors", "", "We chose capacitive probes after calibration.", ""]
+    return f"{folder}/note-{i:06d}.md", "\n".join(lines)
+
+
+def build_vault(root: Path, size: int) -> None:
+    for i in range(size):
+        rel, text = generated_note(i)
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+CHILD = r"""
+import json, os, resource, statistics, sys, time
+from pathlib import Path
+from shardpy import index
+vault = Path(sys.argv[1])
+queries = json.loads(sys.argv[2])
+filtered = json.loads(sys.argv[3])
+out = {}
+t = time.perf_counter(); r = index.refresh(vault); out["cold_s"] = time.perf_counter() - t
+out["notes"], out["chunks"] = r.total_notes, r.total_chunks
+t = time.perf_counter(); r2 = index.refresh(vault); out["nochange_s"] = time.perf_counter() - t
+assert r2.indexed == 0, r2
+target = vault / "area-03/topic-03/note-000003.md"
+times = []
+for k in range(20):
+    target.write_text(target.read_text() + f"\nedit {k} quokka\n")
+    t = time.perf_counter(); r3 = index.refresh(vault, only=["area-03/topic-03/note-000003.md"])
+    times.append(time.perf_counter() - t)
+    assert r3.indexed == 1, r3
+out["one_note_ms"] = statistics.median(times) * 1000
+lat = []
+for _ in range(3):
+    for q in queries:
+        t = time.perf_counter(); index.search(vault, q, max_age=float("inf")); lat.append(time.perf_counter() - t)
+    for q, kw in filtered:
+        t = time.perf_counter(); index.search(vault, q, max_age=float("inf"), **kw); lat.append(time.perf_counter() - t)
+lat.sort()
+out["query_p50_ms"] = statistics.median(lat) * 1000
+out["query_p95_ms"] = lat[int(len(lat) * 0.95) - 1] * 1000
+out["query_max_ms"] = lat[-1] * 1000
+db = index.index_path(vault)
+out["db_mb"] = sum(os.path.getsize(p) for p in (str(db), f"{db}-wal") if os.path.exists(p)) / 1e6
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
+    target = vault / "area-05/topic-05/note-000005.md"
+    times = []
+    for k in range(5):
+        target.write_text(target.read_text() + f"\ncli edit {k}\n")
+        t = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "shardpy", "index", "--only", str(target)],
+            cwd=vault,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
+    words = [q.strip('"*').split()[0] for q in queries]
+    times = []
+    for word in words:
+        t = time.perf_counter()
+        subprocess.run(["grep", "-ril", "--", word, str(vault)], stdout=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return statistics.median(times) * 1000, times[max(0, int(len(times) * 0.95) - 1)] * 1000
+
+
+def run_size(size: int) -> dict[str, float]:
+    work = Path(tempfile.mkdtemp(prefix=f"search-bench-{size}-"))
+    try:
+        vault = work / "vault"
+        t = time.perf_counter()
+        build_vault(vault, size)
+        gen_s = time.perf_counter() - t
+        env = child_env(SHARDPY_CACHE_DIR=str(work / "cache"))
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, str(vault), json.dumps(QUERIES), json.dumps(FILTERED)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out: dict[str, float] = json.loads(child.stdout)
+        out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
+        out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
+        out["generate_s"] = gen_s
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+ROWS = [
+    ("cold index (s)", "cold_s", "< 15 at 20k"),
+    ("no-change refresh (s)", "nochange_s", "< 0.5 at 20k"),
+    ("one-note refresh, API (ms)", "one_note_ms", "< 50"),
+    ("one-note refresh, CLI process (ms)", "cli_one_note_ms", "hook"),
+    ("query p50 (ms)", "query_p50_ms", ""),
+    ("query p95 (ms)", "query_p95_ms", "< 30 at 100k"),
+    ("query max (ms)", "query_max_ms", ""),
+    ("grep -ril p50 (ms, no index)", "grep_p50_ms", "reference"),
+    ("grep -ril p95 (ms, no index)", "grep_p95_ms", "reference"),
+    ("DB size (MB)", "db_mb", ""),
+    ("peak RSS (MB)", "peak_rss_mb", ""),
+    ("chunks", "chunks", ""),
+]
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 100_000]
+    print(f"reference loop: {reference_loop_ms():.0f} ms (10M-step Python loop; ~450 ms on a quiet core)")
+    print(f"python {sys.version.split()[0]}; basic-memory search: not run (needs Python >= 3.12)")
+    results = {size: run_size(size) for size in sizes}
+    head = f"{'':38}" + "".join(f"{size:>12,}" for size in sizes) + "   target"
+    print(head)
+    for label, key, target in ROWS:
+        cells = "".join(f"{results[s].get(key, float('nan')):>12.2f}" for s in sizes)
+        print(f"{label:38}{cells}   {target}")
+    print(json.dumps({str(k): v for k, v in results.items()}))
+
+
+if __name__ == "__main__":
+    os.environ.pop("SHARDPY_CACHE_DIR", None)
+    main()
