@@ -162,6 +162,11 @@ async def connect(
             ClientSession(read, write, list_roots_callback=callback) as client,
         ):
             if modern:
+                # The SDK gives a discover probe 10 s; a loaded test machine can take longer than that
+                # just to import the SDK in the server child.
+                import mcp.client.session as client_session
+
+                client_session.DISCOVER_TIMEOUT_SECONDS = 120.0
                 await client.discover()
             else:
                 await client.initialize()
