@@ -22,10 +22,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     # A developer's own settings must not leak into the tests.
     for key in ("SHARDPY_TEST_APPLY_DELAY", "SHARDPY_HOOK_CONTEXT", "SHARDPY_HOOK", "NO_COLOR"):
         monkeypatch.delenv(key, raising=False)
+    # Nothing a test runs (the flagship's bootstrap builds a search index) writes the user's cache.
+    monkeypatch.setenv("SHARDPY_CACHE_DIR", str(tmp_path_factory.mktemp("shardpy-cache")))
 
 
 @pytest.fixture

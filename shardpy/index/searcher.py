@@ -25,10 +25,18 @@ MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24
 MAX_TOP = 1000
 
+# The best sections first: FTS5's own ranking (the table's rank is bm25 with store.WEIGHTS) with a
+# LIMIT, so only the candidates are joined to their notes. The best section of each note is the hit.
+_CANDIDATES = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+_CANDIDATE_INFO = (
+    "SELECT c.id, f.id, f.path, f.title, c.heading, c.line, f.type FROM chunks AS c "
+    "JOIN files AS f ON f.id = c.file_id WHERE c.id IN ({marks})"
+)
+MAX_CANDIDATES = 20_000  # beyond this a filter is so narrow that ranking every match is cheaper
 _RANKED = f"""
-SELECT cid, path, title, heading, line, type, score FROM (
-    SELECT c.id AS cid, f.path AS path, f.title AS title, c.heading AS heading, c.line AS line,
-           f.type AS type, m.score AS score,
+SELECT cid, fid, path, title, heading, line, type FROM (
+    SELECT c.id AS cid, f.id AS fid, f.path AS path, f.title AS title, c.heading AS heading,
+           c.line AS line, f.type AS type, m.score AS score,
            row_number() OVER (PARTITION BY c.file_id ORDER BY m.score, c.id) AS rn
     FROM (SELECT rowid AS rid, bm25(fts, {", ".join(map(str, store.WEIGHTS))}) AS score
           FROM fts WHERE fts MATCH :q) AS m
@@ -42,7 +50,7 @@ ORDER BY score, cid
 LIMIT :limit OFFSET :offset
 """
 _SNIPPET = (
-    f"SELECT snippet(fts, 4, '{MARK_OPEN}', '{MARK_CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}), body "
+    f"SELECT rank, snippet(fts, 4, '{MARK_OPEN}', '{MARK_CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}), body "
     "FROM fts WHERE fts MATCH ? AND rowid = ?"
 )
 
@@ -125,29 +133,67 @@ def _fallback_snippet(body: str, tr: Translated, query: str) -> str:
     return " ".join(words[:SNIPPET_TOKENS]) + (ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
 
 
-def _snippet(conn: sqlite3.Connection, expr: str, cid: int, tr: Translated, query: str) -> str:
+def _score_and_snippet(
+    conn: sqlite3.Connection, expr: str, cid: int, tr: Translated, query: str
+) -> tuple[float, str]:
     row = conn.execute(_SNIPPET, (expr, cid)).fetchone()
     if row is None:
-        return ""
-    snippet, body = str(row[0] or ""), str(row[1] or "")
-    if MARK_OPEN in snippet:
-        return " ".join(snippet.split())
-    return _fallback_snippet(body, tr, query)
+        return 0.0, ""
+    snippet, body = str(row[1] or ""), str(row[2] or "")
+    if MARK_OPEN not in snippet:
+        snippet = _fallback_snippet(body, tr, query)
+    return -float(row[0]), " ".join(snippet.split())
+
+
+Row = tuple[int, int, str, str, str, int, str | None]  # chunk id, file id, path, title, heading, line, type
+
+
+def _keep(row: Row, params: dict[str, object]) -> bool:
+    kind, exact, folder = params["type"], params["path"], params["dir"]
+    if kind is not None and row[6] != kind:
+        return False
+    return exact is None or row[2] == exact or row[2].startswith(str(folder))
+
+
+def _best_sections(conn: sqlite3.Connection, expr: str, params: dict[str, object]) -> list[Row]:
+    """The best section of each note, best first, page ``offset``/``limit``."""
+    need = int(str(params["offset"])) + int(str(params["limit"]))
+    filtered = params["type"] is not None or params["path"] is not None
+    limit = max(64, need * (16 if filtered else 3))
+    while limit <= MAX_CANDIDATES:
+        ids = [r[0] for r in conn.execute(_CANDIDATES, (expr, limit))]
+        info: dict[int, Row] = {}
+        for lo in range(0, len(ids), 900):
+            part = ids[lo : lo + 900]
+            sql = _CANDIDATE_INFO.format(marks=",".join("?" * len(part)))
+            info.update((r[0], r) for r in conn.execute(sql, part))
+        rows: list[Row] = []
+        seen: set[int] = set()
+        for cid in ids:
+            row = info.get(cid)
+            if row is None or row[1] in seen or not _keep(row, params):
+                continue
+            seen.add(row[1])
+            rows.append(row)
+        if len(rows) >= need or len(ids) < limit:
+            return rows[need - int(str(params["limit"])) : need]
+        limit *= 4
+    return conn.execute(_RANKED, {"q": expr, **params}).fetchall()
 
 
 def _run(
     conn: sqlite3.Connection, expr: str, params: dict[str, object], tr: Translated, query: str
 ) -> list[SearchHit]:
-    rows = conn.execute(_RANKED, {"q": expr, **params}).fetchall()
     hits = []
-    for cid, path, title, heading, line, kind, score in rows:
+    for cid, _fid, path, title, heading, line, kind in _best_sections(conn, expr, params):
+        score, snippet = _score_and_snippet(conn, expr, cid, tr, query)
         hits.append(
             SearchHit(
                 path=path,
                 title=title,
                 heading=tuple(heading.split("\x1f")) if heading else (),
-                snippet=_snippet(conn, expr, cid, tr, query),
-                score=-float(score),
+                snippet=snippet,
+                score=score,
                 type=kind,
                 line=int(line),
             )

@@ -25,7 +25,7 @@ from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
 
 APPLICATION_ID = 0x53485058  # "SHPX"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 WEIGHTS = (5.0, 3.0, 2.0, 2.0, 1.0, 1.0)  # title, heading, links, tags, body, cjk
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 LOCK_WAIT_SECONDS = 30.0
@@ -53,6 +53,7 @@ CREATE INDEX chunks_file ON chunks(file_id);
 CREATE VIRTUAL TABLE fts USING fts5(
     title, heading, links, tags, body, cjk, tokenize = '{TOKENIZER}'
 );
+INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({", ".join(map(str, WEIGHTS))})');
 """
 
 

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from shardpy.index.config import IndexConfig
+from shardpy.index.config import NOTE_SUFFIXES, IndexConfig
 
 Stat = tuple[int, int]  # (mtime_ns, size)
 LINK_REASON = "symbolic link (not followed)"
@@ -44,13 +44,15 @@ def _visit(
     stack: list[tuple[str, str]],
 ) -> None:
     name = entry.name
+    if name.startswith("."):
+        return  # dot-folders and dotfiles: skipped before any other test
     rel = prefix + name
     try:
         if entry.is_dir(follow_symlinks=False):
             if not cfg.skip_dir(rel, name):
                 stack.append((entry.path, rel + "/"))
             return
-        if cfg.skip_file(rel, name):
+        if not name.lower().endswith(NOTE_SUFFIXES) or cfg.skip_file(rel, name):
             return
         if entry.is_symlink():
             skipped.append((rel, LINK_REASON))

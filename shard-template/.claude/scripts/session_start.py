@@ -32,6 +32,7 @@ from vaultlib import SCRIPTS_VERSION  # noqa: E402
 from vaultlib.hookio import emit_context, event_name, read_payload, text_field, warn  # noqa: E402
 from vaultlib.notes import open_tasks, parse_frontmatter  # noqa: E402
 from vaultlib.qmd import refresh as qmd_refresh  # noqa: E402
+from vaultlib.search import search_hint  # noqa: E402
 from vaultlib.vault import (  # noqa: E402
     DEFAULT_BUDGET,
     DEFAULT_COLLAPSE,
@@ -107,6 +108,9 @@ def identity(root: Path, manifest: dict[str, Any], source: str) -> str:
         "Rules: CLAUDE.md / AGENTS.md / GEMINI.md. Search before reading whole files; "
         "durable knowledge goes to brain/, never to an agent's private memory."
     )
+    hint = search_hint(root, manifest)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
 
 

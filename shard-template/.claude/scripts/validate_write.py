@@ -12,7 +12,10 @@ After a write (PostToolUse / AfterTool) to a .md note of the vault: the
 frontmatter its note type requires (rules from vault-manifest.json), links
 that resolve, and at least one link to another note. Problems go back to the
 agent as additional context — the write already happened, the agent fixes it.
-Infrastructure (manuals, commands, templates…) is not checked.
+Infrastructure (manuals, commands, templates…) is not checked. Then the search
+indexes catch up: qmd's (debounced, in the background) and shardpy's
+full-text index (`shardpy index --only` the notes written, when shardpy is on
+PATH).
 
 Tools understood: Claude Code Write / Edit / MultiEdit (tool_input.file_path),
 Gemini write_file / replace (file_path or absolute_path), Codex apply_patch
@@ -43,6 +46,7 @@ from vaultlib.hookio import (  # noqa: E402
 )
 from vaultlib.notes import LinkIndex, check_note  # noqa: E402
 from vaultlib.qmd import refresh as qmd_refresh  # noqa: E402
+from vaultlib.search import refresh_notes  # noqa: E402
 from vaultlib.vault import is_infrastructure, iter_files, load_manifest, read_text, to_vault_rel, vault_root  # noqa: E402
 
 BLOCK_EXIT = 2
@@ -127,6 +131,7 @@ def after_write(payload: dict[str, Any], root: Path) -> int:
     rules = rules if isinstance(rules, dict) else {}
     findings: list[str] = []
     index: LinkIndex | None = None
+    written: list[str] = []
     for path in target_paths(payload):
         absolute = Path(os.path.expanduser(path))
         if not absolute.is_absolute():
@@ -140,6 +145,7 @@ def after_write(payload: dict[str, Any], root: Path) -> int:
             continue
         if not rel.lower().endswith(".md") or any(part.startswith(".") for part in rel.split("/")[:-1]):
             continue
+        written.append(rel)
         if is_infrastructure(manifest, rel):
             continue
         text = read_text(root / rel)
@@ -153,6 +159,10 @@ def after_write(payload: dict[str, Any], root: Path) -> int:
         qmd_refresh(root, manifest)
     except Exception as exc:
         warn(f"qmd refresh not started: {exc}")
+    try:
+        refresh_notes(root, written)  # shardpy's full-text index: just these notes
+    except Exception as exc:
+        warn(f"shardpy index refresh failed: {exc}")
     if not findings:
         emit_nothing()
         return 0

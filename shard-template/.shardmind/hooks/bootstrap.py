@@ -9,9 +9,13 @@ again on update when shard.yaml's bootstrap fingerprint changes.
   named after the vault folder (or vault-manifest.json's `qmd_index`),
   copy `.obsidian/app.json` → userIgnoreFilters into the index's ignore
   list, and index the notes once. Otherwise print how to do it by hand.
+- search: build shardpy's own full-text index (`shardpy index`), which
+  `shardpy search` and the PostToolUse hook's one-note refresh use; it lives
+  in the user cache folder.
 
-It changes no file of the vault: git's own `.git/` and QMD's files under the
-user's config and cache directories are the only things it creates. Exit
+It changes no file of the vault: git's own `.git/`, QMD's files under the
+user's config and cache directories and shardpy's index under the user cache
+folder are the only things it creates. Exit
 status 1 means a step failed; the engine reports that as a warning.
 """
 
@@ -42,6 +46,7 @@ from _hooklib import (  # noqa: E402
 
 GIT_TIMEOUT = 30
 QMD_TIMEOUT = 90
+SEARCH_TIMEOUT = 120
 
 
 def run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -152,6 +157,38 @@ def setup_qmd(root: Path, vals: dict[str, Any]) -> bool:
     return ok
 
 
+def shardpy_command() -> list[str] | None:
+    """How to run shardpy: this interpreter when it has shardpy (the engine runs hooks with its
+    own Python), else a `shardpy` on PATH."""
+    import importlib.util
+
+    if importlib.util.find_spec("shardpy") is not None:
+        return [sys.executable, "-m", "shardpy"]
+    found = shutil.which("shardpy")
+    return [found] if found else None
+
+
+def setup_search(root: Path) -> bool:
+    """Build shardpy's full-text index of the vault (kept in the user cache folder, not the vault)."""
+    shardpy = shardpy_command()
+    if shardpy is None:
+        print("search: shardpy not found; run `shardpy index` in the vault to enable `shardpy search`.")
+        return True
+    done = run([*shardpy, "index", str(root), "--json"], root, SEARCH_TIMEOUT)
+    if done.returncode != 0:
+        print(f"search: indexing failed: {(done.stdout or done.stderr).strip()[:500]}")
+        return False
+    try:
+        import json
+
+        report = json.loads(done.stdout)
+        summary = f"{report['total_notes']} notes, {report['total_chunks']} sections"
+    except (ValueError, KeyError, TypeError):
+        summary = "done"
+    print(f'search: full-text index built ({summary}); try `shardpy search "terms"`.')
+    return True
+
+
 def _manifest_context(root: Path) -> str:
     import json
 
@@ -171,7 +208,11 @@ def main() -> int:
         print(f"bootstrap: {exc}", file=sys.stderr)
         return 1
     ok = True
-    steps: list[Callable[[], bool]] = [lambda: setup_git(root), lambda: setup_qmd(root, values(ctx))]
+    steps: list[Callable[[], bool]] = [
+        lambda: setup_git(root),
+        lambda: setup_qmd(root, values(ctx)),
+        lambda: setup_search(root),
+    ]
     for step in steps:
         try:
             ok = step() and ok
