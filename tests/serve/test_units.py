@@ -168,3 +168,19 @@ def test_print_config_for_each_client(tmp_path: Path, cli: Cli, monkeypatch: pyt
     assert codex["mcp_servers"]["vault"]["args"] == args
     bad = cli.run("serve", str(world.vault), "--print-config", "--for", "vim")
     assert bad.exit_code == 2
+
+
+def test_only_the_server_module_imports_the_sdk() -> None:
+    """`--version`, status and install keep their start-up: nothing but shardpy.serve.server (and the
+    prompts it uses) loads `mcp`."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, shardpy.cli.commands, shardpy.flows.serve, shardpy.serve.tools, shardpy.serve.config\n"
+        "import shardpy.importers.claude_code, shardpy.importers.mcp_memory\n"
+        "bad = [m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types'))]\n"
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
