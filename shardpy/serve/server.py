@@ -131,6 +131,9 @@ def build(vault: Path, launch: Caller) -> Server[Any]:
         except ShardpyError as exc:
             served.audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
             raise _error(exc) from None
+        except Exception as exc:  # a bug: still on the record, then the SDK's internal error
+            served.audit.record(event, caller.to_json(), **fields, status="crash", error=type(exc).__name__)
+            raise
         served.audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
         return result
 
