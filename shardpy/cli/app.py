@@ -89,9 +89,48 @@ def main() -> None:
         args = plain_args(argv[1:])
         if args is not None:
             sys.exit(_run_plain_import(args))
+    if argv[0] == "serve" and not _completing():
+        plain = _plain_serve(argv[1:])
+        if plain is not None:
+            from shardpy.cli.output import exit_code_of
+            from shardpy.flows.serve import run_serve
+
+            vault, project, print_config, client = plain
+            sys.exit(
+                exit_code_of(
+                    lambda: run_serve(vault, project=project, print_config=print_config, client=client)
+                )
+            )
     from shardpy.cli.commands import run
 
     run()
+
+
+def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str] | None:
+    """`shardpy serve [VAULT] [--project NAME] [--print-config] [--for CLIENT]` without Typer (an
+    MCP client starts the server at every session); None for anything else (--help, typos): Typer's."""
+    from pathlib import Path
+
+    vault: Path | None = None
+    project: str | None = None
+    print_config = False
+    client = "claude"
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("--project", "--for") and rest:
+            value = rest.pop(0)
+            if arg == "--project":
+                project = value
+            else:
+                client = value
+        elif arg == "--print-config":
+            print_config = True
+        elif not arg.startswith("-") and vault is None:
+            vault = Path(arg)
+        else:
+            return None
+    return vault, project, print_config, client
 
 
 class _Pacified:

@@ -902,6 +902,7 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         return
     base = ledger.base(fmt, opts.into, rec.source_path)
     old_obs = adapter.observations_of(base) if base is not None else []
+    built = _superseding(adapter, base, built, work.prov)
     row.observations = _added(old_obs, built.observations)
     if user_sha == entry.base_sha:
         emit("update", None, current, None, "changed in the source")
@@ -924,6 +925,16 @@ def _decide(work: _Work, rec: Record, built: BuiltNote, planned: Planned) -> Non
         emit("conflict", merged, current, None, "conflicting edits: conflict markers written")
         return
     _conflict(row, current, "conflicting edits in the source and in the vault", opts, emit)
+
+
+def _superseding(adapter: Adapter, base: bytes | None, built: BuiltNote, prov: Provenance) -> BuiltNote:
+    """The new rendering with the keyed observations the source changed kept under ``## Superseded``
+    (an adapter with a keyed-observation convention says how), instead of a silent text merge."""
+    supersede = getattr(adapter, "supersede", None)
+    if supersede is None or base is None:
+        return built
+    data: bytes = supersede(base, built.data, prov.imported_at[:10])
+    return built if data == built.data else Built(data, built.observations, built.links, built.link_sig)
 
 
 def _conflict(

@@ -9,13 +9,14 @@ export. Entity identity is the exact name string.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import render_block
+from shardpy.frontmatter import as_text, render_block, split_frontmatter
 from shardpy.importers.base import (
     Built,
     Notice,
@@ -332,6 +333,56 @@ class McpMemoryAdapter:
 
     def observations_of(self, data: bytes) -> list[str]:
         return observations_in_note(data.decode("utf-8", "replace"))
+
+    def supersede(self, old: bytes, new: bytes, day: str) -> bytes:
+        """Keep each ``[key] text`` observation the source replaced (same key, new text) under
+        ``## Superseded`` with its validity, as the seed's keyed observations do; unkeyed ones never."""
+        old_text, new_text = old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
+        now = observations_in_note(new_text)
+        new_keys = {k for k in (_obs_key(o) for o in now) if k}
+        since = _imported_day(old_text)
+        lines = _section_lines(old_text, "## Superseded")
+        for o in observations_in_note(old_text):
+            key = _obs_key(o)
+            if key in new_keys and o not in now:
+                lines.append(f"- {o.replace(chr(10), ' ')} (valid {since} → {day})")
+        if not lines:
+            return new
+        block = "## Superseded\n\n" + "\n".join(lines) + "\n\n"
+        at = new_text.find("\n## Relations\n")
+        text = (
+            new_text + "\n" + block.rstrip("\n") + "\n"
+            if at < 0
+            else new_text[: at + 1] + block + new_text[at + 1 :]
+        )
+        return text.encode("utf-8")
+
+
+_KEYED = re.compile(r"\[([a-z0-9][a-z0-9_.-]*)\] ")
+
+
+def _obs_key(observation: str) -> str | None:
+    m = _KEYED.match(observation)
+    return m.group(1) if m else None
+
+
+def _imported_day(text: str) -> str:
+    """The day the earlier import wrote the note (from its provenance), the superseded fact's valid-from."""
+    stamp = as_text(split_frontmatter(text).data.get("imported_at")) or ""
+    return stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", stamp) else "?"
+
+
+def _section_lines(text: str, heading: str) -> list[str]:
+    """The bullet lines of one ``## `` section (empty when the note has none)."""
+    out: list[str] = []
+    inside = False
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            inside = line.strip() == heading
+            continue
+        if inside and line.startswith("- "):
+            out.append(line)
+    return out
 
 
 def _is_direct(content: str, direct: list[LinkUse]) -> bool:

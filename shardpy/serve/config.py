@@ -17,7 +17,12 @@ SERVER_NAME = "vault"
 
 
 def command_line(vault: Path, project: str | None) -> tuple[str, list[str]]:
-    exe = shutil.which("shardpy")
+    launched = Path(sys.argv[0])
+    exe = (
+        str(launched.resolve())
+        if launched.name == "shardpy" and launched.is_file()
+        else shutil.which("shardpy")
+    )
     head = [exe] if exe else [sys.executable, "-m", "shardpy"]
     args = [*head[1:], "serve", str(vault)]
     if project:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from shardpy.shard.content import VAULT_MANIFEST, parse_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
 MAX_DEPTH = 16
+ROOT_TTL = 1.0  # seconds a declared root's realpath is reused
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ class Exposure:
     vault: Path  # the realpath of the vault
     manifest: Manifest
     _cache: dict[str, tuple[tuple[int, int, int], Note | None]] = field(default_factory=dict)
+    _roots: dict[str, tuple[float, str | None]] = field(default_factory=dict)
 
     @staticmethod
     def load(vault: Path) -> Exposure:
@@ -190,9 +193,16 @@ class Exposure:
         return note
 
     def _real_root(self, root: str) -> str | None:
-        """The realpath of a declared root, when it exists inside the vault."""
+        """The realpath of a declared root, when it exists inside the vault (re-resolved after ROOT_TTL:
+        a search checks dozens of hits against the same few roots)."""
+        now = time.monotonic()
+        hit = self._roots.get(root)
+        if hit is not None and now - hit[0] < ROOT_TTL:
+            return hit[1]
         real = os.path.realpath(self.vault / root) if root else str(self.vault)
-        return real if inside(real, str(self.vault)) and os.path.exists(real) else None
+        found = real if inside(real, str(self.vault)) and os.path.exists(real) else None
+        self._roots[root] = (now, found)
+        return found
 
     # -- question 1: which notes exist for this caller ---------------------------
 

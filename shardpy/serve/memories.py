@@ -19,7 +19,6 @@ import datetime as _dt
 import os
 import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -163,24 +162,20 @@ def declared_order(memories: list[Memory]) -> list[Memory]:
     return order
 
 
-def ranked(memories: list[Memory], query: str | None) -> list[Memory]:
+def ranked(memories: list[Memory], query: str | None, *, ordered: bool = False) -> list[Memory]:
     """Declared order; a query reorders inside the live and the superseded groups, never across them,
-    and never filters (a memory the query misses keeps its declared place after the matches)."""
-    order = declared_order(memories)
-    if not query:
-        return order
-    q = words(query)
+    and never filters (a memory the query misses keeps its declared place after the matches).
+    ``ordered``: ``memories`` is already in declared order."""
+    order = memories if ordered else declared_order(memories)
+    q = words(query) if query else frozenset()
     if not q:
-        return order
-
-    def relevance(m: Memory) -> int:
-        return len(q & m.words)
-
+        return list(order)
+    score = {m.path: len(q & m.words) for m in order}
     out: list[Memory] = []
     for live in (True, False):
         group = [m for m in order if m.live is live]
-        hits = sorted((m for m in group if relevance(m)), key=lambda m: -relevance(m))
-        out += hits + [m for m in group if not relevance(m)]
+        hits = sorted((m for m in group if score[m.path]), key=lambda m: -score[m.path])
+        out += hits + [m for m in group if not score[m.path]]
     return out
 
 
@@ -213,6 +208,8 @@ class Store:
     vault: Path  # realpath
     root: str | None
     _cache: dict[str, tuple[tuple[int, int, int], Memory]] = field(default_factory=dict)
+    _snapshot: tuple[Memory, ...] = ()
+    _views: dict[Caller, tuple[list[Memory], int]] = field(default_factory=dict)
 
     def all(self) -> list[Memory]:
         """Every memory file under the root; listed and stat-ed on every call, re-read only when changed."""
@@ -224,7 +221,7 @@ class Store:
             return []
         out: list[Memory] = []
         seen: set[str] = set()
-        for rel, full, st in _walk(str(base), self.root, 0):
+        for rel, full, st in _walk(str(base), self.root):
             if stat.S_ISLNK(st.st_mode):
                 real = os.path.realpath(full)
                 if not inside(real, real_root) or not os.path.isfile(real):
@@ -245,37 +242,56 @@ class Store:
             out.append(cached[1])
         for gone in [k for k in self._cache if k not in seen]:
             del self._cache[gone]
+        same = len(out) == len(self._snapshot) and all(
+            a is b for a, b in zip(out, self._snapshot, strict=True)
+        )
+        if not same:
+            self._snapshot = tuple(out)
+            self._views.clear()  # the store changed: every caller's view is recomputed
         return out
 
     def visible_to(self, caller: Caller) -> tuple[list[Memory], int]:
-        """The one answer to "which memories may this caller recall": (visible, withheld count)."""
+        """The one answer to "which memories may this caller recall": (visible in declared order, withheld).
+
+        The store is listed and stat-ed every call; the filtered, ordered view is reused while no
+        file changed (identical parsed entries in the same order)."""
         everything = self.all()
-        shown = [m for m in everything if visible(m, caller)]
-        return shown, len(everything) - len(shown)
+        view = self._views.get(caller)
+        if view is None:
+            shown = declared_order([m for m in everything if visible(m, caller)])
+            view = (shown, len(everything) - len(shown))
+            self._views[caller] = view
+        return view
 
     def invalidate(self, rel: str) -> None:
         self._cache.pop(rel, None)
 
 
-def _walk(folder: str, rel: str, depth: int) -> Iterator[tuple[str, str, os.stat_result]]:
-    try:
-        with os.scandir(folder) as it:
-            entries = list(it)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        child = f"{rel}/{entry.name}"
+def _walk(folder: str, rel: str) -> list[tuple[str, str, os.stat_result]]:
+    """Memory files under ``folder`` (lstat results; hidden entries skipped; at most 8 levels deep)."""
+    out: list[tuple[str, str, os.stat_result]] = []
+    stack = [(folder, rel, 0)]
+    while stack:
+        here, here_rel, depth = stack.pop()
         try:
-            st = entry.stat(follow_symlinks=False)
+            with os.scandir(here) as it:
+                entries = list(it)
         except OSError:
             continue
-        if stat.S_ISDIR(st.st_mode):
-            if depth < 8:
-                yield from _walk(entry.path, child, depth + 1)
-        elif entry.name.lower().endswith(".md"):
-            yield child, entry.path, st
+        for entry in entries:
+            name = entry.name
+            if name[0] == ".":
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth < 8:
+                    stack.append((entry.path, f"{here_rel}/{name}", depth + 1))
+            elif name.lower().endswith(".md"):
+                out.append((f"{here_rel}/{name}", entry.path, st))
+    return out
 
 
 # -- writing ----------------------------------------------------------------------

@@ -51,7 +51,7 @@ class Identity:
     launch: Caller
     caller: Caller
     ready: anyio.Event = field(default_factory=anyio.Event)
-    asked: bool = False
+    asked: int = 0  # roots/list requests sent so far
 
     async def resolve(self, ctx: Ctx) -> None:
         """Ask the client for its roots (after initialized, and again on list_changed)."""
@@ -63,16 +63,19 @@ class Identity:
         if self.ready.is_set():
             self.ready = anyio.Event()  # a request arriving now waits for the new answer
         gate = self.ready
-        self.asked = True
+        self.asked += 1
+        mine = self.asked  # a slower answer to an earlier ask must not overwrite a newer one
         try:
             with anyio.fail_after(ROOTS_WAIT * 5), warnings.catch_warnings():
                 # Roots are deprecated from 2026-07-28; only the handshake era reaches here.
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 result = await ctx.session.list_roots()
-            self.caller = caller_from_roots([str(r.uri) for r in result.roots], self.vault)
+            caller = caller_from_roots([str(r.uri) for r in result.roots], self.vault)
         except Exception:  # no answer or an error answer: the safest reading of "unknown caller"
-            self.caller = ANONYMOUS
-        gate.set()
+            caller = ANONYMOUS
+        if mine == self.asked:
+            self.caller = caller
+            gate.set()
 
     async def current(self, ctx: Ctx) -> Caller:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -128,6 +131,9 @@ def build(vault: Path, launch: Caller) -> Server[Any]:
         except ShardpyError as exc:
             served.audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
             raise _error(exc) from None
+        except Exception as exc:  # a bug: still on the record, then the SDK's internal error
+            served.audit.record(event, caller.to_json(), **fields, status="crash", error=type(exc).__name__)
+            raise
         served.audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
         return result
 

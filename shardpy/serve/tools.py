@@ -317,7 +317,7 @@ def recall(v: Served, caller: Caller, a: RecallArgs) -> dict[str, Any]:
     if a.query:
         check_text("query", a.query, QUERY_MAX)
     shown, withheld = v.store.visible_to(caller)
-    order = ranked(shown, a.query)[: a.limit]
+    order = ranked(shown, a.query, ordered=True)[: a.limit]
     return {
         "caller": caller.to_json(),
         "memories": [m.to_json() for m in order],

@@ -6,12 +6,13 @@ import contextlib
 import json
 import os
 import warnings
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from mcp.client.context import ClientRequestContext
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -148,19 +149,52 @@ async def connect(
     extra = {"XDG_CACHE_HOME": str(world.root / "cache"), **(env or {})}
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(cwd), env=child_env(extra))
     state = list(roots or [])
-    callback = None
+    callback: Any = None
     if roots is not None:
 
-        async def callback(ctx: Any) -> types.ListRootsResult:
+        async def callback(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
             return types.ListRootsResult(roots=[types.Root(uri=u) for u in state])
 
     errlog = world.root / f"stderr-{os.getpid()}-{id(state)}.log"
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=callback) as client:
-                if modern:
-                    await client.discover()
-                else:
-                    await client.initialize()
-                yield Session(client, state, errlog)
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write, list_roots_callback=callback) as client,
+        ):
+            if modern:
+                # The SDK gives a discover probe 10 s; a loaded test machine can take longer than that
+                # just to import the SDK in the server child.
+                import mcp.client.session as client_session
+
+                client_session.DISCOVER_TIMEOUT_SECONDS = 120.0
+                await client.discover()
+            else:
+                await client.initialize()
+            yield Session(client, state, errlog)
     assert "Traceback" not in errlog.read_text(), errlog.read_text()
+
+
+@dataclass
+class Shared:
+    """A session kept open across tests (one server start, the expensive part: the SDK's import)."""
+
+    portal: Any
+    session: Session
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.portal.call(self.session.call, tool, args)
+        return result
+
+    def run(self, fn: Any, *args: Any) -> Any:
+        return self.portal.call(fn, *args)
+
+
+@contextlib.contextmanager
+def shared(world: World, **kwargs: Any) -> Iterator[Shared]:
+    from anyio.from_thread import start_blocking_portal
+
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(connect(world, **kwargs)) as session,
+    ):
+        yield Shared(portal, session)

@@ -62,3 +62,34 @@ def test_project_name_finds_dashed_folders_again(tmp_path: Path) -> None:
     (repo / ".shardmind-project").write_text("atlas\n")
     assert project_name(str(repo).replace("/", "-")) == "atlas"
     assert project_name("-gone-away-My_App") == "my_app"
+
+
+def test_a_reimport_supersedes_a_changed_keyed_observation(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    graph = tmp_path / "memory.jsonl"
+
+    def run(observations: list[str]) -> str:
+        graph.write_text(
+            json.dumps(
+                {"type": "entity", "name": "Priya", "entityType": "person", "observations": observations}
+            )
+            + "\n"
+        )
+        done = run_shardpy("import", "--from", "mcp-memory", graph, vault, "--apply", cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return (vault / "memories/mcp-memory/person/Priya.md").read_text()
+
+    run(["[team] on the platform team", "likes tea"])
+    second = run(["[team] on the memory team", "likes coffee"])
+    observations = second.split("## Observations\n\n", 1)[1].split("\n## ", 1)[0]
+    assert observations.strip().splitlines() == ["- [team] on the memory team", "- likes coffee"]
+    superseded = second.split("## Superseded\n\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    # Only the keyed fact is superseded (with its validity); an unkeyed one is simply replaced.
+    assert len(superseded) == 1 and superseded[0].startswith("- [team] on the platform team (valid 20")
+    third = run(["[team] on the search team", "likes coffee"])
+    kept = third.split("## Superseded\n\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    assert [k.split(" (valid")[0] for k in kept] == [
+        "- [team] on the platform team",
+        "- [team] on the memory team",
+    ]

@@ -1,4 +1,4 @@
-"""The pure modules in-process: visibility, ranking, identity, the audit bounds, search's over-fetch, config."""
+"""The pure modules in-process: visibility, ranking, identity, audit bounds, search's over-fetch, config."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     served = tools.Served.open(world.vault)
     # 50 withheld hits (memories, private, outside the roots) rank above the two served ones.
     withheld = ["memories/2026/11/2026-11-01 Everyone.md", "brain/Secret Plans.md", "reference/Ref.md"] * 17
-    fake = FakeIndex(withheld[:50] + ["brain/Gotchas.md", "work/active/Atlas.md"])
+    fake = FakeIndex([*withheld[:50], "brain/Gotchas.md", "work/active/Atlas.md"])
     monkeypatch.setattr(tools, "_index", lambda: fake)
     out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2))
     assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]
@@ -168,3 +168,19 @@ def test_print_config_for_each_client(tmp_path: Path, cli: Cli, monkeypatch: pyt
     assert codex["mcp_servers"]["vault"]["args"] == args
     bad = cli.run("serve", str(world.vault), "--print-config", "--for", "vim")
     assert bad.exit_code == 2
+
+
+def test_only_the_server_module_imports_the_sdk() -> None:
+    """`--version`, status and install keep their start-up: nothing but shardpy.serve.server (and the
+    prompts it uses) loads `mcp`."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, shardpy.cli.commands, shardpy.flows.serve, shardpy.serve.tools, shardpy.serve.config\n"
+        "import shardpy.importers.claude_code, shardpy.importers.mcp_memory\n"
+        "bad = [m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types'))]\n"
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
