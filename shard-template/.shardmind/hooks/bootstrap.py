@@ -116,9 +116,8 @@ def setup_driver(root: Path) -> bool:
     if done.returncode != 0 or not isinstance(report, dict) or "error" in report:
         error = report.get("error", {}) if isinstance(report, dict) else {}
         why = error.get("message") if isinstance(error, dict) else None
-        print(
-            f"git: `shardpy git setup` did not run ({why or done.stderr.strip() or 'no output'}); run it by hand."
-        )
+        reason = why or done.stderr.strip() or "no output"
+        print(f"git: `shardpy git setup` did not run ({reason}); run it by hand.")
         return True
     if report.get("changed"):
         print("git: shardpy registered as the merge driver (`shardpy git setup`; see docs/GIT.md).")
