@@ -101,7 +101,7 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
         kind,
         ours,
         False,
-        [f"{path}: both machines changed this copy of a shard release differently; kept ours"],
+        ["both machines changed this copy of a shard release differently; kept ours"],
     )
 
 
