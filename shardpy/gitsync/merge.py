@@ -101,21 +101,32 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
         kind,
         ours,
         False,
-        [f"{path}: both machines changed this copy of a shard release differently; kept ours"],
+        ["both machines changed this copy of a shard release differently; kept ours"],
     )
 
 
 def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     """A note: git's line merge exactly when no side has frontmatter, else merge_document."""
-    from shardpy.merge.document import is_binary
-    from shardpy.merge.frontmatter import split_frontmatter
-
-    if any(is_binary(x) for x in (base, ours, theirs)):
+    try:
+        texts = [x.decode("utf-8") for x in (base, ours, theirs)]
+    except UnicodeDecodeError:
+        texts = []
+    if not texts or any("\0" in t for t in texts):
+        # merge_document's notion of binary: never merged by lines.
         return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
-    texts = [x.decode("utf-8") for x in (base, ours, theirs)]
-    if all(split_frontmatter(t.lstrip("\ufeff").replace("\r\n", "\n"))[0] is None for t in texts):
+    if not any(_opens_frontmatter(t) for t in texts):
         return _lines(*texts)
     return _document(base, ours, theirs)
+
+
+def _opens_frontmatter(text: str) -> bool:
+    # Cheap test first (most notes start otherwise), the real grammar only when it may apply.
+    text = text.removeprefix("\ufeff")
+    if not text.startswith("---"):
+        return False
+    from shardpy.merge.frontmatter import split_frontmatter
+
+    return split_frontmatter(text.replace("\r\n", "\n"))[0] is not None
 
 
 def _lines(base: str, ours: str, theirs: str) -> FileMerge:

@@ -176,6 +176,12 @@ def setup(vault: Path, *, dry_run: bool = False) -> SetupPlan:
 
     if dry_run:
         return plan_setup(vault, dry_run=True)
+    if os.environ.get("SHARDPY_HOOK") == "1":
+        # Run by a lifecycle hook (the flagship's bootstrap): the shardpy command
+        # that runs the hook holds the vault's lock, or finished writing, and waits.
+        plan = plan_setup(vault)
+        apply_setup(plan)
+        return plan
     with vault_lock(vault, command="git setup"):
         plan = plan_setup(vault)
         apply_setup(plan)

@@ -188,6 +188,7 @@ def test_core_scripts_and_manuals_belong_to_always_on_modules() -> None:
                 "CHANGELOG.md",
                 "LICENSE",
                 ".gitignore",
+                ".gitattributes",
                 ".mcp.json",
                 ".shardmindignore",
                 "vault-manifest.json",

@@ -170,3 +170,26 @@ def test_merge_file_usage_and_missing_input(tmp_path: Path) -> None:
     missing = run_shardpy("merge-file", "a", "b", "c", cwd=tmp_path)
     assert missing.returncode == 1 and "GIT_MERGE_INPUT" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_unparseable_frontmatter_keeps_ours_and_shows_both_blocks() -> None:
+    base = b"---\ntitle: a\n---\nbody\n"
+    ours = b"---\ntitle: [unclosed\n---\nbody\n"
+    theirs = b"---\ntitle: b\n---\nbody\n"
+    got = merge_bytes(base, ours, theirs, "n.md")
+    assert not got.clean
+    assert got.data.startswith(
+        b"---\ntitle: [unclosed\n---\n<<<<<<< ours frontmatter\n---\ntitle: [unclosed\n"
+    )
+    assert b"=======\n---\ntitle: b\n---\n>>>>>>> theirs frontmatter\nbody\n" in got.data
+    assert any("not merged key by key" in m for m in got.messages)
+
+
+def test_tags_added_on_both_sides_merge_as_a_set() -> None:
+    base = b"---\ntags: [a, b]\n---\nx\n"
+    ours = b"---\ntags: [a, b, mine]\n---\nx\n"
+    theirs = b"---\ntags: [b, theirs]\n---\nx\n"
+    got = merge_bytes(base, ours, theirs, "n.md")
+    assert got.clean and b"<<<<<<<" not in got.data
+    assert got.data.startswith(b"---\ntags: [b, ") and b"mine" in got.data and b"theirs" in got.data
+    assert b" a," not in got.data  # removed by theirs, untouched by ours: stays removed

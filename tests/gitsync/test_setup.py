@@ -92,3 +92,20 @@ def test_status_says_when_the_driver_is_missing(cli: Cli, vault: Path) -> None:
     st = cli.run("status", "--json", cwd=vault).json()
     assert st["git"]["driver_program_missing"] is True and st["git"]["driver_installed"] is False
     assert "program is gone" in cli.run("status", cwd=vault).stdout
+
+
+def test_flagship_bootstrap_sets_up_the_driver_and_changes_no_file(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git_env(monkeypatch, tmp_path / "home2")
+    dest = tmp_path / "flagship"
+    res = cli.run("install", str(dest), "--defaults", "--json", cwd=tmp_path)
+    assert res.exit_code == 0, res.output
+    hooks = {h["slot"]: h for h in res.json()["hooks"]}
+    assert "shardpy registered as the merge driver" in hooks["bootstrap"]["stdout"]
+    assert git(dest, "config", "--get", "merge.shardpy.driver").stdout.strip() == driver_command()
+    st = cli.run("status", "--json", cwd=dest).json()
+    assert st["git"]["driver_installed"] is True
+    assert st["counts"]["modified"] == 0  # the shipped .gitattributes/.gitignore already hold the entries
+    again = cli.run("git", "setup", "--json", cwd=dest).json()
+    assert again["changed"] is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ Body line two.
 def files(version: int) -> dict[str, str | bytes]:
     note = NOTE_V1 if version == 1 else NOTE_V1.replace("zeta", "zeta (v2 ending)")
     guide = GUIDE_V1 if version == 1 else GUIDE_V1.replace("Step two.", "Step two.\nStep three (v2).")
-    out: dict[str, str | bytes] = {"brain/Note.md": note, "brain/Guide.md": guide}
+    out: dict[str, str | bytes] = {"brain/Note.md": note, "brain/Guide.md": guide, "extra/x.md": "x\n"}
     if version == 2:
         out["brain/New in v2.md"] = "# New\n"
     return out
@@ -84,6 +85,30 @@ def test_update_on_a_while_b_edits(mesh: Mesh) -> None:
     assert [m["path"] for m in sa["modified"]] == ["brain/Note.md"]
     assert sa["git"]["driver_installed"] and not sa["git"]["unmerged"] and not sa["git"]["conflict_markers"]
     assert (a / ".shardmind/state.json").read_bytes() == (b / ".shardmind/state.json").read_bytes()
+
+
+def test_different_updates_merge_state_entry_by_entry(mesh: Mesh) -> None:
+    """A deselects a module, B changes a value: both updates' records survive in state.json."""
+    a, b = mesh.a, mesh.b
+    mesh.shardpy(a, "update", "--yes", "--remove-module", "extra")
+    mesh.commit(a, "A: no extra")
+    mesh.push(a)
+    values = mesh.read(b, "shard-values.yaml")
+    assert "user_name: ''" in values
+    mesh.write(b, "shard-values.yaml", values.replace("user_name: ''", "user_name: Bea"))
+    mesh.shardpy(b, "update", "--yes")
+    mesh.commit(b, "B: my name")
+    pulled = mesh.pull(b)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    state = json.loads(mesh.read(b, ".shardmind/state.json"))
+    assert state["modules"]["extra"] == "excluded" and "extra/x.md" not in state["files"]
+    assert state["values"]["user_name"] == "Bea"
+    assert "user_name: Bea" in mesh.read(b, "shard-values.yaml")
+    mesh.push(b)
+    assert mesh.pull(a).returncode == 0
+    sa, sb = mesh.status(a), mesh.status(b)
+    assert "error" not in sb and sb["values_valid"] and not sb["missing"]
+    assert comparable(sa) == comparable(sb)
 
 
 def _task(status: str = "draft", priority: str = "low", tags: str = "[work]") -> str:
@@ -177,7 +202,7 @@ def _notes(machine: Path) -> list[str]:
     return sorted(
         p.relative_to(machine).as_posix()
         for p in machine.rglob("*.md")
-        if ".shardmind" not in p.parts and ".git" not in p.parts and "brain" not in p.parts
+        if not {".shardmind", ".git", "brain", "extra"} & set(p.parts)
     )
 
 

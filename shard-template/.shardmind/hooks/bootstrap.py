@@ -4,7 +4,13 @@ again on update when shard.yaml's bootstrap fingerprint changes.
 
 - git: `git init` when the vault is not a repository. Never commits — what
   goes into the first commit is the user's call. A vault inside another
-  repository is left alone (no nested repository).
+  repository is left alone (no nested repository). Then `shardpy git setup`
+  registers shardpy as the repository's merge driver (notes merged by
+  frontmatter key, the vault's records entry by entry; docs/GIT.md): run
+  with the Python that runs this hook when it can import shardpy, else the
+  `shardpy` on PATH, else skipped with a hint. The vault ships the
+  `.gitattributes` and `.gitignore` entries it would write, so it only
+  changes git's own config.
 - QMD: when `qmd_enabled` is true and `qmd` is on PATH, create the index
   named after the vault folder (or vault-manifest.json's `qmd_index`),
   copy `.obsidian/app.json` → userIgnoreFilters into the index's ignore
@@ -78,12 +84,50 @@ def setup_git(root: Path) -> bool:
             print("git: the vault is already a repository.")
         else:
             print(f"git: the vault is inside the repository at {top}; not creating a nested one.")
-        return True
+        return setup_driver(root)
     done = run([git, "init", "--quiet"], root, GIT_TIMEOUT)
     if done.returncode != 0:
         print(f"git: `git init` failed: {done.stderr.strip() or done.stdout.strip()}")
         return False
     print("git: initialised a repository (nothing committed — review and make the first commit yourself).")
+    return setup_driver(root)
+
+
+def shardpy_command() -> list[str] | None:
+    """How to run shardpy from here: this Python if it has shardpy, else PATH's."""
+    import importlib.util
+
+    if importlib.util.find_spec("shardpy") is not None:
+        return [sys.executable, "-m", "shardpy"]
+    found = shutil.which("shardpy")
+    return [found] if found else None
+
+
+def setup_driver(root: Path) -> bool:
+    """`shardpy git setup`: git merges notes and vault records with shardpy (never fatal)."""
+    command = shardpy_command()
+    if command is None:
+        print(
+            "git: shardpy is not on PATH; run `shardpy git setup` in the vault to merge notes with shardpy."
+        )
+        return True
+    done = run([*command, "git", "setup", str(root), "--json"], root, GIT_TIMEOUT)
+    try:
+        import json
+
+        report = json.loads(done.stdout)
+    except ValueError:
+        report = None
+    if done.returncode != 0 or not isinstance(report, dict) or "error" in report:
+        error = report.get("error", {}) if isinstance(report, dict) else {}
+        why = error.get("message") if isinstance(error, dict) else None
+        reason = why or done.stderr.strip() or "no output"
+        print(f"git: `shardpy git setup` did not run ({reason}); run it by hand.")
+        return True
+    if report.get("changed"):
+        print("git: shardpy registered as the merge driver (`shardpy git setup`; see docs/GIT.md).")
+    else:
+        print("git: shardpy's merge driver is already set up.")
     return True
 
 
