@@ -127,6 +127,12 @@ class CopierTemplate:
                 cleanup_on_error=False,
             )
         worker.__dict__["template"] = self.template()
+        if skip_tasks:
+            # Rendering goes into a scratch folder that is no git repository:
+            # copier's per-file `git config`/`update-index` there is one process
+            # per file for nothing (or, under a TMPDIR inside a repository, an
+            # edit of that repository's index). shardpy writes the modes itself.
+            object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -349,6 +355,10 @@ class CopierTemplate:
         finally:
             _operation.reset(token)
         return len(tasks)
+
+
+def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
+    return None
 
 
 def _checked(question: Any, raw: Any) -> Any:
