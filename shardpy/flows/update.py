@@ -479,7 +479,7 @@ def _plan(
     rewrite_links(vault, actions, all_moves, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
-    result.values_rewrite = values != current
+    result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet
     _new_state(prep, state, prep.values_to_record(values), modules, actions)
 
 
