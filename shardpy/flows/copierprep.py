@@ -48,6 +48,7 @@ class CopierPrepared(Prepared):
     dest_name: str = "project"
     old_commit: str | None = None  # the version an update starts from (migrations)
     operation: Operation = "copy"
+    dest: Path | None = None
     rendered: Rendered | None = None
     _scratch: list[Path] = field(default_factory=list)
 
@@ -71,6 +72,7 @@ class CopierPrepared(Prepared):
         """What the flow knows and copier needs: the destination's name
         (``_folder_name``), the operation, --trust, the commit updated from."""
         self.dest_name = dest.name
+        self.dest = dest
         self.operation = operation
         self.template.trust = trust
         self.old_commit = old_commit
@@ -127,13 +129,33 @@ class CopierPrepared(Prepared):
                     "Exclude it in copier.yml (_exclude), or use copier itself for this template.",
                     path=f.path,
                 )
-            outputs[f.path] = Output(f.path, f.path, f.data, None, template=False, mode=_exec_mode(f.mode))
+            data = self._existing(f.path) if f.path in rendered.skip_if_exists else None
+            if data is not None:  # the tree is the shard: its bytes are what the base caches
+                (rendered.root / f.path).write_bytes(data)
+            outputs[f.path] = Output(
+                f.path,
+                f.path,
+                f.data if data is None else data,
+                None,
+                template=False,
+                mode=_exec_mode(f.mode),
+            )
         manifest_file = rendered.root / MANIFEST_PATH
         manifest_file.parent.mkdir(parents=True, exist_ok=True)
         manifest_file.write_text(_manifest_text(self.shard.manifest), encoding="utf-8")
         self.shard = _shard(self.shard.source_root, rendered.root, self.shard.manifest, list(outputs))
         self.rendered = rendered
         return Production(outputs=outputs, skipped=[])
+
+    def _existing(self, path: str) -> bytes | None:
+        """An existing file under _skip_if_exists stays as it is, as copier
+        leaves it: its bytes become the output (so nothing is written)."""
+        if self.dest is None:
+            return None
+        target = self.dest / path
+        if target.is_file() and not target.is_symlink():
+            return target.read_bytes()
+        return None
 
     def after_apply(self, dest: Path, *, trust: bool, no_hooks: bool, warnings: list[str]) -> None:
         """copier's tasks (install) or migrations (update) in the destination,

@@ -77,6 +77,7 @@ class Rendered:
     remembered: dict[str, Any]  # what the answers file holds, _commit/_src_path first
     answers_file: str  # relative path copier wrote the answers to
     answers: dict[str, Any]  # every answer used (secrets included), for tasks
+    skip_if_exists: set[str]  # outputs matching _skip_if_exists: an existing file is left as it is
 
 
 @dataclass
@@ -311,10 +312,12 @@ class CopierTemplate:
                     remembered = dict(worker._answers_to_remember())
                     relpath = worker.answers_relpath.as_posix()
                     used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
+                    dst.mkdir(exist_ok=True)
+                    files = _collect(dst)
+                    skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             finally:
                 _operation.reset(token)
-            dst.mkdir(exist_ok=True)
-            return Rendered(dst, _collect(dst), remembered, relpath, used)
+            return Rendered(dst, files, remembered, relpath, used, skip)
         except BaseException:
             from shardpy.sources.model import remove_tree
 

@@ -95,6 +95,20 @@ def test_bad_answers_are_typed_errors(cli: Cli, template: Path, tmp_path: Path, 
     assert not (tmp_path / "p").exists()
 
 
+def test_skip_if_exists_keeps_an_existing_file(cli: Cli, template: Path, tmp_path: Path) -> None:
+    mine, theirs = tmp_path / "mine" / "proj", tmp_path / "theirs" / "proj"
+    for dest in (mine, theirs):
+        dest.mkdir(parents=True)
+        (dest / "local.cfg").write_text("my config\n")
+    _install(cli, template, mine, "--defaults")
+    copier_copy(template, theirs, "v1.0.0")
+    assert snapshot(mine) == snapshot(theirs)
+    assert (mine / "local.cfg").read_text() == "my config\n"
+    res = cli.run("update", "--yes", "--release", "v2.0.0", "--json", cwd=mine)
+    assert res.exit_code == 0, res.output
+    assert (mine / "local.cfg").read_text() == "my config\n"
+
+
 def test_dry_run_json_writes_nothing(cli: Cli, template: Path, tmp_path: Path) -> None:
     data = cli.install_json(f"{template}@v1.0.0", tmp_path / "p", "--defaults", "--dry-run")
     assert data["dry_run"] and not (tmp_path / "p").exists()
