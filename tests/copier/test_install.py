@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,34 @@ def test_ordinary_shard_never_imports_copier(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_folder_and_archive_sources(cli: Cli, template: Path, tmp_path: Path) -> None:
+    import tarfile
+
+    from tests.copier.kit import git
+
+    folder = tmp_path / "folder" / "tpl"
+    git(template, "worktree", "add", "--quiet", "--detach", str(folder), "v1.0.0")
+    shutil.rmtree(folder / ".git", ignore_errors=True)
+    (folder / ".git").unlink(missing_ok=True)
+    archive = tmp_path / "tpl.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname=".")
+    theirs = tmp_path / "theirs" / "proj"
+    copier_copy(folder, theirs, "v1.0.0")
+    answers = (theirs / ".copier-answers.yml").read_text()
+    assert "_commit" not in answers  # a plain folder has no commit, for copier too
+    for n, source in enumerate((folder, archive)):
+        mine = tmp_path / f"mine{n}" / "proj"
+        mine.parent.mkdir()
+        res = cli.run("install", source, mine, "--defaults", cwd=mine.parent)
+        assert res.exit_code == 0, res.output
+        expected = snapshot(theirs)
+        got = snapshot(mine)
+        if source == archive:  # _src_path is the source as given
+            assert (mine / ".copier-answers.yml").read_text() == answers.replace(str(folder), str(archive))
+            got.pop(".copier-answers.yml")
+            expected.pop(".copier-answers.yml")
+        assert got == expected
+    git(template, "worktree", "prune")
