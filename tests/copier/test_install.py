@@ -183,3 +183,30 @@ def test_folder_and_archive_sources(cli: Cli, template: Path, tmp_path: Path) ->
             expected.pop(".copier-answers.yml")
         assert got == expected
     git(template, "worktree", "prune")
+
+
+def test_github_source(cli: Cli, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.copier.kit import git
+    from tests.sources.support import ShardRepo, StubGitHub
+
+    stub = StubGitHub().start()
+    try:
+        commits = {tag: git(template, "rev-parse", f"{tag}^{{commit}}") for tag in ("v1.0.0", "v2.0.0")}
+        stub.add_repo("acme/tpl", ShardRepo(template, commits))
+        monkeypatch.setenv("SHARDPY_GITHUB_API_BASE", stub.base)
+        monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+        mine = tmp_path / "mine" / "proj"
+        mine.parent.mkdir()
+        _install_src = cli.run("install", "github:acme/tpl@v2.0.0", mine, "--defaults", cwd=mine.parent)
+        assert _install_src.exit_code == 0, _install_src.output
+    finally:
+        stub.stop()
+    theirs = tmp_path / "theirs" / "proj"
+    copier_copy(template, theirs, "v2.0.0")
+    answers = (mine / ".copier-answers.yml").read_text()
+    assert "_commit: v2.0.0\n_src_path: gh:acme/tpl\n" in answers  # what `copier copy gh:acme/tpl` records
+    assert answers == (theirs / ".copier-answers.yml").read_text().replace(str(template), "gh:acme/tpl")
+    expected, got = snapshot(theirs), snapshot(mine)
+    expected.pop(".copier-answers.yml")
+    got.pop(".copier-answers.yml")
+    assert got == expected
