@@ -87,6 +87,7 @@ class CopierTemplate:
     commit: str | None  # `git describe --tags --always` of the commit, as copier records _commit
     commit_hash: str | None
     trust: bool = False
+    skip_tasks: bool = False  # --no-hooks: tasks and migrations neither run nor need trust
 
     # -- copier objects pinned to the fetched tree -------------------------------
 
@@ -151,10 +152,13 @@ class CopierTemplate:
             features: set[str] = set()
             if tpl.jinja_extensions:
                 features.add("jinja_extensions")
-            if tpl.tasks and operation != "adopt":
+            runs_tasks = operation != "adopt" and not self.skip_tasks
+            if tpl.tasks and runs_tasks:
                 features.add("tasks")
-            if operation == "update" and self.migration_tasks("before", old_commit) + self.migration_tasks(
-                "after", old_commit
+            if (
+                runs_tasks
+                and operation == "update"
+                and self.migration_tasks("before", old_commit) + self.migration_tasks("after", old_commit)
             ):
                 features.add("migrations")
         return sorted(features)
@@ -338,7 +342,7 @@ class CopierTemplate:
         from copier._main import _operation
         from copier._types import Phase
 
-        if operation == "adopt":
+        if operation == "adopt" or self.skip_tasks:
             return 0
         worker = self.worker(dest, answers, skip_tasks=False)
         tasks: list[Any] = list(worker.template.tasks)

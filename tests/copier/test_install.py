@@ -210,3 +210,28 @@ def test_github_source(cli: Cli, template: Path, tmp_path: Path, monkeypatch: py
     expected.pop(".copier-answers.yml")
     got.pop(".copier-answers.yml")
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "code"),
+    [
+        ("q: [unclosed\n", "COPIER_CONFIG_INVALID"),
+        ("_min_copier_version: '99.0.0'\nq: {type: str, default: x}\n", "COPIER_VERSION_UNSUPPORTED"),
+        ("q: {type: nosuchtype, default: x}\n", "COPIER_RENDER_FAILED"),
+    ],
+)
+def test_broken_templates_are_typed_errors(cli: Cli, tmp_path: Path, config: str, code: str) -> None:
+    src = tmp_path / "tpl"
+    src.mkdir()
+    (src / "copier.yml").write_text(config)
+    (src / "a.txt.jinja").write_text("{{ q }}\n")
+    res = cli.run("install", src, tmp_path / "p", "--defaults", "--json")
+    assert res.exit_code == 1 and res.error_code() == code, res.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_no_hooks_skips_tasks_without_trust(cli: Cli, task_template: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "p"
+    res = cli.run("install", f"{task_template}@v1.0.0", dest, "--defaults", "--no-hooks")
+    assert res.exit_code == 0, res.output
+    assert (dest / "a.txt").read_text() == "t\n" and not (dest / "from-task.txt").exists()
