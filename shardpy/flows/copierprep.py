@@ -48,6 +48,7 @@ class CopierPrepared(Prepared):
     dest_name: str = "project"
     old_commit: str | None = None  # the version an update starts from (migrations)
     operation: Operation = "copy"
+    dest: Path | None = None
     rendered: Rendered | None = None
     _scratch: list[Path] = field(default_factory=list)
 
@@ -67,10 +68,21 @@ class CopierPrepared(Prepared):
 
     # -- answers --------------------------------------------------------------------
 
-    def setup(self, dest: Path, operation: Operation, *, trust: bool, old_commit: str | None = None) -> None:
+    def setup(
+        self,
+        dest: Path,
+        operation: Operation,
+        *,
+        trust: bool,
+        no_hooks: bool = False,
+        old_commit: str | None = None,
+    ) -> None:
         """What the flow knows and copier needs: the destination's name
-        (``_folder_name``), the operation, --trust, the commit updated from."""
+        (``_folder_name``), the operation, --trust, --no-hooks (copier's
+        --skip-tasks), the commit updated from."""
+        self.template.skip_tasks = no_hooks
         self.dest_name = dest.name
+        self.dest = dest
         self.operation = operation
         self.template.trust = trust
         self.old_commit = old_commit
@@ -127,7 +139,17 @@ class CopierPrepared(Prepared):
                     "Exclude it in copier.yml (_exclude), or use copier itself for this template.",
                     path=f.path,
                 )
-            outputs[f.path] = Output(f.path, f.path, f.data, None, template=False, mode=_exec_mode(f.mode))
+            data = self._existing(f.path) if f.path in rendered.skip_if_exists else None
+            if data is not None:  # the tree is the shard: its bytes are what the base caches
+                (rendered.root / f.path).write_bytes(data)
+            outputs[f.path] = Output(
+                f.path,
+                f.path,
+                f.data if data is None else data,
+                None,
+                template=False,
+                mode=_exec_mode(f.mode),
+            )
         manifest_file = rendered.root / MANIFEST_PATH
         manifest_file.parent.mkdir(parents=True, exist_ok=True)
         manifest_file.write_text(_manifest_text(self.shard.manifest), encoding="utf-8")
@@ -135,10 +157,20 @@ class CopierPrepared(Prepared):
         self.rendered = rendered
         return Production(outputs=outputs, skipped=[])
 
+    def _existing(self, path: str) -> bytes | None:
+        """An existing file under _skip_if_exists stays as it is, as copier
+        leaves it: its bytes become the output (so nothing is written)."""
+        if self.dest is None:
+            return None
+        target = self.dest / path
+        if target.is_file() and not target.is_symlink():
+            return target.read_bytes()
+        return None
+
     def after_apply(self, dest: Path, *, trust: bool, no_hooks: bool, warnings: list[str]) -> None:
         """copier's tasks (install) or migrations (update) in the destination,
         after the files are in place, as copier runs them after rendering."""
-        if self.rendered is None or no_hooks or self.operation == "adopt":
+        if self.rendered is None or self.operation == "adopt":
             return
         ran = self.template.run_tasks(
             dest, self.rendered.answers, operation=self.operation, old_commit=self.old_commit
@@ -264,13 +296,18 @@ def _wizard(ui: UI) -> Any:
 
 def _value_def(q: Question) -> ValueDef:
     options = [Option(value=_option_value(v), label=title) for title, v in q.choices] or None
+    allowed = [o.value for o in options or []]
     if q.choices and q.multiselect:
-        default = [_option_value(v) for v in q.default or []]
+        default = [v for v in map(_option_value, q.default or []) if v in allowed]
         return ValueDef(type="multiselect", message=q.message, options=options, default=default)
     if q.choices:
-        assert options is not None
-        chosen = _option_value(q.default) if q.default is not None else options[0].value
-        return ValueDef(type="select", message=q.message, options=options, default=chosen)
+        chosen = _option_value(q.default) if q.default is not None else None
+        return ValueDef(
+            type="select",
+            message=q.message,
+            options=options,
+            default=chosen if chosen in allowed else allowed[0],
+        )
     if q.type == "bool":
         return ValueDef(type="boolean", message=q.message, default=bool(q.default))
     if q.type in ("int", "float") and isinstance(q.default, int | float) and not isinstance(q.default, bool):

@@ -287,7 +287,7 @@ def _values(prep: Prepared, opts: InstallOptions, dest: Path, use_defaults: bool
     from shardpy.flows.copierprep import CopierPrepared
 
     if isinstance(prep, CopierPrepared):
-        prep.setup(dest, "copy", trust=opts.trust)
+        prep.setup(dest, "copy", trust=opts.trust, no_hooks=opts.no_hooks)
         return prep.collect(
             values_file=opts.values_file, data=opts.data, last={}, use_defaults=use_defaults, ui=ui
         )

@@ -206,7 +206,7 @@ def _values(
 
     if isinstance(prep, CopierPrepared):
         result.values_asked = [q for q in prep.template.question_names() if q not in current]
-        return prep.collect(values_file=None, data=[], last=current, use_defaults=opts.yes, ui=ui)
+        return prep.collect(values_file=None, data=opts.data, last=current, use_defaults=opts.yes, ui=ui)
     schema = prep.shard.schema
     migrated = current
     if is_version(state.version) and state.version != prep.version:
@@ -413,7 +413,7 @@ def _for_copier(prep: Prepared, state: State, vault: Path, opts: UpdateOptions) 
 
     if isinstance(prep, CopierPrepared):
         old = (state.copier or {}).get("commit") or state.version
-        prep.setup(vault, "update", trust=opts.trust, old_commit=str(old))
+        prep.setup(vault, "update", trust=opts.trust, no_hooks=opts.no_hooks, old_commit=str(old))
 
 
 def _check_identity(prep: Prepared, state: State) -> None:
@@ -482,7 +482,7 @@ def _plan(
     rewrite_links(vault, actions, all_moves, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
-    result.values_rewrite = values != current
+    result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet
     _new_state(prep, state, prep.values_to_record(values), modules, actions)
 
 

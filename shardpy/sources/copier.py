@@ -77,6 +77,7 @@ class Rendered:
     remembered: dict[str, Any]  # what the answers file holds, _commit/_src_path first
     answers_file: str  # relative path copier wrote the answers to
     answers: dict[str, Any]  # every answer used (secrets included), for tasks
+    skip_if_exists: set[str]  # outputs matching _skip_if_exists: an existing file is left as it is
 
 
 @dataclass
@@ -86,6 +87,7 @@ class CopierTemplate:
     commit: str | None  # `git describe --tags --always` of the commit, as copier records _commit
     commit_hash: str | None
     trust: bool = False
+    skip_tasks: bool = False  # --no-hooks: tasks and migrations neither run nor need trust
 
     # -- copier objects pinned to the fetched tree -------------------------------
 
@@ -127,6 +129,12 @@ class CopierTemplate:
                 cleanup_on_error=False,
             )
         worker.__dict__["template"] = self.template()
+        if skip_tasks:
+            # Rendering goes into a scratch folder that is no git repository:
+            # copier's per-file `git config`/`update-index` there is one process
+            # per file for nothing (or, under a TMPDIR inside a repository, an
+            # edit of that repository's index). shardpy writes the modes itself.
+            object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -144,10 +152,13 @@ class CopierTemplate:
             features: set[str] = set()
             if tpl.jinja_extensions:
                 features.add("jinja_extensions")
-            if tpl.tasks and operation != "adopt":
+            runs_tasks = operation != "adopt" and not self.skip_tasks
+            if tpl.tasks and runs_tasks:
                 features.add("tasks")
-            if operation == "update" and self.migration_tasks("before", old_commit) + self.migration_tasks(
-                "after", old_commit
+            if (
+                runs_tasks
+                and operation == "update"
+                and self.migration_tasks("before", old_commit) + self.migration_tasks("after", old_commit)
             ):
                 features.add("migrations")
         return sorted(features)
@@ -305,10 +316,12 @@ class CopierTemplate:
                     remembered = dict(worker._answers_to_remember())
                     relpath = worker.answers_relpath.as_posix()
                     used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
+                    dst.mkdir(exist_ok=True)
+                    files = _collect(dst)
+                    skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             finally:
                 _operation.reset(token)
-            dst.mkdir(exist_ok=True)
-            return Rendered(dst, _collect(dst), remembered, relpath, used)
+            return Rendered(dst, files, remembered, relpath, used, skip)
         except BaseException:
             from shardpy.sources.model import remove_tree
 
@@ -329,7 +342,7 @@ class CopierTemplate:
         from copier._main import _operation
         from copier._types import Phase
 
-        if operation == "adopt":
+        if operation == "adopt" or self.skip_tasks:
             return 0
         worker = self.worker(dest, answers, skip_tasks=False)
         tasks: list[Any] = list(worker.template.tasks)
@@ -349,6 +362,10 @@ class CopierTemplate:
         finally:
             _operation.reset(token)
         return len(tasks)
+
+
+def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
+    return None
 
 
 def _checked(question: Any, raw: Any) -> Any:

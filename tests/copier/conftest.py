@@ -18,6 +18,8 @@ _subdirectory: template
 _exclude:
   - "*.bak"
   - "skipme"
+_skip_if_exists:
+  - local.cfg
 project_name:
   type: str
   help: Project name
@@ -85,6 +87,7 @@ V1 = {
     "settings {{ settings }}\ntoken-length {{ token | length }}\n",
     "template/conflict.txt": "one\ntwo\nthree\n",
     "template/keep.txt": "keep me\n",
+    "template/local.cfg": "default config\n",
     "template/dropped.txt": "dropped later\n",
     "template/old.bak": "excluded\n",
     "template/skipme": "excluded\n",
@@ -95,6 +98,7 @@ V2 = {
     "template/conflict.txt": "ONE from the template\ntwo\nthree\n",
     "template/keep.txt": "keep me, version 2\n",
     "template/dropped.txt": None,
+    "template/local.cfg": "default config, version 2\n",
     "template/new.txt": "new in version 2\n",
 }
 V3 = {"template/new.txt": "new in version 3\n"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,20 @@ def test_bad_answers_are_typed_errors(cli: Cli, template: Path, tmp_path: Path, 
     assert not (tmp_path / "p").exists()
 
 
+def test_skip_if_exists_keeps_an_existing_file(cli: Cli, template: Path, tmp_path: Path) -> None:
+    mine, theirs = tmp_path / "mine" / "proj", tmp_path / "theirs" / "proj"
+    for dest in (mine, theirs):
+        dest.mkdir(parents=True)
+        (dest / "local.cfg").write_text("my config\n")
+    _install(cli, template, mine, "--defaults")
+    copier_copy(template, theirs, "v1.0.0")
+    assert snapshot(mine) == snapshot(theirs)
+    assert (mine / "local.cfg").read_text() == "my config\n"
+    res = cli.run("update", "--yes", "--release", "v2.0.0", "--json", cwd=mine)
+    assert res.exit_code == 0, res.output
+    assert (mine / "local.cfg").read_text() == "my config\n"
+
+
 def test_dry_run_json_writes_nothing(cli: Cli, template: Path, tmp_path: Path) -> None:
     data = cli.install_json(f"{template}@v1.0.0", tmp_path / "p", "--defaults", "--dry-run")
     assert data["dry_run"] and not (tmp_path / "p").exists()
@@ -137,3 +152,86 @@ def test_ordinary_shard_never_imports_copier(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_folder_and_archive_sources(cli: Cli, template: Path, tmp_path: Path) -> None:
+    import tarfile
+
+    from tests.copier.kit import git
+
+    folder = tmp_path / "folder" / "tpl"
+    git(template, "worktree", "add", "--quiet", "--detach", str(folder), "v1.0.0")
+    shutil.rmtree(folder / ".git", ignore_errors=True)
+    (folder / ".git").unlink(missing_ok=True)
+    archive = tmp_path / "tpl.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname=".")
+    theirs = tmp_path / "theirs" / "proj"
+    copier_copy(folder, theirs, "v1.0.0")
+    answers = (theirs / ".copier-answers.yml").read_text()
+    assert "_commit" not in answers  # a plain folder has no commit, for copier too
+    for n, source in enumerate((folder, archive)):
+        mine = tmp_path / f"mine{n}" / "proj"
+        mine.parent.mkdir()
+        res = cli.run("install", source, mine, "--defaults", cwd=mine.parent)
+        assert res.exit_code == 0, res.output
+        expected = snapshot(theirs)
+        got = snapshot(mine)
+        if source == archive:  # _src_path is the source as given
+            assert (mine / ".copier-answers.yml").read_text() == answers.replace(str(folder), str(archive))
+            got.pop(".copier-answers.yml")
+            expected.pop(".copier-answers.yml")
+        assert got == expected
+    git(template, "worktree", "prune")
+
+
+def test_github_source(cli: Cli, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.copier.kit import git
+    from tests.sources.support import ShardRepo, StubGitHub
+
+    stub = StubGitHub().start()
+    try:
+        commits = {tag: git(template, "rev-parse", f"{tag}^{{commit}}") for tag in ("v1.0.0", "v2.0.0")}
+        stub.add_repo("acme/tpl", ShardRepo(template, commits))
+        monkeypatch.setenv("SHARDPY_GITHUB_API_BASE", stub.base)
+        monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+        mine = tmp_path / "mine" / "proj"
+        mine.parent.mkdir()
+        _install_src = cli.run("install", "github:acme/tpl@v2.0.0", mine, "--defaults", cwd=mine.parent)
+        assert _install_src.exit_code == 0, _install_src.output
+    finally:
+        stub.stop()
+    theirs = tmp_path / "theirs" / "proj"
+    copier_copy(template, theirs, "v2.0.0")
+    answers = (mine / ".copier-answers.yml").read_text()
+    assert "_commit: v2.0.0\n_src_path: gh:acme/tpl\n" in answers  # what `copier copy gh:acme/tpl` records
+    assert answers == (theirs / ".copier-answers.yml").read_text().replace(str(template), "gh:acme/tpl")
+    expected, got = snapshot(theirs), snapshot(mine)
+    expected.pop(".copier-answers.yml")
+    got.pop(".copier-answers.yml")
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "code"),
+    [
+        ("q: [unclosed\n", "COPIER_CONFIG_INVALID"),
+        ("_min_copier_version: '99.0.0'\nq: {type: str, default: x}\n", "COPIER_VERSION_UNSUPPORTED"),
+        ("q: {type: nosuchtype, default: x}\n", "COPIER_RENDER_FAILED"),
+    ],
+)
+def test_broken_templates_are_typed_errors(cli: Cli, tmp_path: Path, config: str, code: str) -> None:
+    src = tmp_path / "tpl"
+    src.mkdir()
+    (src / "copier.yml").write_text(config)
+    (src / "a.txt.jinja").write_text("{{ q }}\n")
+    res = cli.run("install", src, tmp_path / "p", "--defaults", "--json")
+    assert res.exit_code == 1 and res.error_code() == code, res.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_no_hooks_skips_tasks_without_trust(cli: Cli, task_template: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "p"
+    res = cli.run("install", f"{task_template}@v1.0.0", dest, "--defaults", "--no-hooks")
+    assert res.exit_code == 0, res.output
+    assert (dest / "a.txt").read_text() == "t\n" and not (dest / "from-task.txt").exists()

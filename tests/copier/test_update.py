@@ -159,3 +159,10 @@ def test_update_runs_migrations_only_with_trust(cli: Cli, task_template: Path, t
     res = cli.run("update", "--yes", "--trust", cwd=project)
     assert res.exit_code == 0, res.output
     assert (project / "migrated.txt").read_text() == "migrated\n"
+
+
+def test_update_bad_data_is_a_typed_error(cli: Cli, installed: Path) -> None:
+    before = snapshot(installed)
+    res = cli.run("update", "--yes", "--data", "count=many", "--json", cwd=installed)
+    assert res.error_code() == "COPIER_ANSWER_INVALID", res.output
+    assert snapshot(installed) == before
