@@ -58,7 +58,7 @@ def main() -> None:
         from shardpy.cli.status import show_status
 
         sys.exit(show_status(verbose=bool({"-v", "--verbose"} & set(argv)), as_json="--json" in argv))
-    if argv[0] == "import" and not _completing():
+    if argv and argv[0] == "import" and not _completing():
         from shardpy.cli.import_cmd import plain_args
 
         args = plain_args(argv[1:])
