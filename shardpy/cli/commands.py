@@ -232,6 +232,7 @@ def adopt(
     from_version: Annotated[
         str | None, typer.Option("--from-version", help="The release the vault was cloned from.")
     ] = None,
+    include_prerelease: PrereleaseFlag = False,
     on_conflict: Annotated[str | None, OnConflictOpt] = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -259,6 +260,7 @@ def adopt(
             yes=yes,
             mode=mode,  # type: ignore[arg-type]
             from_version=from_version,
+            include_prerelease=include_prerelease,
             on_conflict=on_conflict,  # type: ignore[arg-type]
             dry_run=dry_run,
             no_hooks=no_hooks,

@@ -14,7 +14,7 @@ from typing import Any
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
-from shardpy.flows.choices import check_module_flags, collect_values, select_modules
+from shardpy.flows.choices import UPDATE_ANSWERS_HINT, check_module_flags, collect_values, select_modules
 from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
@@ -191,7 +191,9 @@ def _values(
     known = validate_values(schema, {k: v for k, v in migrated.items() if k in schema.values})
     new_keys = [k for k in schema.values if k not in known]
     result.values_asked = new_keys
-    return collect_values(schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui)
+    return collect_values(
+        schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui, missing_hint=UPDATE_ANSWERS_HINT
+    )
 
 
 def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
