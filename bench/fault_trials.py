@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -48,7 +49,8 @@ sys.path.insert(0, str(ROOT))
 from tests.importers.fixtures import generated_project  # noqa: E402
 
 TMP_MARK = ".shardpy-tmp-"
-VOLATILE_KEYS = ("updated_at", "checked_at", "installed_at", "imported_at")
+IMPORTED_AT = re.compile(rb"^imported_at: .*$", re.MULTILINE)
+VOLATILE_KEYS = ("updated_at", "checked_at", "installed_at", "install_date", "imported_at")
 SKIPPED = (".shardmind/backups/", ".shardmind/imports/", ".shardmind/journal")
 
 
@@ -92,6 +94,8 @@ def signature(vault: Path) -> dict[str, str]:
                 # A torn state file keeps its raw bytes: they differ from both, as they should.
                 with contextlib.suppress(ValueError):
                     data = json.dumps(_normalised(json.loads(data)), sort_keys=True).encode()
+            elif rel.endswith(".md"):
+                data = IMPORTED_AT.sub(b"imported_at: -", data, count=1)  # the run's clock, not content
             sig[rel] = hashlib.sha256(data).hexdigest()
     return sig
 
@@ -286,6 +290,7 @@ def trial(sc: Scenario, work: Path, n: int, rng: random.Random, tally: Tally) ->
     if problems:
         kept = work / f"failed-{sc.name}-{n}"
         shutil.copytree(vault, kept, dirs_exist_ok=True)
+        print("FAILED", f"{sc.name} trial {n} (killed at {delay:.2f} s): {'; '.join(problems)}", flush=True)
         tally.failures.append(
             f"{sc.name} trial {n} (killed at {delay:.2f} s): {'; '.join(problems)} [{kept}]"
         )
