@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.apply.transaction import (
+    Op,
+    RecoveryReport,
+    Transaction,
+    pending_journal,
+    recover,
+    sidecar_leftovers,
+    sweep_sidecar,
+)
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.hookflow import run_first_hooks
@@ -287,10 +295,14 @@ def _skipped(production: Production) -> dict[str, list[str]]:
 
 
 def _recover_first(dest: Path) -> RecoveryReport | None:
-    if not dest.is_dir() or pending_journal(dest) is None:
+    """Finish or undo what a killed install left: its journal, or (killed
+    while writing the journal itself) the journal's temporary file."""
+    if not dest.is_dir() or (pending_journal(dest) is None and not sidecar_leftovers(dest)):
         return None
     with vault_lock(dest, command="install"):
-        return recover(dest)
+        report = recover(dest)
+        sweep_sidecar(dest)
+        return report
 
 
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:

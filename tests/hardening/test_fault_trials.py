@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.shardkit import REPO_ROOT, child_env
+from tests.shardkit import REPO_ROOT, Cli, child_env, make_shard
 
 
 def test_quick_fault_trials_find_no_broken_vault() -> None:
@@ -20,3 +21,15 @@ def test_quick_fault_trials_find_no_broken_vault() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     total = [line for line in done.stdout.splitlines() if line.startswith("total")]
     assert total and "trials    4" in total[0] and "failures 0" in total[0], done.stdout
+
+
+def test_an_install_killed_while_writing_its_journal_is_cleaned_up(tmp_path: Path, cli: Cli) -> None:
+    """Found by the harness: killed between the journal's temporary file and its
+    rename, an install left `.shardmind/.shardpy-tmp-…-journal.json` that no
+    command removed (no journal, no state: not a vault yet)."""
+    dest = tmp_path / "vault"
+    (dest / ".shardmind").mkdir(parents=True)
+    (dest / ".shardmind/.shardpy-tmp-0123abcd-journal.json").write_text('{"phase": "backing')
+    shard = make_shard(tmp_path / "shard", files={"a.md": "a\n"})
+    cli.install_json(shard, dest, "--defaults")
+    assert [p.name for p in (dest / ".shardmind").iterdir() if ".shardpy-tmp-" in p.name] == []
