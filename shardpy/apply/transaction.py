@@ -345,20 +345,3 @@ def recover(root: Path) -> RecoveryReport | None:
         return RecoveryReport("completed", label, count, started)
     _rollback(root, journal)
     return RecoveryReport("rolled-back", label, count, started)
-
-
-def sidecar_leftovers(root: Path) -> list[Path]:
-    """Temporary files a killed writer left in the sidecar (``.shardmind/``)
-    before any journal existed: the journal's own half-written temp file."""
-    try:
-        entries = list(os.scandir(root / SIDECAR))
-    except OSError:
-        return []
-    return [Path(e.path) for e in entries if e.name.startswith(TMP_MARK) and e.is_file(follow_symlinks=False)]
-
-
-def sweep_sidecar(root: Path) -> None:
-    """Remove :func:`sidecar_leftovers` (call with the vault lock held: no live writer)."""
-    for path in sidecar_leftovers(root):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()

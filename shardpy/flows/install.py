@@ -11,15 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import (
-    Op,
-    RecoveryReport,
-    Transaction,
-    pending_journal,
-    recover,
-    sidecar_leftovers,
-    sweep_sidecar,
-)
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, select_modules
 from shardpy.flows.hookflow import run_first_hooks
@@ -295,14 +287,10 @@ def _skipped(production: Production) -> dict[str, list[str]]:
 
 
 def _recover_first(dest: Path) -> RecoveryReport | None:
-    """Finish or undo what a killed install left: its journal, or (killed
-    while writing the journal itself) the journal's temporary file."""
-    if not dest.is_dir() or (pending_journal(dest) is None and not sidecar_leftovers(dest)):
+    if not dest.is_dir() or pending_journal(dest) is None:
         return None
     with vault_lock(dest, command="install"):
-        report = recover(dest)
-        sweep_sidecar(dest)
-        return report
+        return recover(dest)
 
 
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:

@@ -24,9 +24,9 @@ def test_quick_fault_trials_find_no_broken_vault() -> None:
 
 
 def test_an_install_killed_while_writing_its_journal_is_cleaned_up(tmp_path: Path, cli: Cli) -> None:
-    """Found by the harness: killed between the journal's temporary file and its
-    rename, an install left `.shardmind/.shardpy-tmp-…-journal.json` that no
-    command removed (no journal, no state: not a vault yet)."""
+    """Seen by the harness: killed between the journal's temporary file and its
+    rename, an install leaves `.shardmind/.shardpy-tmp-…-journal.json` (not a
+    vault yet, so `status` has nothing to recover); the next install removes it."""
     dest = tmp_path / "vault"
     (dest / ".shardmind").mkdir(parents=True)
     (dest / ".shardmind/.shardpy-tmp-0123abcd-journal.json").write_text('{"phase": "backing')
