@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -90,6 +90,17 @@ def install_result(result: InstallResult, *, verbose: bool) -> None:
     con.print(f"Next: open {result.dest} in Obsidian; run `shardpy status` there any time.")
 
 
+def _attention_lines(con: Any, report: StatusReport) -> None:
+    """What needs the user: conflicts left in files, import runs left half done."""
+    for path in report.conflicts:
+        con.print(f"  [red]unresolved conflict[/] {path} (edit out the <<<<<<< / >>>>>>> markers)")
+    for run in report.interrupted_imports:
+        con.print(
+            f"[yellow]import interrupted:[/] run {run}; finish it with `shardpy import --resume` "
+            "or roll it back with `shardpy import --abandon`"
+        )
+
+
 def status_report(report: StatusReport) -> None:
     con = console()
     if report.vault is None:
@@ -136,12 +147,15 @@ def status_report(report: StatusReport) -> None:
         con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
     for path in report.missing:
         con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
+    _attention_lines(con, report)
     for w in report.warnings:
         con.print(f"[yellow]warning:[/] {w}")
     if not report.verbose:
         return
     for item in report.modified:
         stats = f" +{item['added']} −{item['removed']}" if "added" in item else ""
+        if item.get("conflict"):
+            stats = " (unresolved conflict)"
         con.print(f"  [magenta]modified[/] {item['path']}{stats}")
     con.print(f"user files: {report.user_files}")
     for kind, notes in sorted(report.frontmatter.items()):

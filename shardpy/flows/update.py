@@ -18,6 +18,7 @@ from shardpy.flows.choices import UPDATE_ANSWERS_HINT, check_module_flags, colle
 from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
+from shardpy.flows.updatecheck import remember
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import (
     action_ops,
@@ -367,9 +368,11 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
             result.commit = prep.fetched.resolved.commit
             if _up_to_date(prep, state, current, opts, vault):
                 result.up_to_date = True
+                remember(vault, prep.version, now_iso())
                 return result
             _plan(prep, state, current, opts, ui, result, vault)
             if opts.dry_run:
+                remember(vault, prep.version, now_iso())  # status shows it: nothing was written
                 return result
             _apply_and_hooks(prep, state, opts, ui, result, vault)
         return result

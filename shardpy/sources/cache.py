@@ -23,18 +23,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from shardpy.cachedir import cache_dir
 from shardpy.sources.archive import file_sha256
 
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
-
-
-def cache_dir() -> Path:
-    override = os.environ.get("SHARDPY_CACHE_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("shardpy"))
 
 
 class ArchiveCache:
