@@ -90,7 +90,7 @@ def signature(vault: Path) -> dict[str, str]:
             if rel.startswith(SKIPPED) or TMP_MARK in rel:
                 continue
             data = path.read_bytes()
-            if rel == ".shardmind/state.json":
+            if rel in (".shardmind/state.json", ".shardmind/update-check.json"):
                 # A torn state file keeps its raw bytes: they differ from both, as they should.
                 with contextlib.suppress(ValueError):
                     data = json.dumps(_normalised(json.loads(data)), sort_keys=True).encode()
