@@ -1,4 +1,4 @@
-"""The user cache folder shardpy keeps downloads and search indexes in.
+"""The user cache folder shardpy keeps downloads, update checks and search indexes in.
 
 ``SHARDPY_CACHE_DIR`` when set (tests and sandboxes point it at a temp
 folder), else the platform's user cache dir for "shardpy". Kept in its own

@@ -13,11 +13,12 @@ from shardpy import __version__
 from shardpy.cli import git_cmd, import_options
 from shardpy.cli.output import guarded, print_json
 
+HELP_NAMES = ["-h", "--help"]
 app = typer.Typer(
     no_args_is_help=False,
     add_completion=True,
     help="Package manager for Obsidian vault templates (shards): install, update, adopt, import.",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_NAMES},
 )
 
 
@@ -248,6 +249,7 @@ def adopt(
     from_version: Annotated[
         str | None, typer.Option("--from-version", help="The release the vault was cloned from.")
     ] = None,
+    include_prerelease: PrereleaseFlag = False,
     on_conflict: Annotated[str | None, OnConflictOpt] = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -276,6 +278,7 @@ def adopt(
             yes=yes,
             mode=mode,  # type: ignore[arg-type]
             from_version=from_version,
+            include_prerelease=include_prerelease,
             on_conflict=on_conflict,  # type: ignore[arg-type]
             dry_run=dry_run,
             no_hooks=no_hooks,
@@ -344,19 +347,35 @@ def search_command(
     from shardpy.cli.search_cmd import SearchArgs, run_search
 
     guarded(lambda: run_search(SearchArgs(query, vault, top, note_type, path, as_json)), as_json=as_json)
+def readable_help(command: Any) -> Any:
+    """Help without Python type names: a flag shows no ``<bool>``, a
+    repeatable option names what it takes (``MODULE``, not ``<list[str]>``)."""
+    for sub in getattr(command, "commands", {}).values():
+        readable_help(sub)
+    # The help option is made (and kept) on first use: made here, so it gets the same treatment.
+    help_option = command.get_help_option(command.context_class(command, help_option_names=HELP_NAMES))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif getattr(param, "multiple", False) and param.metavar is None:
+            param.metavar = (param.name or "value").rsplit("_", 1)[-1].upper()
+    return command
 
 
 def run() -> None:
     import sys
 
+    import typer.main
+
+    cli = readable_help(typer.main.get_command(app))
     if "--json" not in sys.argv[1:]:
-        app()
+        cli()
         return
     # With --json even a usage error is the JSON error object on stdout.
     from shardpy.cli.output import usage_error_json
 
     try:
-        code = app(standalone_mode=False)
+        code = cli(standalone_mode=False)
     except typer.Abort:
         sys.exit(130)
     except Exception as exc:

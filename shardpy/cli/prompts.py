@@ -20,11 +20,36 @@ from shardpy.shard.schema import Schema, ValueDef
 from shardpy.shard.values import check_value
 from shardpy.ui import DefaultFor, ModuleChoice
 
+INTERRUPTED = "Interrupted at a prompt; nothing was written."
 
-def _answer(result: Any) -> Any:
-    if result is None:  # questionary returns None on Ctrl-C / Ctrl-D
+
+def _answer(question: Any) -> Any:
+    """The answer to a questionary question. Ctrl-C (or Ctrl-D) is an
+    interrupt, exit 130, so `shardpy install && next` stops there."""
+    try:
+        result = question.unsafe_ask()
+    except (KeyboardInterrupt, EOFError):
+        raise KeyboardInterrupt(INTERRUPTED) from None
+    if result is None:
         raise Cancelled("Cancelled at a prompt; nothing was changed.")
     return result
+
+
+def _yes_no(default: bool, hint: str | None) -> str | None:
+    """questionary's own "(Y/n)" (None), or it beside the shard's hint, which would replace it."""
+    if not hint:
+        return None
+    return f"{'(Y/n)' if default else '(y/N)'} ({hint})"
+
+
+def _placeholder(text: str) -> Any:
+    """Grey example text shown only while the answer is being typed: an empty
+    answer must not leave it on screen as if it had been given."""
+    from prompt_toolkit.application.current import get_app
+    from prompt_toolkit.formatted_text import FormattedText
+
+    shown = FormattedText([("class:placeholder fg:#888888", text)])
+    return lambda: FormattedText([]) if get_app().is_done else shown
 
 
 def _parse_typed(vdef: ValueDef, text: str) -> Any:
@@ -50,16 +75,14 @@ class TerminalUI:
     def confirm(self, question: str, *, default: bool) -> bool:
         import questionary
 
-        return bool(_answer(questionary.confirm(question, default=default, **self.prompt_kwargs).ask()))
+        return bool(_answer(questionary.confirm(question, default=default, **self.prompt_kwargs)))
 
     def choose(self, question: str, choices: list[tuple[str, str]], *, default: str) -> str:
         import questionary
 
         options = [questionary.Choice(title=label, value=value) for value, label in choices]
         return str(
-            _answer(
-                questionary.select(question, choices=options, default=default, **self.prompt_kwargs).ask()
-            )
+            _answer(questionary.select(question, choices=options, default=default, **self.prompt_kwargs))
         )
 
     def _ask_one(self, key: str, vdef: ValueDef, default: Any) -> Any:
@@ -70,8 +93,11 @@ class TerminalUI:
         if vdef.type == "boolean":
             return _answer(
                 questionary.confirm(
-                    message, default=bool(default), instruction=instruction, **self.prompt_kwargs
-                ).ask()
+                    message,
+                    default=bool(default),
+                    instruction=_yes_no(bool(default), vdef.hint),
+                    **self.prompt_kwargs,
+                )
             )
         if vdef.type == "select":
             choices = [
@@ -81,7 +107,7 @@ class TerminalUI:
             return _answer(
                 questionary.select(
                     message, choices=choices, default=default, instruction=instruction, **self.prompt_kwargs
-                ).ask()
+                )
             )
         if vdef.type == "multiselect":
             chosen = set(default or [])
@@ -96,7 +122,7 @@ class TerminalUI:
                     instruction=instruction,
                     validate=lambda picked: self._valid(key, vdef, picked),
                     **self.prompt_kwargs,
-                ).ask()
+                )
             )
         shown = (
             ", ".join(map(str, default))
@@ -114,9 +140,7 @@ class TerminalUI:
 
         extra: dict[str, Any] = {}
         if vdef.placeholder:
-            from prompt_toolkit.formatted_text import FormattedText
-
-            extra["placeholder"] = FormattedText([("class:placeholder fg:#888888", vdef.placeholder)])
+            extra["placeholder"] = _placeholder(vdef.placeholder)
         text = _answer(
             questionary.text(
                 message,
@@ -125,7 +149,7 @@ class TerminalUI:
                 validate=validate,
                 **extra,
                 **self.prompt_kwargs,
-            ).ask()
+            )
         )
         return _parse_typed(vdef, text)
 
@@ -166,9 +190,7 @@ class TerminalUI:
             )
             for c in choices
         ]
-        picked = _answer(
-            questionary.checkbox("Modules to install", choices=options, **self.prompt_kwargs).ask()
-        )
+        picked = _answer(questionary.checkbox("Modules to install", choices=options, **self.prompt_kwargs))
         return set(picked)
 
     def show_conflict(self, path: str, excerpts: list[str]) -> None:

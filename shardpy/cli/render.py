@@ -160,6 +160,15 @@ def _copier_lines(info: dict[str, Any]) -> None:
     con.print(f"template: copier {info.get('src_path')}{commit} (answers in {info['answers_file']})")
     answers = info.get("answers") or {}
     con.print("answers: " + (", ".join(f"{k}={v!r}" for k, v in answers.items()) or "none"))
+def _attention_lines(con: Any, report: StatusReport) -> None:
+    """What needs the user: conflicts left in files, import runs left half done."""
+    for path in report.conflicts:
+        con.print(f"  [red]unresolved conflict[/] {path} (edit out the <<<<<<< / >>>>>>> markers)")
+    for run in report.interrupted_imports:
+        con.print(
+            f"[yellow]import interrupted:[/] run {run}; finish it with `shardpy import --resume` "
+            "or roll it back with `shardpy import --abandon`"
+        )
 
 
 def status_report(report: StatusReport) -> None:
@@ -210,6 +219,7 @@ def status_report(report: StatusReport) -> None:
         con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
     for path in report.missing:
         con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
+    _attention_lines(con, report)
     for w in report.warnings:
         con.print(f"[yellow]warning:[/] {w}")
     if report.git is not None:
@@ -218,6 +228,8 @@ def status_report(report: StatusReport) -> None:
         return
     for item in report.modified:
         stats = f" +{item['added']} −{item['removed']}" if "added" in item else ""
+        if item.get("conflict"):
+            stats = " (unresolved conflict)"
         con.print(f"  [magenta]modified[/] {item['path']}{stats}")
     con.print(f"user files: {report.user_files}")
     for kind, notes in sorted(report.frontmatter.items()):

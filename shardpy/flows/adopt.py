@@ -47,6 +47,7 @@ class AdoptOptions:
     yes: bool = False
     mode: Mode | None = None
     from_version: str | None = None
+    include_prerelease: bool = False
     on_conflict: OnConflict | None = None
     dry_run: bool = False
     no_hooks: bool = False
@@ -156,7 +157,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
     _refuse(vault)
     mode = _mode(opts, ui)
     spec = parse_source(opts.source, cwd=opts.cwd)
-    with prepared(spec, progress=progress) as prep:
+    with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
         result = AdoptResult(
             vault, prep.shard.manifest.identity, prep.version, mode, opts.dry_run, recovery=recovery
         )

@@ -9,6 +9,7 @@ from typing import Any
 from shardpy.errors import ShardpyError
 from shardpy.shard.schema import Schema
 from shardpy.shard.values import (
+    VALUES_FILE,
     check_value,
     computed_default,
     read_values_file,
@@ -72,6 +73,13 @@ def ordered_keys(schema: Schema, keys: list[str]) -> list[str]:
     return sorted(keys, key=rank)
 
 
+# What to pass when there is no terminal to ask on: each command names its own flags.
+FRESH_ANSWERS_HINT = "Pass --defaults (or --yes) to take the defaults, or --values FILE with the answers."
+UPDATE_ANSWERS_HINT = (
+    f"Pass --yes to take the defaults of the new values, or add their answers to {VALUES_FILE} first."
+)
+
+
 def collect_values(
     schema: Schema,
     *,
@@ -79,9 +87,11 @@ def collect_values(
     ask: list[str] | None,
     use_defaults: bool,
     ui: UI,
+    missing_hint: str = FRESH_ANSWERS_HINT,
 ) -> dict[str, Any]:
     """Answers for every value: prefilled ones as given, the rest asked (in
-    group order) or defaulted; never hangs without a terminal."""
+    group order) or defaulted; never hangs without a terminal (``missing_hint``
+    then says what the calling command takes instead)."""
     answers: dict[str, Any] = dict(prefill)
     pending = [k for k in (ask if ask is not None else list(schema.values)) if k not in answers]
     if pending and not use_defaults:
@@ -89,7 +99,7 @@ def collect_values(
             raise ShardpyError(
                 "VALUES_MISSING",
                 f"No answer for {', '.join(pending)} and no terminal to ask on",
-                "Pass --defaults (or --yes) to take the defaults, or --values FILE with the answers.",
+                missing_hint,
                 details={"keys": pending},
             )
 

@@ -7,7 +7,7 @@ state is reported, not raised.
 
 from __future__ import annotations
 
-import json
+import os
 import platform
 import shutil
 import subprocess
@@ -44,6 +44,8 @@ class StatusReport:
     updated_at: str | None = None  # this machine's last update (local.json), else the state's
     git: GitReport | None = None
     copier: dict[str, Any] | None = None  # a copier template's source, commit and answers
+    conflicts: list[str] = field(default_factory=list)  # modified files still holding conflict markers
+    interrupted_imports: list[str] = field(default_factory=list)  # run ids
 
     def to_json(self) -> dict[str, Any]:
         if self.vault is None:
@@ -74,6 +76,8 @@ class StatusReport:
             modules=st.modules,
             update_available=self.update,
             warnings=self.warnings,
+            unresolved_conflicts=self.conflicts,
+            interrupted_imports=self.interrupted_imports,
         )
         if self.git is not None:
             out["git"] = self.git.to_json()
@@ -102,6 +106,35 @@ def _count(report: StatusReport, vault: Path, state: State) -> None:
             report.missing.append(path)
     report.counts = counts
     report.by_class = by_class
+
+
+def _conflicts(report: StatusReport, vault: Path) -> None:
+    """Modified files that still hold an update's (or an import's) conflict markers."""
+    if not report.modified:
+        return
+    from shardpy.merge.text import has_conflict_markers
+
+    for item in report.modified:
+        try:
+            data = (vault / item["path"]).read_bytes()
+        except OSError:
+            continue
+        if has_conflict_markers(data):
+            item["conflict"] = True
+            report.conflicts.append(item["path"])
+
+
+def _interrupted_imports(report: StatusReport, vault: Path) -> None:
+    """Import runs that started and neither finished nor were abandoned."""
+    runs = vault / layout.SIDECAR / "imports"
+    try:
+        if not any(entry.is_dir() for entry in os.scandir(runs)):
+            return
+    except OSError:
+        return
+    from shardpy.importers.apply import incomplete_runs
+
+    report.interrupted_imports = [run for run, _state in incomplete_runs(vault)]
 
 
 def _unchanged_values(vault: Path, state: State) -> bool:
@@ -155,11 +188,9 @@ def _copier(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
 
 
 def _update_check(vault: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((vault / layout.UPDATE_CHECK).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+    from shardpy.flows.updatecheck import last_check
+
+    return last_check(vault)
 
 
 def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> None:
@@ -243,6 +274,8 @@ def status(start: Path, *, verbose: bool = False) -> StatusReport:
     report.updated_at = local_updated_at(vault, state)
     report.git = git_report(vault)
     _count(report, vault, state)
+    _conflicts(report, vault)
+    _interrupted_imports(report, vault)
     if state.copier is not None:
         schema = None
         report.copier = _copier(vault, state, report.warnings)

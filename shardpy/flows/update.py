@@ -14,10 +14,18 @@ from typing import Any
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
-from shardpy.flows.choices import check_module_flags, collect_values, data_values, parse_data, select_modules
+from shardpy.flows.choices import (
+    UPDATE_ANSWERS_HINT,
+    check_module_flags,
+    collect_values,
+    data_values,
+    parse_data,
+    select_modules,
+)
 from shardpy.flows.hookflow import hooks_allowed
 from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
+from shardpy.flows.updatecheck import remember
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import (
     action_ops,
@@ -220,7 +228,9 @@ def _values(
     known = validate_values(schema, {k: v for k, v in migrated.items() if k in schema.values})
     new_keys = [k for k in schema.values if k not in known]
     result.values_asked = new_keys
-    return collect_values(schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui)
+    return collect_values(
+        schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui, missing_hint=UPDATE_ANSWERS_HINT
+    )
 
 
 def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -398,9 +408,11 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
             result.commit = prep.fetched.resolved.commit
             if _up_to_date(prep, state, current, opts, vault):
                 result.up_to_date = True
+                remember(vault, prep.version, now_iso())
                 return result
             _plan(prep, state, current, opts, ui, result, vault)
             if opts.dry_run:
+                remember(vault, prep.version, now_iso())  # status shows it: nothing was written
                 return result
             _apply_and_hooks(prep, state, opts, ui, result, vault)
         return result

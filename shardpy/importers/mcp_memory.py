@@ -26,7 +26,7 @@ from shardpy.importers.base import (
     provenance_items,
     sha256,
 )
-from shardpy.importers.links import LinkUse, Resolver, note_stem, rewrite_body
+from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem, rewrite_body
 from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.names import sanitize_path_part, stem_for
 from shardpy.importers.walk import Skipped
@@ -189,9 +189,11 @@ class McpMemoryAdapter:
                 relations.append((line, frm, to, rtype))
                 continue
             name = _str(obj.get("name", obj.get("entityName", obj.get("id"))))
-            if name is None or not name.strip():
-                yield Skipped(where, "empty entity name" if name is not None else "entity without a name")
+            if name is None:
+                yield Skipped(where, "entity without a name")
                 continue
+            # An empty (or blank) name is a name the memory server accepts: the entity is
+            # imported under the placeholder file name sanitising gives it (`untitled`).
             etype = _str(obj.get("entityType")) or _str(obj.pop("_t", None)) or "entity"
             obj.pop("_t", None)
             observations = [
@@ -287,7 +289,7 @@ class McpMemoryAdapter:
     def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
         e = self.entities[record.locator]
         nl = "\n"
-        lines = [f"# {' '.join(e.name.split())}", ""]
+        lines = [f"# {' '.join(e.name.split()) or note_stem(record.target)}", ""]
         if e.observations:
             lines += ["## Observations", ""]
             for o in e.observations:
@@ -300,8 +302,10 @@ class McpMemoryAdapter:
             lines += ["## Relations", ""]
             for rtype, to in e.relations:
                 label = _relation_type(rtype)
-                if any(c in to for c in _LINK_UNSAFE) or "\n" in to:
-                    res = resolver.resolve(to)
+                if any(c in to for c in _LINK_UNSAFE) or "\n" in to or not to.strip():
+                    # Not writable as [[to]]: linked by its note's name. A blank name (`[[]]`)
+                    # is no link text at all, so its entity is found by identity.
+                    res = resolver.resolve(to) if to.strip() else _by_identity(resolver, record, to)
                     if res.status == "resolved" and res.target is not None:
                         link = f"[[{resolver.link_name(res.target)}]]"
                         direct.append(LinkUse(f"[[{to}]]", to, "resolved", res.target, "", link))
@@ -319,8 +323,8 @@ class McpMemoryAdapter:
         )
         uses = direct + uses
         updates: list[tuple[str, str | list[str]]] = [("title", e.name), ("type", e.entity_type)]
-        if note_stem(record.target) != e.name:
-            updates.append(("aliases", [e.name]))
+        if note_stem(record.target) != e.name and e.name.strip():
+            updates.append(("aliases", [e.name]))  # a blank name is no alias; `title` keeps it
         for key, value in e.extra.items():
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             updates.append((f"mcp_{key}", text))
@@ -383,6 +387,15 @@ def _section_lines(text: str, heading: str) -> list[str]:
         if inside and line.startswith("- "):
             out.append(line)
     return out
+
+
+def _by_identity(resolver: Resolver, record: Record, name: str) -> Resolution:
+    """The note of the entity named exactly ``name`` in this graph."""
+    label = record.source_path.rsplit("#entity=", 1)[0]
+    target = resolver.target_of_source(f"{label}#entity={name}")
+    if target is None:
+        return Resolution("unresolved", reason="no entity with this (blank) name in the graph")
+    return Resolution("resolved", target)
 
 
 def _is_direct(content: str, direct: list[LinkUse]) -> bool:

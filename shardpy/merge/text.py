@@ -46,6 +46,7 @@ diff3 are not counted), ``both_added`` the lines of both-added regions.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -464,3 +465,18 @@ def _fill(
 
 def _strip(lines: list[str]) -> tuple[str, ...]:
     return tuple(line[:-1] if line.endswith("\n") else line for line in lines)
+
+
+_CONFLICT_OPEN = re.compile(rb"^<{7} ", re.MULTILINE)
+_CONFLICT_SPLIT = re.compile(rb"^={7}\r?$", re.MULTILINE)
+_CONFLICT_CLOSE = re.compile(rb"^>{7} ", re.MULTILINE)
+
+
+def has_conflict_markers(data: bytes) -> bool:
+    """True when ``data`` still holds a conflict hunk as merges write them
+    (``<<<<<<< …``, ``=======``, ``>>>>>>> …`` lines, in that order)."""
+    opened = _CONFLICT_OPEN.search(data)
+    if opened is None:
+        return False
+    split = _CONFLICT_SPLIT.search(data, opened.end())
+    return split is not None and _CONFLICT_CLOSE.search(data, split.end()) is not None

@@ -24,7 +24,7 @@ def _err(key: str, message: str, hint: str = "") -> ShardpyError:
     return ShardpyError(
         "VALUES_INVALID",
         f"Value '{key}': {message}",
-        hint or f"Fix '{key}' in {VALUES_FILE} (or in the file given to --values).",
+        hint or f"Fix '{key}' in {VALUES_FILE} (or in the values file you passed).",
         details={"key": key},
     )
 

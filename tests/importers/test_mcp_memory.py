@@ -39,8 +39,10 @@ def test_plan(tmp_path: Path, vault: Path) -> None:
     assert r["memory.jsonl#entity=Project: Apollo/v2"].vault_path == f"{INTO}/project/Project- Apollo-v2.md"
     assert any("not a valid file name" in m for m in notices)
     assert r["memory.jsonl#entity=🚀 Rocket"].vault_path == f"{INTO}/Thing/🚀 Rocket.md"
-    # Empty names are skipped and listed; a relation from an unknown entity is reported.
-    assert [s.reason for s in plan.skipped] == ["empty entity name"]
+    # An empty name is imported under the placeholder name (issue 12 item 4 reversed the
+    # earlier skip); a relation from an unknown entity is reported.
+    assert plan.skipped == []
+    assert r["memory.jsonl#entity="].vault_path == f"{INTO}/ghost/untitled.md"
     assert any("'Ghost' -haunts-> 'Dana'" in m for m in notices)
     links = {(lr.source_path, lr.text): lr for lr in plan.links}
     assert links[("memory.jsonl#entity=Dana", "[[Nobody]]")].status == "unresolved"  # dangling: kept, listed

@@ -189,7 +189,8 @@ def test_ctrl_c_at_a_prompt_cancels_and_writes_nothing(
     ui, pipe, _ = terminal
     shard = make_shard(tmp_path / "shard", schema=SCHEMA, files={"a.md": "a\n"})
     pipe.send_text("Ada" + ENTER + "\x03")  # Ctrl-C at the second prompt
-    with pytest.raises(Cancelled):
+    # An interrupt (exit 130), not a cancel (exit 0): issue 12 item 13.
+    with pytest.raises(KeyboardInterrupt, match="nothing was written"):
         install(InstallOptions(dest=tmp_path / "vault", source=str(shard), cwd=tmp_path), ui)
     assert not (tmp_path / "vault").exists()
 
