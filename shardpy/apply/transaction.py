@@ -145,17 +145,27 @@ class Transaction:
 
     def _backup(self) -> None:
         delay = _test_delay()
-        for entry in self._journal["touched"]:
-            if not entry["existed"]:
-                continue
+        existing = [e for e in self._journal["touched"] if e["existed"]]
+        # Each backup must be on disk before the journal says "applying". Many
+        # backups: copy them all, then one syncfs (as the apply phase does);
+        # a few, or no syncfs here: an fsync each.
+        each = len(existing) < SYNCFS_MIN
+        copied: list[Path] = []
+        for entry in existing:
             src = self.root / entry["path"]
             dst = self.root / self.backup_dir / entry["path"]
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-            _fsync(dst)
+            if each:
+                _fsync(dst)
+            else:
+                copied.append(dst)
             entry["hash"] = sha256_file(src)
             if delay:
                 time.sleep(delay)
+        if copied and not syncfs_all(sorted({d.parent for d in copied})):
+            for dst in copied:
+                _fsync(dst)
 
     # -- apply ----------------------------------------------------------------
 
