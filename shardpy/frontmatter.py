@@ -197,6 +197,80 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
     return data or None  # a blank block is YAML's None, decided by the caller
 
 
+_INT = re.compile(r"[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_FLOW_WORDS = re.compile(r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*)? *\] *")
+
+
+def _loadable_scalar(text: str) -> bool:
+    """True when YAML surely loads this one-line value (whatever its type):
+    what :func:`_simple_scalar` reads as a string, a whole number, a valid
+    ``YYYY-MM-DD`` date or a flow list of plain words. Else False: the caller asks YAML."""
+    if _simple_scalar(text) is not _NO:
+        return True
+    text = text.rstrip(" ")
+    if _INT.fullmatch(text):
+        return True
+    if _DATE.fullmatch(text):
+        try:
+            _dt.date.fromisoformat(text)
+        except ValueError:
+            return False  # YAML would fail on it too: let it decide
+        return True
+    return _FLOW_WORDS.fullmatch(text) is not None
+
+
+def simple_keys(fm_text: str) -> list[str] | None:
+    """The top-level keys YAML reads from a simple frontmatter block, in order,
+    without a YAML parser (for checks that need only which keys a note has);
+    else None and the caller asks the YAML loader.
+
+    The shape :func:`simple_mapping` accepts, with more value kinds (see
+    :func:`_loadable_scalar`): the dates and numbers of ordinary notes. Where
+    this answers, YAML loads a mapping with these keys (property-tested in
+    tests/install/test_status_fast.py).
+    """
+    keys: list[str] = []
+    seen: set[str] = set()
+    in_list = False
+    item_indent = -1
+    for line in fm_text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line.strip(" "):
+            continue
+        if not line.isprintable():
+            return None
+        c = line[0]
+        if c == " " or c == "-":
+            m = _ITEM_LINE.fullmatch(line) if in_list else None
+            if m is None:
+                return None
+            indent = len(m.group(1))
+            if item_indent == -1:
+                item_indent = indent
+            elif indent != item_indent:
+                return None
+            if m.group(2) is not None and not _loadable_scalar(m.group(2)):
+                return None
+            continue
+        in_list = False
+        m = _KEY_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key = m.group(1)
+        if key in seen or key.lower() in _PLAIN_WORDS:
+            return None
+        seen.add(key)
+        keys.append(key)
+        raw = m.group(2)
+        if raw is None or not raw.strip(" "):
+            in_list, item_indent = True, -1
+        elif not _loadable_scalar(raw):
+            return None
+    return keys or None  # a blank block is YAML's None, decided by the caller
+
+
 def split_fences(text: str) -> tuple[str, str, str] | None:
     """(YAML text, body, newline) when ``text`` opens and closes a fence; YAML is not parsed."""
     m = _OPEN.match(text)

@@ -57,6 +57,24 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
+def read_text(name: str) -> str:
+    """A file's UTF-8 text with newlines translated as ``open(name, encoding="utf-8")``
+    reads it (``\\r\\n`` and a lone ``\\r`` become ``\\n``), at a third of its cost:
+    for loops over thousands of notes. Raises OSError / UnicodeDecodeError."""
+    fd = os.open(name, os.O_RDONLY)
+    try:
+        data = os.read(fd, 1 << 16)
+        while True:
+            more = os.read(fd, 1 << 16)
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 @lru_cache(maxsize=8192)
 def rel_parts(rel: str) -> tuple[str, ...]:
     """The components of a vault-relative POSIX path (``.`` and empty ones

@@ -163,21 +163,28 @@ class Transaction:
         file and its hash journaled, so recovery can tell a tampered copy.
         """
         delay = _test_delay()
+        existing = [e for e in self._journal["touched"] if e["existed"]]
+        # Each backup must be on disk before the journal says "applying". Many
+        # backups: write them all, then one syncfs (as the apply phase does);
+        # a few, or no syncfs here: an fsync each, and one per folder.
+        each = len(existing) < SYNCFS_MIN
         copies: set[Path] = set()
-        for entry in self._journal["touched"]:
-            if not entry["existed"]:
-                continue
+        for entry in existing:
             src = safe_target(self.root, entry["path"])
             data = src.read_bytes()
             mode = os.stat(src, follow_symlinks=False).st_mode & 0o7777
             rel = f"{self.backup_dir}/{entry['path']}"
-            atomic_write(self.root, rel, data, mode=mode | 0o600, sync_dir=False)
+            atomic_write(self.root, rel, data, mode=mode | 0o600, durable=each, sync_dir=False)
             copies.add((self.root / rel).parent)
             entry["hash"] = sha256_bytes(data)
             if delay:
                 time.sleep(delay)
-        for folder in sorted(copies):
-            fsync_path(folder)
+        if each or not syncfs_all(sorted(copies)):
+            if not each:
+                for entry in existing:
+                    fsync_path(self.root / self.backup_dir / entry["path"])
+            for folder in sorted(copies):
+                fsync_path(folder)
 
     # -- apply ----------------------------------------------------------------
 

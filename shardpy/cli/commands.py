@@ -347,6 +347,8 @@ def search_command(
     from shardpy.cli.search_cmd import SearchArgs, run_search
 
     guarded(lambda: run_search(SearchArgs(query, vault, top, note_type, path, as_json)), as_json=as_json)
+
+
 def readable_help(command: Any) -> Any:
     """Help without Python type names: a flag shows no ``<bool>``, a
     repeatable option names what it takes (``MODULE``, not ``<list[str]>``)."""

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from shardpy.plan.update import FileAction
 
 
+SHOWN_NOTES = 10  # notes listed per frontmatter rule; the rest are counted
+
+
 def _on_terminal() -> bool:
     return sys.stdout.isatty()
 
@@ -160,6 +163,8 @@ def _copier_lines(info: dict[str, Any]) -> None:
     con.print(f"template: copier {info.get('src_path')}{commit} (answers in {info['answers_file']})")
     answers = info.get("answers") or {}
     con.print("answers: " + (", ".join(f"{k}={v!r}" for k, v in answers.items()) or "none"))
+
+
 def _attention_lines(con: Any, report: StatusReport) -> None:
     """What needs the user: conflicts left in files, import runs left half done."""
     for path in report.conflicts:
@@ -234,8 +239,12 @@ def status_report(report: StatusReport) -> None:
     con.print(f"user files: {report.user_files}")
     for kind, notes in sorted(report.frontmatter.items()):
         con.print(f"frontmatter ({kind}): {len(notes)} note(s) missing required keys")
-        for note in notes[:10]:
+        for note in notes[:SHOWN_NOTES]:
             con.print(f"    {note['path']}: {', '.join(note['missing'])}")
+        if len(notes) > SHOWN_NOTES:
+            con.print(
+                f"    … and {len(notes) - SHOWN_NOTES} more (`shardpy status --verbose --json` lists all)"
+            )
     env = report.environment
     con.print(f"environment: python {env.get('python')}, {env.get('git')}, node {env.get('node')}")
 

@@ -13,9 +13,11 @@ def show_status(*, verbose: bool, as_json: bool) -> int:
 
     def run() -> None:
         from shardpy.cli import render
+        from shardpy.cli.progress import delayed_progress
         from shardpy.flows.status import status
 
-        report = status(Path.cwd(), verbose=verbose)
+        progress = delayed_progress("checking notes' frontmatter") if verbose else None
+        report = status(Path.cwd(), verbose=verbose, progress=progress)
         if as_json:
             print_json(report.to_json())
         else:

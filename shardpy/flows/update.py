@@ -233,8 +233,26 @@ def _values(
     )
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are surely the same value to DeepDiff (same
+    types, or numbers of equal value); False means "ask DeepDiff"."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    return isinstance(a, str | bytes | type(None)) and a == b
+
+
 def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per value key, what changed since the last render (old → new)."""
+    if _same_value(before, after):
+        return {}  # the usual update: no value changed, and deepdiff (~150 ms to import) is not needed
     from deepdiff import DeepDiff
 
     diff = DeepDiff(before, after, ignore_numeric_type_changes=True)

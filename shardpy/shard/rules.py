@@ -74,10 +74,24 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def frontmatter_keys(text: str) -> list[Any]:
+    """The keys of the note's frontmatter mapping ([] when it has none or it is
+    broken): read without YAML when the block is simple, as most notes' are."""
+    match = _FM_RE.match(text)
+    if not match:
+        return []
+    from shardpy.frontmatter import simple_keys
+
+    keys = simple_keys(match.group(1))
+    if keys is not None:
+        return list(keys)
+    return list(parse_frontmatter(text) or {})
+
+
 def missing_keys(path: str, text: str, schema: Schema) -> tuple[str | None, list[str]]:
     """(note type, required keys absent from the note's frontmatter)."""
     kind, keys = required_keys(path, schema)
     if not keys:
         return kind, []
-    data = parse_frontmatter(text) or {}
-    return kind, [k for k in keys if k not in data]
+    present = frontmatter_keys(text)
+    return kind, [k for k in keys if k not in present]

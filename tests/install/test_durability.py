@@ -93,3 +93,24 @@ def test_small_transaction_fsyncs_as_it_goes(tmp_path: Path, monkeypatch: pytest
     assert {"notes/d0", "notes/d1", "notes/d2"} <= rec.fsynced()
     temp_syncs = [p for kind, p in rec.before_commit() if kind == "fsync" and TMP_MARK in p]
     assert len(temp_syncs) >= len(ops)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads fd paths from /proc")
+@pytest.mark.parametrize("syncfs", [True, False])
+def test_many_backups_are_on_disk_before_the_journal_says_applying(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: bool
+) -> None:
+    ops = _ops(tx_mod.SYNCFS_MIN + 10)
+    Transaction(tmp_path, "first").run(ops)  # every file exists: the next run backs each one up
+    rec = Recorder(monkeypatch, tmp_path, syncfs=syncfs)
+    tx = Transaction(tmp_path, "second")
+    tx.run([Op.write(op.path, b"changed\n") for op in ops])
+    backing_up = rec.events[: rec.events.index(("journal", "applying"))]
+    backups = f"{tmp_path}/{tx.backup_dir}/"
+    fsynced = {p for kind, p in backing_up if kind == "fsync" and p.startswith(backups)}
+    if syncfs:
+        assert [p for kind, p in backing_up if kind == "syncfs"] == [f"{backups}notes/d0"]
+        assert not fsynced  # one syncfs instead of a fsync per backup
+    else:
+        # every backup, and the folders holding them (their new entries)
+        assert {f"{backups}{op.path}" for op in ops} <= fsynced

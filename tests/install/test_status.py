@@ -212,3 +212,17 @@ def test_edited_values_are_checked_against_the_schema(vault: Path, cli: Cli) -> 
     (vault / "shard-values.yaml").write_text("user_name: Bo\nsize: 40\n")
     data = json.loads(run_shardpy("status", "--json", cwd=vault).stdout)
     assert data["values_valid"] is False and "size" in data["value_problems"][0]
+
+
+def test_verbose_lists_violations_in_path_order_with_a_count_of_the_rest(vault: Path, cli: Cli) -> None:
+    names = [f"p{i:02}" for i in range(25)]
+    write_tree(vault, {f"people/{n}.md": "---\ndate: 2024-01-01\n---\n" for n in reversed(names)})
+    data = _status(cli, vault, "--verbose")
+    assert [v["path"] for v in data["frontmatter_violations"]["person"]] == [f"people/{n}.md" for n in names]
+    first = cli.run("status", "--verbose", cwd=vault).stdout
+    assert cli.run("status", "--verbose", cwd=vault).stdout == first  # the same every run
+    lines = first.splitlines()
+    at = lines.index("frontmatter (person): 25 note(s) missing required keys")
+    assert lines[at + 1 : at + 12] == [f"    people/{n}.md: title" for n in names[:10]] + [
+        "    … and 15 more (`shardpy status --verbose --json` lists all)"
+    ]
