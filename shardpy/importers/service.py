@@ -366,11 +366,13 @@ def _open_interrupted(vault: Path) -> Journal:
 
 
 def _plan_incomplete(run_id: str) -> ShardpyError:
+    """Nothing to resume, said precisely: the run died before its plan was complete."""
     return ShardpyError(
-        "IMPORT_RUN_PLAN_INCOMPLETE",
-        f"Import run {run_id} was interrupted while its plan was being written; nothing had been "
-        "imported, and the run was discarded",
+        "IMPORT_NOTHING_TO_RESUME",
+        f"There is nothing to resume: import run {run_id} was interrupted while its plan was being "
+        "written, so nothing had been imported; the run was discarded",
         "Run the same import again: `shardpy import --from FORMAT SOURCE --apply`.",
+        details={"discarded_run": run_id},
     )
 
 
