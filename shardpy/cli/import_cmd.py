@@ -402,9 +402,16 @@ def _resume_or_abandon(service: Any, vault: Path, *, resume: bool, as_json: bool
                     "restored": res.restored,
                     "removed": res.removed,
                     "left": res.left,
+                    "journal_unreadable": res.unreadable,
                 }
             )
             + "\n"
+        )
+    elif res.unreadable:
+        console.print(
+            f"shardpy import --abandon: the journal of run {run_id} is unreadable, so nothing could be "
+            "rolled back; it was set aside and the notes it wrote stay as they are.",
+            markup=False,
         )
     else:
         console.print(

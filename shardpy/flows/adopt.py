@@ -27,7 +27,7 @@ from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
 from shardpy.plan.update import FileAction, OnConflict
-from shardpy.shard.migrations import load_file_migrations, rename_map, select_migrations
+from shardpy.shard.migrations import check_scope, load_file_migrations, rename_map, select_migrations
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
 from shardpy.ui import UI
@@ -238,6 +238,7 @@ def _plan(
     migrations = select_migrations(
         load_file_migrations(prep.shard.migrations_dir), detected.version, prep.version
     )
+    check_scope(migrations, set(detected.base) | set(outputs))
     renames = rename_map(detected.base, migrations)
     actions = plan_with_base(
         outputs,

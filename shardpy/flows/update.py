@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,13 @@ from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
-from shardpy.shard.migrations import FileMigration, load_file_migrations, rename_map, select_migrations
+from shardpy.shard.migrations import (
+    FileMigration,
+    check_scope,
+    load_file_migrations,
+    rename_map,
+    select_migrations,
+)
 from shardpy.shard.values import (
     apply_value_migrations,
     read_values_file,
@@ -278,10 +284,13 @@ def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[
     )
 
 
-def _migrations(prep: Prepared, state: State, result: UpdateResult) -> list[FileMigration]:
+def _migrations(
+    prep: Prepared, state: State, result: UpdateResult, outputs: Iterable[str]
+) -> list[FileMigration]:
     if not is_version(state.version) or state.version == prep.version:
         return []
     chosen = select_migrations(load_file_migrations(prep.shard.migrations_dir), state.version, prep.version)
+    check_scope(chosen, set(state.files) | set(outputs))
     result.migrations = [f"{m.version}: {m.description or m.file}" for m in chosen]
     return chosen
 
@@ -484,7 +493,7 @@ def _plan(
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
     production = prep.render(values, modules, state.install_date)
-    migrations = _migrations(prep, state, result)
+    migrations = _migrations(prep, state, result, production.outputs)
     renames = rename_map(state.files, migrations)
     deselected = frozenset(
         m for m, v in state.modules.items() if v == "included" and modules.get(m) != "included"

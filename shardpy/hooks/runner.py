@@ -2,12 +2,15 @@
 
 Python hooks run with shardpy's own interpreter; `.mjs`/`.js`/`.ts` hooks
 run under a suitable `node`, else they are skipped with a warning. Output
-is captured (256 KiB per stream), a timeout terminates then kills the
+is captured (256 KiB per stream), the time limit covers the whole hook (the
+context is fed to stdin by a thread, so a hook that never reads it cannot
+stall it), a timeout or SIGTERM/SIGINT to shardpy terminates then kills the
 whole process group, and nothing a hook does is ever fatal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -182,48 +186,80 @@ def run_hook(
         )
 
 
+def _feed(stdin: IO[bytes], payload: bytes) -> None:
+    """Write the context to the hook's stdin from a thread: a hook that never reads it (and a
+    context over the pipe buffer, ~64 KiB) must not stop the deadline from running."""
+    try:
+        stdin.write(payload)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
+
+
+@contextlib.contextmanager
+def _terminate_ends_hooks() -> Iterator[None]:
+    """SIGTERM to shardpy while a hook runs: stop the hook's process group, then exit (143).
+
+    The hook runs in its own session (so a timeout can kill its children), which
+    also means it would outlive shardpy; SIGINT reaches us as KeyboardInterrupt.
+    """
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _spawn(
     slot: str, display: str, argv: list[str], payload: str, cwd: Path, env: dict[str, str], timeout_ms: int
 ) -> HookResult:
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return HookResult(slot, display, "failed", message=f"could not start: {exc}")
-    out, err = bytearray(), bytearray()
-    flags = {"truncated": False}
-    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
-    readers = [
-        threading.Thread(target=_drain, args=(proc.stdout, out, flags), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, err, flags), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
-    try:
-        proc.stdin.write(payload.encode("utf-8"))
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
-    status: HookStatus = "ok"
-    message = ""
-    try:
-        _wait(proc, timeout_ms / 1000)
-    except subprocess.TimeoutExpired:
-        _stop(proc)
-        status, message = "timeout", f"timed out after {timeout_ms} ms"
-    except BaseException:
-        _stop(proc)
-        raise
-    for reader in readers:
-        reader.join(timeout=5)
+    deadline = started + timeout_ms / 1000  # the whole hook: start, context, run
+    with _terminate_ends_hooks():
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return HookResult(slot, display, "failed", message=f"could not start: {exc}")
+        out, err = bytearray(), bytearray()
+        flags = {"truncated": False}
+        assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+        threads = [
+            threading.Thread(target=_drain, args=(proc.stdout, out, flags), daemon=True),
+            threading.Thread(target=_drain, args=(proc.stderr, err, flags), daemon=True),
+            threading.Thread(target=_feed, args=(proc.stdin, payload.encode("utf-8")), daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        status: HookStatus = "ok"
+        message = ""
+        try:
+            _wait(proc, max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            status, message = "timeout", f"timed out after {timeout_ms} ms"
+        except BaseException:
+            _stop(proc)
+            raise
+    for thread in threads:
+        thread.join(timeout=5)
     code = proc.returncode
     if status == "ok" and code != 0:
         status, message = "failed", f"exited with code {code}"

@@ -22,6 +22,7 @@ import datetime as _dt
 import errno
 import json
 import os
+import re
 import resource
 import secrets
 import sqlite3
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy import fsutil
+from shardpy.apply import journalcheck as jc
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import (
     SYNCFS_MIN,
@@ -46,7 +48,7 @@ from shardpy.fsutil import (
     syncfs_all,
 )
 from shardpy.importers.base import Plan, Step, sha256
-from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_path
+from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_corrupt, ledger_path
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -81,12 +83,61 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
+ACTIONS = frozenset({"create", "update", "merge", "conflict"})  # what base.build_plan emits
+
+
 def new_run_id(now: _dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
 def runs_dir(vault: Path) -> Path:
     return vault / IMPORTS_DIR
+
+
+def run_corrupt(run_id: str) -> ShardpyError:
+    return ShardpyError(
+        "IMPORT_RUN_JOURNAL_CORRUPT",
+        f"The journal of the interrupted import run {run_id} is unreadable (truncated or damaged)",
+        "It cannot be resumed. Run `shardpy import --abandon` to set it aside: the notes it already "
+        "wrote stay as they are, and new imports can run again.",
+        path=f"{IMPORTS_DIR}/{run_id}/{JOURNAL_NAME}",
+    )
+
+
+def run_refused(run_id: str, problems: list[str]) -> ShardpyError:
+    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    return ShardpyError(
+        "IMPORT_RUN_JOURNAL_INVALID",
+        f"Refusing to replay import run {run_id}: {shown}. Nothing was changed",
+        f"shardpy did not write this run in this vault (it was copied, planted or edited). Delete "
+        f"{IMPORTS_DIR}/{run_id}/ if you did not interrupt an import here.",
+        path=f"{IMPORTS_DIR}/{run_id}/{JOURNAL_NAME}",
+        details={"problems": problems},
+    )
+
+
+def _step_problems(vault: Path, row: tuple[Any, ...]) -> list[str]:
+    """The journal rules (shardpy/apply/journalcheck.py) for one step of a run."""
+    idx, action, target, pre_sha, new_sha, created = row
+    what = f"step {idx}"
+    problems: list[str] = []
+    try:
+        rel = jc.vault_path(vault, target, f"{what} target")
+        if rel.split("/", 1)[0].lower() in (".shardmind", ".git"):
+            problems.append(f"{what} targets the engine's own folder ({rel})")
+        if action not in ACTIONS:
+            problems.append(f"{what} has an unknown action")
+        jc.digest(pre_sha, f"{what} pre_sha")
+        jc.digest(new_sha, f"{what} new_sha", optional=False)
+        dirs = json.loads(created) if created else []
+        if not isinstance(dirs, list):
+            raise jc.Untrusted(f"{what} created_dirs is not a list")
+        for d in dirs:
+            jc.vault_path(vault, d, f"{what} created folder")
+    except (jc.Untrusted, ValueError, RecursionError) as exc:
+        problems.append(str(exc))
+    return problems
 
 
 class Journal:
@@ -105,18 +156,67 @@ class Journal:
     @classmethod
     def create(cls, vault: Path, run_id: str, meta: dict[str, str]) -> Journal:
         safe_target(vault, f"{IMPORTS_DIR}/{run_id}/{JOURNAL_NAME}")
+        jc.engine_folder(vault, IMPORTS_DIR)
+        vault_id = jc.ensure_vault_id(vault)[0]  # the run names its vault: a copied run is not replayed
         d = runs_dir(vault) / run_id
         d.mkdir(parents=True, exist_ok=False)
         conn = sqlite3.connect(d / JOURNAL_NAME)
         conn.executescript(JOURNAL_SCHEMA)
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [*meta.items(), ("state", "planning")])
+        rows = [*meta.items(), ("vault_id", vault_id), ("state", "planning")]
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", rows)
         conn.commit()
         return cls(vault, run_id, conn)
 
     @classmethod
     def open(cls, vault: Path, run_id: str) -> Journal:
-        conn = sqlite3.connect(runs_dir(vault) / run_id / JOURNAL_NAME)
-        return cls(vault, run_id, conn)
+        """An interrupted run's journal, checked whole: damaged pages are a typed error, not a crash."""
+        path = runs_dir(vault) / run_id / JOURNAL_NAME
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True)
+        except sqlite3.Error:
+            raise run_corrupt(run_id) from None
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+            if rows != [("ok",)]:
+                raise sqlite3.DatabaseError(str(rows[:3]))
+            journal = cls(vault, run_id, conn)
+            journal.meta()
+            journal.counts()
+        except sqlite3.Error:
+            conn.close()
+            raise run_corrupt(run_id) from None
+        return journal
+
+    def check(self) -> None:
+        """Before resume or abandon act: bound to this vault, every step within the journal rules."""
+        meta = self.meta()
+        problems: list[str] = []
+        if not jc.bound_to(self.vault, meta.get("vault_id")):
+            problems.append("it names another vault than this one (.shardmind/vault-id)")
+        for key in ("format", "into"):
+            if not isinstance(meta.get(key), str):
+                problems.append(f"its {key} is missing")
+        rows = self.conn.execute(
+            "SELECT idx, action, target, pre_sha, new_sha, created_dirs FROM steps ORDER BY idx"
+        )
+        for row in rows:
+            problems.extend(_step_problems(self.vault, tuple(row)))
+            if len(problems) > 20:
+                break
+        if problems:
+            raise run_refused(self.run_id, problems)
+
+    def sealed(self) -> bool:
+        """The plan was complete and durable before any note was written (see ``seal``)."""
+        meta = self.meta()
+        total, _ = self.counts()
+        plan = self.dir / PLAN_NAME
+        return (
+            meta.get("state") == "applying"
+            and meta.get("steps") == str(total)
+            and plan.is_file()
+            and not plan.is_symlink()
+        )
 
     def meta(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
@@ -147,7 +247,14 @@ class Journal:
         )
 
     def seal(self, plan: Plan) -> None:
-        """Make the plan and every step durable; from here on the run is resumable."""
+        """Make the plan and every step durable; from here on the run is resumable.
+
+        Order matters: the steps and their count commit first, then plan.json
+        is written (atomically), then the state says "applying". A run killed
+        before that last commit wrote no note and is discarded, never resumed.
+        """
+        total, _ = self.counts()
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('steps', ?)", (str(total),))
         self.conn.commit()
         _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan.json_chunks())
         self.set_meta("state", "applying")
@@ -183,30 +290,42 @@ def _blocks(chunks: Iterator[str], size: int = 1 << 16) -> Iterator[bytes]:
 
 
 def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
-    """(run id, state) of runs that started writing and neither finished nor were abandoned."""
-    root = runs_dir(vault)
+    """(run id, state) of runs that started and neither finished nor were abandoned.
+
+    A run without its plan.json never wrote a note (``seal``): it counts as
+    "planning" whatever its journal says, even when the journal cannot be
+    read (killed mid-commit, a rollback journal beside it).
+    """
+    root = jc.engine_folder(vault, IMPORTS_DIR)
     out: list[tuple[str, str]] = []
-    if not root.is_dir():
+    if root is None:
         return out
-    for d in sorted(root.iterdir()):
+    with os.scandir(root) as it:
+        names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False) and RUN_ID.fullmatch(e.name))
+    for name in names:
+        d = root / name
         jpath = d / JOURNAL_NAME
-        if not jpath.is_file():
+        if not jpath.is_file() or jpath.is_symlink():
             continue
-        try:
-            conn = sqlite3.connect(f"file:{jpath}?mode=ro", uri=True)
-            try:
-                if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
-                    row = None  # killed while creating the journal: nothing was written yet
-                else:
-                    row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            row = ("applying",)
-        state = row[0] if row else "planning"
-        if state in ("applying", "complete-pending") or state == "planning":
-            out.append((d.name, state))
+        if not (d / PLAN_NAME).is_file():
+            out.append((name, "planning"))
+            continue
+        state = _state_of(jpath)
+        if state in ("applying", "planning"):
+            out.append((name, state))
     return out
+
+
+def _state_of(jpath: Path) -> str:
+    try:
+        conn = sqlite3.connect(f"file:{jpath}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return "applying"  # unreadable after its plan was sealed: resume or abandon say what is wrong
+    return str(row[0]) if row else "planning"
 
 
 def discard_unsealed(vault: Path, runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -220,6 +339,15 @@ def discard_unsealed(vault: Path, runs: list[tuple[str, str]]) -> list[tuple[str
         else:
             kept.append((run_id, state))
     return kept
+
+
+def set_aside(vault: Path, run_id: str, now: str) -> None:
+    """Close a run whose journal cannot be read: keep the file (renamed) for inspection, record it."""
+    d = runs_dir(vault) / run_id
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(d / JOURNAL_NAME, d / f"{JOURNAL_NAME}.unreadable")
+    result = {"run_id": run_id, "state": "abandoned", "finished_at": now, "journal": "unreadable"}
+    fsutil.atomic_write(vault, f"{IMPORTS_DIR}/{run_id}/{RESULT_NAME}", json.dumps(result).encode())
 
 
 def _current(vault: Path, rel: str, folder_fd: int | None = None) -> tuple[bytes | None, str]:
@@ -537,9 +665,24 @@ def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
     vault = journal.vault
     lpath = ledger_path(vault)
     lpath.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.closing(sqlite3.connect(lpath)) as lconn:
-        lconn.executescript(SCHEMA)
-        lconn.commit()
+    try:
+        with contextlib.closing(sqlite3.connect(lpath)) as lconn:
+            lconn.executescript(SCHEMA)
+            lconn.commit()
+        _record(journal, lpath, fmt, into, now)
+    except sqlite3.DatabaseError:
+        # The notes are written; the run stays resumable and records them once the ledger is fixed.
+        raise ledger_corrupt() from None
+    conn = journal.conn
+    outcomes = dict(
+        conn.execute("SELECT COALESCE(outcome, 'pending'), COUNT(*) FROM steps GROUP BY 1").fetchall()
+    )
+    result = {"run_id": journal.run_id, "state": "complete", "finished_at": now, "outcomes": outcomes}
+    _finish(journal, result)
+    return result
+
+
+def _record(journal: Journal, lpath: Path, fmt: str, into: str, now: str) -> None:
     conn = journal.conn
     conn.create_function("casefold", 1, str.casefold, deterministic=True)
     conn.execute("ATTACH DATABASE ? AS ledger", (str(lpath),))
@@ -557,12 +700,6 @@ def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
         conn.commit()
     finally:
         conn.execute("DETACH DATABASE ledger")
-    outcomes = dict(
-        conn.execute("SELECT COALESCE(outcome, 'pending'), COUNT(*) FROM steps GROUP BY 1").fetchall()
-    )
-    result = {"run_id": journal.run_id, "state": "complete", "finished_at": now, "outcomes": outcomes}
-    _finish(journal, result)
-    return result
 
 
 def _finish(journal: Journal, result: dict[str, Any]) -> None:
@@ -583,6 +720,7 @@ class AbandonResult:
     removed: int = 0
     untouched: int = 0
     left: list[str] = field(default_factory=list)  # changed since the run wrote them: left as they are
+    unreadable: bool = False  # the journal could not be read: set aside, nothing rolled back
 
 
 def existing_prefix(vault: Path, into: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from shardpy.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.base import (
+    PROVENANCE_KEYS,
     Built,
     Notice,
     Provenance,
@@ -63,7 +64,6 @@ DEFAULT_IGNORE = [
     "Thumbs.db",
     "Desktop.ini",
 ]
-PROVENANCE_KEYS = ("imported_from", "source_path", "imported_at", "source_hash")
 
 
 class NoteLoc(NamedTuple):
@@ -291,7 +291,8 @@ class BasicMemoryAdapter:
             if record.name not in aliases:
                 aliases.append(record.name)
                 updates.append(("aliases", aliases))
-        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
+        theirs = PROVENANCE_KEYS if loc.clashing_keys else ()
+        updates.extend(provenance_items(prov, record.source_path, record.source_hash, source_keys=theirs))
         if fences is not None:
             if loc.clashing_keys:
                 known = split_frontmatter(text).data

@@ -315,7 +315,7 @@ class ClaudeCodeAdapter:
             updates += [("scope", "project"), ("projects", [name] if name else [])]
         if note_stem(record.target) != record.name:
             updates.append(("aliases", [record.name]))
-        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
+        updates.extend(provenance_items(prov, record.source_path, record.source_hash, source_keys=known))
         if fences is not None:
             block = render_block(fences[0], known, updates, newline)
         else:

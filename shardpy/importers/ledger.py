@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from shardpy.errors import ShardpyError
+
 IMPORTS_DIR = ".shardmind/imports"
 LEDGER_NAME = "ledger.sqlite3"
 
@@ -56,6 +58,28 @@ def ledger_path(vault: Path) -> Path:
     return vault / IMPORTS_DIR / LEDGER_NAME
 
 
+def ledger_corrupt() -> ShardpyError:
+    rel = f"{IMPORTS_DIR}/{LEDGER_NAME}"
+    return ShardpyError(
+        "IMPORT_LEDGER_CORRUPT",
+        f"The import records ({rel}) cannot be read: the file is damaged or not a database",
+        f"Restore it from a backup, or move it aside (mv {rel} {rel}.damaged): the next import then "
+        "treats every record as new and never overwrites a note that differs from what it would write.",
+        path=rel,
+    )
+
+
+def check_ledger(conn: sqlite3.Connection) -> None:
+    """Read the whole file once (a damaged page fails here, with a typed error, not mid-import)."""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+        conn.execute("SELECT COUNT(*) FROM records").fetchone()
+    except sqlite3.Error:
+        raise ledger_corrupt() from None
+    if rows != [("ok",)]:
+        raise ledger_corrupt()
+
+
 class Ledger:
     """Read access (and, for apply, the final upsert) to the import records."""
 
@@ -68,6 +92,11 @@ class Ledger:
         if not path.is_file():
             return cls(None)
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            check_ledger(conn)
+        except ShardpyError:
+            conn.close()
+            raise
         return cls(conn)
 
     def close(self) -> None:

@@ -112,7 +112,7 @@ class McpMemoryAdapter:
         if stripped.startswith(("{", "[")):
             try:
                 whole = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # deeply nested: read line by line below
                 whole = None
             if isinstance(whole, dict) and ("entities" in whole or "relations" in whole):
                 for e in whole.get("entities") or []:
@@ -139,6 +139,8 @@ class McpMemoryAdapter:
                 yield n, json.loads(line), ""
             except ValueError as exc:
                 yield n, None, f"invalid JSON: {exc}"
+            except RecursionError:  # 200k nested "[": a bad line like any other, not a crash
+                yield n, None, "invalid JSON: nested too deeply"
 
     def scan(self) -> Iterator[Record | Skipped | Notice]:
         try:

@@ -25,6 +25,7 @@ from shardpy.importers.apply import (
     incomplete_runs,
     new_run_id,
     runs_dir,
+    set_aside,
 )
 from shardpy.importers.base import Adapter, Plan, PlanOptions, Progress, build_plan
 from shardpy.importers.ledger import Ledger
@@ -92,11 +93,10 @@ def resolve_into(vault: Path, fmt: str, into: str | None) -> str:
             f"--into must be a folder inside the vault, got {rel!r}",
             "Pass a vault-relative path without '..', e.g. --into memories/agent.",
         ) from None
-    first = rel.split("/", 1)[0]
-    if first.startswith("."):
+    if any(part.startswith(".") for part in rel.split("/")):
         raise ShardpyError(
             "IMPORT_INTO_UNSAFE",
-            f"--into may not be a hidden folder ({rel})",
+            f"--into may not be or lie in a hidden folder ({rel})",
             "Pick a visible folder; .shardmind/ and .obsidian/ belong to the tools.",
         )
     return rel
@@ -168,6 +168,33 @@ def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]]:
     return merge
 
 
+def recover_pending(vault: Path) -> None:
+    """Like every writing command: first finish or roll back an interrupted transaction (an
+    install, update or adopt killed here); a journal recovery refuses stops the import too."""
+    from shardpy.apply.transaction import recover
+
+    recover(vault)
+
+
+def _refuse_unless_live(vault: Path, runs: list[tuple[str, str]]) -> None:
+    """A run is interrupted only when no process holds the vault lock; else it is running now."""
+    from shardpy.vault.lock import vault_lock
+
+    try:
+        with vault_lock(vault, command="import --dry-run"):
+            pass
+    except ShardpyError as exc:
+        if exc.code != "VAULT_LOCKED":
+            raise
+        ids = ", ".join(r for r, _ in runs)
+        raise ShardpyError(
+            "VAULT_LOCKED",
+            f"An import run is being applied to this vault right now ({ids})",
+            "Wait for it to finish, then run the dry run again.",
+        ) from None
+    raise _interrupted_error(runs)
+
+
 def _interrupted_error(runs: list[tuple[str, str]]) -> ShardpyError:
     ids = ", ".join(r for r, _ in runs)
     return ShardpyError(
@@ -214,7 +241,7 @@ def run_import(
     if not apply:
         pending = [r for r in incomplete_runs(vault) if r[1] != "planning"]
         if pending:
-            raise _interrupted_error(pending)
+            _refuse_unless_live(vault, pending)
         adapter = make_adapter(fmt, source, strict=strict)
         ledger = Ledger.open_readonly(vault)
         try:
@@ -226,6 +253,7 @@ def run_import(
     from shardpy.vault.lock import vault_lock
 
     with vault_lock(vault, command="import"):
+        recover_pending(vault)
         pending = discard_unsealed(vault, incomplete_runs(vault))
         if pending:
             raise _interrupted_error(pending)
@@ -304,17 +332,48 @@ def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -
     if not runs_dir(vault).is_dir():
         raise _nothing_to_resume()
     with vault_lock(vault, command="import --resume"):
-        pending = discard_unsealed(vault, incomplete_runs(vault))
-        if not pending:
-            raise _nothing_to_resume()
-        run_id = pending[-1][0]
-        journal = Journal.open(vault, run_id)
+        recover_pending(vault)
+        journal = _open_interrupted(vault)
         meta = journal.meta()
         total, done = journal.counts()
         changed = _source_changes(journal, meta)
         applied = execute(journal, progress, resuming=True)
         result = complete(journal, meta["format"], meta["into"], iso(utc_now()))
-        return ResumeOutcome(run_id, meta, total, total - done, applied, result, changed)
+        return ResumeOutcome(journal.run_id, meta, total, total - done, applied, result, changed)
+
+
+def _open_interrupted(vault: Path) -> Journal:
+    """The latest interrupted run, sealed and within the journal rules; else a typed error."""
+    runs = incomplete_runs(vault)
+    pending = discard_unsealed(vault, runs)
+    if not pending:
+        unsealed = [r for r, state in runs if state == "planning"]
+        raise _plan_incomplete(unsealed[-1]) if unsealed else _nothing_to_resume()
+    run_id = pending[-1][0]
+    journal = Journal.open(vault, run_id)
+    if not journal.sealed():
+        # Killed while the plan was being written: no note was written yet. Resuming would
+        # "finish" a partial plan and report success for work never done.
+        journal.close()
+        shutil.rmtree(journal.dir, ignore_errors=True)
+        raise _plan_incomplete(run_id)
+    try:
+        journal.check()
+    except ShardpyError:
+        journal.close()
+        raise
+    return journal
+
+
+def _plan_incomplete(run_id: str) -> ShardpyError:
+    """Nothing to resume, said precisely: the run died before its plan was complete."""
+    return ShardpyError(
+        "IMPORT_NOTHING_TO_RESUME",
+        f"There is nothing to resume: import run {run_id} was interrupted while its plan was being "
+        "written, so nothing had been imported; the run was discarded",
+        "Run the same import again: `shardpy import --from FORMAT SOURCE --apply`.",
+        details={"discarded_run": run_id},
+    )
 
 
 def _nothing_to_resume() -> ShardpyError:
@@ -346,10 +405,14 @@ def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
     if not runs_dir(vault).is_dir():
         raise _nothing_to_resume()
     with vault_lock(vault, command="import --abandon"):
-        pending = discard_unsealed(vault, incomplete_runs(vault))
-        if not pending:
-            raise _nothing_to_resume()
-        run_id = pending[-1][0]
-        journal = Journal.open(vault, run_id)
+        recover_pending(vault)
+        try:
+            journal = _open_interrupted(vault)
+        except ShardpyError as exc:
+            if exc.code != "IMPORT_RUN_JOURNAL_CORRUPT":
+                raise
+            run_id = discard_unsealed(vault, incomplete_runs(vault))[-1][0]
+            set_aside(vault, run_id, iso(utc_now()))
+            return run_id, AbandonResult(unreadable=True)
         meta = journal.meta()
-        return run_id, abandon(journal, iso(utc_now()), meta.get("into", ""))
+        return journal.run_id, abandon(journal, iso(utc_now()), meta.get("into", ""))

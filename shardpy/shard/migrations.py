@@ -60,6 +60,22 @@ def _bad(display: str, raw: Any, loc: list[str | int], message: str) -> ShardpyE
     )
 
 
+# Folders a migration may never move from or into: the engine's own, version control's.
+_FORBIDDEN = frozenset({".shardmind", ".git", ".hg", ".svn", ".jj"})
+
+
+def _engine_problem(path: str) -> str | None:
+    from shardpy.fsutil import TMP_MARK
+    from shardpy.vault.layout import VALUES_FILE
+
+    parts = [p.lower() for p in path.rstrip("/").split("/")]
+    if any(p in _FORBIDDEN for p in parts):
+        return f"{path!r} lies in an engine or version-control folder"
+    if parts == [VALUES_FILE] or any(p.startswith(TMP_MARK) for p in parts):
+        return f"{path!r} is one of shardpy's own files"
+    return None
+
+
 def _rename(display: str, raw: Any, i: int, entry: Any) -> Rename:
     if (
         not isinstance(entry, dict)
@@ -73,6 +89,10 @@ def _rename(display: str, raw: Any, i: int, entry: Any) -> Rename:
             check_relpath(value.rstrip("/"))
         except ShardpyError:
             raise _bad(display, raw, ["renames", i], f"unsafe path {value!r}") from None
+    for value in (source, target):
+        problem = _engine_problem(value)
+        if problem:
+            raise _bad(display, raw, ["renames", i], problem)
     if source.endswith("/") != target.endswith("/"):
         raise _bad(
             display, raw, ["renames", i], "a folder rename needs a trailing '/' on both `from` and `to`"
@@ -113,6 +133,30 @@ def load_file_migrations(directory: Path | None) -> list[FileMigration]:
         )
         out.append(parse_migration(raw, display=display, fallback_version=path.stem))
     return sorted(out, key=lambda m: parse_version(m.version))
+
+
+def _in_produced(path: str, produced: set[str]) -> bool:
+    if path.endswith("/"):
+        return any(p.startswith(path) for p in produced)
+    return path in produced
+
+
+def check_scope(migrations: Iterable[FileMigration], produced: set[str]) -> None:
+    """A rename touching a dot folder (``.claude/``, ``.obsidian/``) must move the shard's own
+    produced paths (old or new version): a hidden folder is otherwise the user's or a tool's."""
+    for migration in migrations:
+        for rename in migration.renames:
+            for value in (rename.source, rename.target):
+                hidden = any(p.startswith(".") for p in value.rstrip("/").split("/"))
+                if hidden and not _in_produced(value, produced):
+                    raise ShardpyError(
+                        "MIGRATION_INVALID",
+                        f"{migration.file}: the rename {rename.source} -> {rename.target} reaches into "
+                        f"the hidden folder {value!r}, which the shard does not produce",
+                        "A migration may move only the shard's own paths or visible user folders; "
+                        "report this to the shard's author.",
+                        path=migration.file,
+                    )
 
 
 def select_migrations(migrations: Iterable[FileMigration], old: str, new: str) -> list[FileMigration]:

@@ -8,11 +8,14 @@ base exactly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
+import signal
+import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -98,6 +101,8 @@ _PRINTED: ContextVar[tuple[str, list[Any]] | None] = ContextVar("shardpy_printed
 
 
 def _token_finalize(value: Any) -> Any:
+    if isinstance(value, _printing_fails()):
+        str(value)  # fails here, inside the render, with the template's name and line
     active = _PRINTED.get()
     if active is None:
         return _plain_finalize(value)
@@ -179,20 +184,71 @@ _FINALIZERS: dict[str, Callable[[Any], Any]] = {
 
 _ENVS: dict[str, Any] = {}
 
+# A template is code from the shard author: bound what one render may cost. Far above any
+# real vault file, far below what hangs an install or fills the memory.
+RENDER_SECONDS = 10.0
+MAX_OUTPUT = 8 * 1024 * 1024  # characters of one rendered template
+MAX_EXPONENT = 4096
+
+
+class _Limit(Exception):
+    """A render went over RENDER_SECONDS or MAX_OUTPUT (raised inside Jinja's code)."""
+
+
+def _bounded_env_class() -> type:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class BoundedEnvironment(ImmutableSandboxedEnvironment):
+        """The sandbox, plus: `*` never builds a value over MAX_OUTPUT, `**` never a huge number."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "*":
+                for seq, count in ((left, right), (right, left)):
+                    sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
+                    if sized and len(seq) * count > MAX_OUTPUT:
+                        raise _Limit(f"a value over {MAX_OUTPUT:,} characters")
+            elif isinstance(right, int) and isinstance(left, int) and abs(right) > MAX_EXPONENT:
+                raise _Limit(f"an exponent over {MAX_EXPONENT}")
+            return super().call_binop(context, operator, left, right)
+
+    return BoundedEnvironment
+
+
+@lru_cache(maxsize=1)
+def _printing_fails() -> type:
+    from jinja2 import Undefined
+
+    class PrintingFails(Undefined):
+        """Falsy and empty when tested or looped over; an error when printed."""
+
+        __slots__ = ()
+
+        def __str__(self) -> str:
+            self._fail_with_undefined_error()
+            return ""  # not reached: the call above raises UndefinedError
+
+    return PrintingFails
+
 
 def make_env(kind: str = "plain") -> Any:
     """A sandboxed environment; ``kind`` picks how printed values are finalised
-    ('token' prints frontmatter values as placeholders, see _PRINTED)."""
+    ('token' prints frontmatter values as placeholders, see _PRINTED).
+
+    Printing an undefined name fails the render: a misspelt value would
+    otherwise install as an empty string without a word. Testing one stays
+    allowed (``{% if item.name %}``, ``| default(...)``), as in Jinja.
+    """
     env = _ENVS.get(kind)
     if env is None:
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        env = ImmutableSandboxedEnvironment(
+        env = _bounded_env_class()(
             autoescape=False,
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
             finalize=_FINALIZERS[kind],
+            undefined=_printing_fails(),
         )
         _ENVS[kind] = env
     return env
@@ -218,6 +274,43 @@ def _compiled(kind: str, source: str, name: str) -> Any:
     return env.template_class.from_code(env, code, env.make_globals(None))
 
 
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise _Limit in the render once ``seconds`` have passed (SIGALRM; main thread only,
+    where every command renders; elsewhere only the output bound applies)."""
+    if threading.current_thread() is not threading.main_thread() or _IN_DEADLINE.get():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise _Limit(f"more than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    token = _IN_DEADLINE.set(True)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _IN_DEADLINE.reset(token)
+
+
+_IN_DEADLINE: ContextVar[bool] = ContextVar("shardpy_render_deadline", default=False)
+
+
+def _render_bounded(template: Any, ctx: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+    size = 0
+    with _deadline(RENDER_SECONDS):
+        for chunk in template.generate(**ctx):
+            size += len(chunk)
+            if size > MAX_OUTPUT:
+                raise _Limit(f"output over {MAX_OUTPUT:,} characters")
+            parts.append(chunk)
+    return "".join(parts)
+
+
 def render_string(
     source: str, ctx: Mapping[str, Any], *, name: str, line_offset: int = 0, kind: str = "plain"
 ) -> str:
@@ -225,7 +318,16 @@ def render_string(
     from jinja2 import TemplateError
 
     try:
-        return str(_compiled(kind, source, name).render(**ctx))
+        return _render_bounded(_compiled(kind, source, name), ctx)
+    except _Limit as exc:
+        raise ShardpyError(
+            "RENDER_LIMIT",
+            f"Template {name} went over a rendering limit: {exc}",
+            "A template may not take more than "
+            f"{RENDER_SECONDS:g} s or produce more than {MAX_OUTPUT:,} characters; "
+            "report this to the shard's author.",
+            path=name,
+        ) from None
     except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
         line = _error_line(exc, name)
         raise ShardpyError(

@@ -69,3 +69,33 @@ def killed_after(ops: int, *args: str, cwd: Path) -> subprocess.CompletedProcess
     )
     assert proc.returncode == 9, proc.stdout + proc.stderr
     return proc
+
+
+IMPORT_KILL = """
+import os, sys
+import shardpy.importers.apply as a
+import shardpy.importers.service as s
+where = os.environ["KILL_AT"]
+def die(*args, **kwargs):
+    os._exit(9)  # as SIGKILL
+if where == "seal":
+    a.Journal.seal = die  # the plan's steps added, not yet sealed
+else:
+    s.execute = die  # sealed, no note written yet
+sys.argv = ["shardpy", *sys.argv[1:]]
+from shardpy.cli.app import main
+main()
+"""
+
+
+def import_killed(at: str, *args: str | Path, cwd: Path) -> None:
+    """``shardpy import ARGS`` killed at ``seal`` (plan not yet sealed) or ``execute`` (sealed)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_KILL, "import", *map(str, args)],
+        cwd=cwd,
+        env=child_env({"KILL_AT": at}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 9, proc.stdout + proc.stderr
