@@ -81,7 +81,15 @@ def rel_parts(rel: str) -> tuple[str, ...]:
     dropped); refuses absolute paths, ``..`` and backslashes. Plain string
     work: this runs several times for every file a command writes."""
     parts = tuple(p for p in rel.split("/") if p and p != ".")
-    if not parts or rel.startswith("/") or ".." in parts or "\\" in rel:
+    if "\\" in rel:
+        # On Windows a backslash separates folders: such a name means another path there.
+        raise ShardpyError(
+            "PATH_UNSAFE",
+            f"Refusing path {rel!r}: a file or folder name may not contain a backslash",
+            "Rename it without '\\' (folders are separated by '/').",
+            path=rel,
+        )
+    if not parts or rel.startswith("/") or ".." in parts:
         raise ShardpyError(
             "PATH_UNSAFE",
             f"Refusing unsafe path {rel!r}",
@@ -271,6 +279,17 @@ def replaced_mode(name: str, rel: str, *, dir_fd: int | None = None) -> int | No
     return current
 
 
+NAME_MAX = 255  # bytes of one file name (Linux, macOS)
+
+
+def temp_tail(base: str) -> str:
+    """What follows ``TMP_MARK<8 hex>-`` in the temporary name for the file ``base``: the name
+    itself, or, when that would make the temporary name too long, a digest of it."""
+    if len(TMP_MARK) + 9 + len(os.fsencode(base)) <= NAME_MAX:
+        return base
+    return "h" + hashlib.sha256(os.fsencode(base)).hexdigest()[:32]
+
+
 def replace_with(
     name: str, chunks: Iterable[bytes], *, mode: int | None, durable: bool, dir_fd: int | None = None
 ) -> None:
@@ -280,7 +299,7 @@ def replace_with(
     name carries TMP_MARK, so a crash's leftover is recognised and removed.
     """
     base = name.rpartition("/")[2]
-    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{base}"  # beside ``name``
+    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(base)}"  # beside it
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         fd = os.open(tmp, flags, 0o666 if mode is None else mode, dir_fd=dir_fd)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import atomic_write, rel_parts
+from shardpy.fsutil import atomic_write, rel_parts, symlink_refused
 from shardpy.vault.layout import BACKUPS, SIDECAR, VAULT_ID
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -106,11 +106,13 @@ def engine_folder(root: Path, rel: str) -> Path | None:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             return None
-        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
-            shown = current[len(os.fspath(root)) + 1 :]
+        shown = current[len(os.fspath(root)) + 1 :]
+        if stat.S_ISLNK(mode):
+            raise symlink_refused(shown)
+        if not stat.S_ISDIR(mode):
             raise ShardpyError(
                 "ENGINE_FOLDER_UNSAFE",
-                f"{shown} is not a real folder (a symbolic link or a file)",
+                f"{shown} is a file where shardpy keeps a folder",
                 "shardpy never uses its own folders through a link. Remove the link (or move the "
                 "file away) and run the command again.",
                 path=shown,

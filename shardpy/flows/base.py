@@ -19,10 +19,16 @@ from shardpy.vault.state import State
 class BaseRenderer:
     vault: Path
     state: State
+    # Engine folders are read only when they are real folders, never through a link.
+    templates_ok: bool = True
+    bases_ok: bool = True
 
     @classmethod
     def from_vault(cls, vault: Path, state: State) -> BaseRenderer:
-        return cls(vault, state)
+        from shardpy.apply.journalcheck import real_folder
+
+        templates, bases = (real_folder(vault, d) for d in (layout.TEMPLATES, layout.PINNED_BASES))
+        return cls(vault, state, templates, bases)
 
     def context(self) -> RenderContext:
         st = self.state
@@ -36,11 +42,13 @@ class BaseRenderer:
         if rec is None:
             return None
         pinned = self.vault / layout.pinned_base_path(path)
-        if pinned.is_file() and not pinned.is_symlink():
+        if self.bases_ok and pinned.is_file() and not pinned.is_symlink():
             data = pinned.read_bytes()
             if sha256_bytes(data) == rec.rendered_hash:
                 return data
         cached = self.vault / layout.template_cache_path(rec.template)
+        if not self.templates_ok:
+            return None
         try:
             data = cached.read_bytes()
         except (FileNotFoundError, IsADirectoryError):

@@ -105,7 +105,10 @@ def _count(report: StatusReport, vault: Path, state: State) -> None:
         counts[d.live] += 1
         cls = state.files[path].content_class
         by_class.setdefault(cls, {"managed": 0, "modified": 0, "volatile": 0, "missing": 0})[d.live] += 1
-        if d.live == "modified":
+        if d.unreadable:
+            report.warnings.append(f"{path} cannot be read (check its permissions)")
+            report.modified.append({"path": path, "class": cls, "unreadable": True})
+        elif d.live == "modified":
             report.modified.append({"path": path, "class": cls})
         elif d.live == "missing":
             report.missing.append(path)
@@ -204,7 +207,7 @@ def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> Non
     renderer = BaseRenderer.from_vault(vault, state)
     for item in report.modified:
         path = item["path"]
-        base = renderer.render(path)
+        base = None if item.get("unreadable") else renderer.render(path)
         if base is None:
             continue
         added, removed = _line_diff(base, (vault / path).read_bytes())

@@ -372,7 +372,7 @@ def remove_stale_temps(vault: Path, targets: list[str]) -> int:
     by_dir: dict[str, set[str]] = {}
     for t in targets:
         folder, _, name = t.rpartition("/")
-        by_dir.setdefault(folder, set()).add(name)
+        by_dir.setdefault(folder, set()).add(fsutil.temp_tail(name))
     removed = 0
     for folder, names in by_dir.items():
         try:

@@ -19,6 +19,7 @@ class Drift:
     path: str
     live: Live
     disk_hash: str | None
+    unreadable: bool = False  # the file is there but cannot be read (permissions, I/O error)
 
 
 def classify(record: FileRecord, disk_hash: str | None) -> Live:
@@ -59,5 +60,18 @@ def hash_paths(root: Path, paths: Iterable[str]) -> dict[str, str | None]:
 
 
 def scan(root: Path, files: dict[str, FileRecord]) -> dict[str, Drift]:
-    hashes = hash_paths(root, files)
+    """Each produced file's drift; a file that cannot be read counts as modified (it is not what
+    the shard wrote, as far as anyone can tell) and says so, instead of failing the whole scan."""
+    try:
+        hashes = hash_paths(root, files)
+    except OSError:
+        return {p: _drift_of(root, p, rec) for p, rec in files.items()}
     return {p: Drift(p, classify(rec, hashes[p]), hashes[p]) for p, rec in files.items()}
+
+
+def _drift_of(root: Path, path: str, record: FileRecord) -> Drift:
+    try:
+        found = sha256_file(root / path)
+    except OSError:
+        return Drift(path, "modified", None, unreadable=True)
+    return Drift(path, classify(record, found), found)
