@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 from shardpy.shard.loader import Shard, load_shard
 from shardpy.shard.produce import Production, produce
 from shardpy.shard.render import RenderContext
+from shardpy.shard.walk import SourceFile
 from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
 
 
@@ -37,12 +38,21 @@ class Prepared:
             return self.shard.content_hash()
         return self.fetched.archive_sha256
 
-    def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-        """Every output of this shard for these answers (the one render path)."""
+    def render(
+        self,
+        values: dict[str, Any],
+        modules: dict[str, str],
+        install_date: str,
+        *,
+        files: list[SourceFile] | None = None,
+        read: Callable[[str], bytes] | None = None,
+    ) -> Production:
+        """Every output of this shard for these answers (the one render path);
+        ``files`` / ``read``: some of its sources, read from elsewhere (a clone's copy)."""
         m = self.shard.manifest
         included = [k for k, v in modules.items() if v == "included"]
         ctx = RenderContext(values, included, m.name, m.namespace, m.version, install_date)
-        return produce(self.shard.files, self.shard.read, ctx, included)
+        return produce(self.shard.files if files is None else files, read or self.shard.read, ctx, included)
 
     def module_counts(self) -> dict[str, int]:
         """Files per module, for the module review."""
