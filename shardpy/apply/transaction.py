@@ -308,6 +308,7 @@ def _finish(root: Path, journal: dict[str, Any]) -> None:
     backup_dir = root / journal.get("backup_dir", "")
     if backup_dir.is_dir() and not any(e.get("existed") for e in journal.get("touched", [])):
         shutil.rmtree(backup_dir, ignore_errors=True)
+    _prune_emptied(root, [e["path"] for e in journal.get("touched", [])])
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / JOURNAL)
     _prune_backups(root)
@@ -345,3 +346,18 @@ def recover(root: Path) -> RecoveryReport | None:
         return RecoveryReport("completed", label, count, started)
     _rollback(root, journal)
     return RecoveryReport("rolled-back", label, count, started)
+
+
+def _prune_emptied(root: Path, paths: list[str]) -> None:
+    """Folders the transaction's deletes left empty (a removed module's
+    `.gemini/`) go too; a folder holding anything stays."""
+    for path in paths:
+        if os.path.lexists(root / path):
+            continue
+        parent = Path(path).parent
+        while parent != Path(".") and parent != Path(SIDECAR):
+            try:
+                os.rmdir(root / parent)  # only an empty folder: anything in it keeps it
+            except OSError:
+                break
+            parent = parent.parent
