@@ -10,10 +10,21 @@ from tests.environment import missing_distributions
 from tests.shardkit import Cli
 
 
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # Without pytest-xdist, the README's `-n 2` would stop at argparse's "unrecognized
+    # arguments" before pytest_configure could say which packages are missing.
+    if not pluginmanager.has_plugin("xdist"):
+        # pytest reserves short options for plugins: registered the way pytest-xdist itself does.
+        group = parser.getgroup("xdist", "distributed testing (pytest-xdist is not installed)")
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="needs pytest-xdist")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Without this, a Python that never ran the README's install command fails with
     # a ModuleNotFoundError per test module that happens to import a dependency.
     missing = missing_distributions()
+    if config.getoption("numprocesses", None) is not None and not config.pluginmanager.has_plugin("xdist"):
+        missing = sorted({*missing, "pytest-xdist"})
     if missing:
         raise pytest.UsageError(
             f"shardpy's dependencies are not installed for {sys.executable}: missing "

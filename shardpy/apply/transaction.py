@@ -513,6 +513,7 @@ def _finish(root: Path, journal: _Checked) -> None:
     _remove_temp_files(root, [e.path for e in journal.entries])
     if not any(e.existed for e in journal.entries) and jc.real_folder(root, journal.backup_dir):
         shutil.rmtree(root / journal.backup_dir, ignore_errors=True)
+    _prune_emptied(root, [e.path for e in journal.entries])
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / JOURNAL)
     _prune_backups(root)
@@ -555,3 +556,18 @@ def recover(root: Path) -> RecoveryReport | None:
         return RecoveryReport("completed", journal.label, count, journal.started_at)
     kept = _rollback(root, journal)
     return RecoveryReport("rolled-back", journal.label, count, journal.started_at, kept)
+
+
+def _prune_emptied(root: Path, paths: list[str]) -> None:
+    """Folders the transaction's deletes left empty (a removed module's
+    `.gemini/`) go too; a folder holding anything stays."""
+    for path in paths:
+        if os.path.lexists(root / path):
+            continue
+        parent = Path(path).parent
+        while parent != Path(".") and parent != Path(SIDECAR):
+            try:
+                os.rmdir(root / parent)  # only an empty folder: anything in it keeps it
+            except OSError:
+                break
+            parent = parent.parent

@@ -165,6 +165,14 @@ def _copier_lines(info: dict[str, Any]) -> None:
     con.print("answers: " + (", ".join(f"{k}={v!r}" for k, v in answers.items()) or "none"))
 
 
+def _value_change(change: dict[str, Any]) -> str:
+    if change.get("added"):
+        return f"{change['new']!r} (new)"
+    if change.get("removed"):
+        return f"removed (was {change['old']!r})"
+    return f"{change['old']!r} → {change['new']!r}"
+
+
 def _attention_lines(con: Any, report: StatusReport) -> None:
     """What needs the user: conflicts left in files, import runs left half done."""
     for path in report.conflicts:
@@ -367,7 +375,7 @@ def update_result(result: UpdateResult, *, verbose: bool) -> None:
     if result.values_asked:
         con.print(f"  new values: {', '.join(result.values_asked)}")
     for key, change in result.values_changed.items():
-        con.print(f"  value {key}: {change['old']!r} → {change['new']!r}")
+        con.print(f"  value {key}: {_value_change(change)}")
     added = [
         m
         for m, v in result.modules_after.items()

@@ -16,6 +16,7 @@ from typing import Any
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
+from shardpy.flows.clonetemplates import clone_templates, template_ops
 from shardpy.flows.copierprep import CopierPrepared
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
@@ -71,6 +72,7 @@ class AdoptResult:
     hooks: list[HookResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     recovery: RecoveryReport | None = None
+    templates_rendered: dict[str, str] = field(default_factory=dict)  # clone's template → its rendered path
 
     def summary(self) -> dict[str, int]:
         out = {
@@ -116,6 +118,7 @@ class AdoptResult:
             "files": [a.to_json() for a in self.actions if a.action != "unchanged"],
             "hooks": [h.to_json() for h in self.hooks],
             "warnings": self.warnings,
+            "templates_rendered": self.templates_rendered,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
         }
 
@@ -168,17 +171,23 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
         production = prep.render(values, modules, install_date)
-        disk = VaultDisk(vault, set(production.outputs))
+        overlay, templates = clone_templates(prep, vault, production, (values, modules, install_date))
+        disk = VaultDisk(vault, set(production.outputs), overlay)
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
         _decide(actions, mode, opts, ui, vault)
         result.actions = actions
-        touched = {a.path for a in actions} | {a.from_path for a in actions if a.from_path}
+        result.templates_rendered = {templates[p]: p for p in sorted(templates)}
+        touched = (
+            {a.path for a in actions}
+            | {a.from_path for a in actions if a.from_path}
+            | set(templates.values())
+        )
         result.left_alone = sum(1 for _ in user_files(vault, touched))
         if opts.dry_run:
             return result
         files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
         state = new_state(prep, values, modules, install_date, files)
-        ops = _ops(prep, vault, actions, state)
+        ops = _ops(prep, vault, actions, state) + template_ops(actions, overlay, templates)
         with vault_lock(vault, command="adopt"):
             _refuse(vault)
             Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))

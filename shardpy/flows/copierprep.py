@@ -9,7 +9,7 @@ base kept in ``.shardmind/templates/`` is the rendered bytes themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -124,9 +124,19 @@ class CopierPrepared(Prepared):
 
     # -- rendering --------------------------------------------------------------------
 
-    def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
+    def render(
+        self,
+        values: dict[str, Any],
+        modules: dict[str, str],
+        install_date: str,
+        *,
+        files: list[SourceFile] | None = None,
+        read: Callable[[str], bytes] | None = None,
+    ) -> Production:
         """copier renders the answers into a scratch tree; that tree becomes
-        this source's shard (its files are all static)."""
+        this source's shard (its files are all static). ``files`` / ``read``
+        (a shard clone's own template copies) have no copier counterpart: a
+        copier project holds rendered files only."""
         self.template.check_trust(self.operation, self.old_commit)
         rendered = self.template.render(values, self.dest_name)
         self._scratch.append(rendered.root.parent)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from shardpy.shard.loader import Shard, load_shard
 from shardpy.shard.produce import Production
+from shardpy.shard.walk import SourceFile
 from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
 
 
@@ -39,10 +40,19 @@ class Prepared:
             return self.shard.content_hash()
         return self.fetched.archive_sha256
 
-    def render(self, values: dict[str, Any], modules: dict[str, str], install_date: str) -> Production:
-        """Every output of this shard for these answers (the one render path)."""
+    def render(
+        self,
+        values: dict[str, Any],
+        modules: dict[str, str],
+        install_date: str,
+        *,
+        files: list[SourceFile] | None = None,
+        read: Callable[[str], bytes] | None = None,
+    ) -> Production:
+        """Every output of this shard for these answers (the one render path);
+        ``files`` / ``read``: some of its sources, read from elsewhere (a clone's copy)."""
         included = [k for k, v in modules.items() if v == "included"]
-        return self.shard.produce(values, included, install_date)
+        return self.shard.produce(values, included, install_date, files=files, read=read)
 
     def values_to_record(self, values: dict[str, Any]) -> dict[str, Any]:
         """The values state and the values file keep."""

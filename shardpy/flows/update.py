@@ -179,11 +179,18 @@ def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
         if spec.kind in ("local", "bundled", "tarball"):
             raise ShardpyError(
                 "UPDATE_NO_RELEASES",
-                f"--release needs a source with releases; this vault came from {spec.kind} {state.source}",
+                f"--release needs a source with releases; this vault came from {_described(spec)}",
                 "Update from the directory or archive as it is now: run `shardpy update` without --release.",
             )
         return spec.with_version(opts.release, None)
     return spec.with_version(None, None)
+
+
+def _described(spec: SourceSpec) -> str:
+    """A source as a sentence names it (`the folder X`, not `local X`)."""
+    if spec.kind == "bundled":
+        return "the flagship shard bundled with shardpy"
+    return f"the {'archive' if spec.kind == 'tarball' else 'folder'} {spec.display()}"
 
 
 def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
@@ -262,10 +269,18 @@ def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, di
     from deepdiff import DeepDiff
 
     diff = DeepDiff(before, after, ignore_numeric_type_changes=True)
-    return {
-        str(key): {"old": before.get(key), "new": after.get(key)}
-        for key in sorted(diff.affected_root_keys, key=str)
-    }
+    return {str(key): _change(before, after, key) for key in sorted(diff.affected_root_keys, key=str)}
+
+
+def _change(before: dict[str, Any], after: dict[str, Any], key: Any) -> dict[str, Any]:
+    """old and new value; ``added`` / ``removed`` when the key is new or gone (its old or
+    new value is then no value, not null)."""
+    change: dict[str, Any] = {"old": before.get(key), "new": after.get(key)}
+    if key not in before:
+        change["added"] = True
+    if key not in after:
+        change["removed"] = True
+    return change
 
 
 def _modules(prep: Prepared, state: State, opts: UpdateOptions, ui: UI) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,13 +54,22 @@ class Shard:
     def read(self, source_path: str) -> bytes:
         return (self.root / source_path).read_bytes()
 
-    def produce(self, values: Mapping[str, Any], included: list[str], install_date: str) -> Production:
-        """Every output of this shard for these answers and modules (the one render path)."""
+    def produce(
+        self,
+        values: Mapping[str, Any],
+        included: list[str],
+        install_date: str,
+        *,
+        files: list[SourceFile] | None = None,
+        read: Callable[[str], bytes] | None = None,
+    ) -> Production:
+        """Every output of this shard for these answers and modules (the one render path);
+        ``files`` / ``read``: some of its sources, read from elsewhere (a clone's copy)."""
         from shardpy.shard.produce import produce
         from shardpy.shard.render import RenderContext
 
         ctx = RenderContext.of(self.manifest, values, included, install_date)
-        return produce(self.files, self.read, ctx, included)
+        return produce(self.files if files is None else files, read or self.read, ctx, included)
 
     def hook_script(self, script: str) -> Path:
         return self.root / script

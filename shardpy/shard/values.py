@@ -195,7 +195,13 @@ def read_values_file(path: Path, *, display: str | None = None) -> dict[str, Any
     from shardpy.shard.yamlio import load_yaml_file, to_plain
 
     shown = display or path.name
-    data = load_yaml_file(path, display=shown, code="VALUES_FILE_INVALID", missing_code="VALUES_FILE_MISSING")
+    data = load_yaml_file(
+        path,
+        display=shown,
+        code="VALUES_FILE_INVALID",
+        missing_code="VALUES_FILE_MISSING",
+        missing_hint=f"Check the path: {path} should be a YAML file of value names and answers.",
+    )
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -61,16 +61,16 @@ def too_large(exc: Any, *, display: str, code: str) -> ShardpyError:
     )
 
 
-def _read_text(path: Path, *, display: str, code: str, missing_code: str) -> str:
+_MISSING_HINT = "A shard keeps its manifest and schema under .shardmind/."
+
+
+def _read_text(
+    path: Path, *, display: str, code: str, missing_code: str, missing_hint: str = _MISSING_HINT
+) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ShardpyError(
-            missing_code,
-            f"{display} not found",
-            "A shard keeps its manifest and schema under .shardmind/.",
-            path=display,
-        ) from None
+        raise ShardpyError(missing_code, f"{display} not found", missing_hint, path=display) from None
     except UnicodeDecodeError:
         raise ShardpyError(
             code, f"{display} is not UTF-8 text", "Save the file as UTF-8.", path=display
@@ -78,8 +78,10 @@ def _read_text(path: Path, *, display: str, code: str, missing_code: str) -> str
     return text
 
 
-def load_yaml_file(path: Path, *, display: str, code: str, missing_code: str) -> Any:
-    text = _read_text(path, display=display, code=code, missing_code=missing_code)
+def load_yaml_file(
+    path: Path, *, display: str, code: str, missing_code: str, missing_hint: str = _MISSING_HINT
+) -> Any:
+    text = _read_text(path, display=display, code=code, missing_code=missing_code, missing_hint=missing_hint)
     return parse_yaml_text(text, display=display, code=code)
 
 

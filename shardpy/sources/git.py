@@ -166,7 +166,12 @@ def checkout_spec(path: str, subdir: str | None, raw: str) -> SourceSpec:
     at what it has checked out: the release tagged at its HEAD, else its
     branch, else (detached) its commit. So the vault records the commit, and
     update and adopt see the tags."""
-    refs = ls_remote(path)
+    try:
+        refs = ls_remote(path)
+    except ShardpyError:
+        # Not a repository git can read (a stray `.git` folder, no git installed):
+        # the folder is installed as it is, as any folder.
+        return SourceSpec("local", path, None, None, subdir, raw)
     if refs.head is None:  # no commit yet: resolving reports the empty history
         return SourceSpec("git", path, None, None, subdir, raw)
     tagged = [r for r in _releases(refs) if r.commit == refs.head and r.version is not None]

@@ -129,3 +129,11 @@ def test_a_checkout_on_an_untagged_branch_tracks_the_branch(tmp_path: Path, cli:
     state = _state(vault)
     assert (state["source_kind"], state["ref"]) == ("git", "main")
     assert state["resolved_commit"] == git(repo, "rev-parse", "HEAD")
+
+
+def test_a_folder_with_a_stray_git_folder_is_still_a_folder(tmp_path: Path, cli: Cli) -> None:
+    from tests.shardkit import make_shard
+
+    shard = make_shard(tmp_path / "shard", files={"a.md": "a\n", ".git/HEAD": "ref: refs/heads/main\n"})
+    cli.install_json(shard, tmp_path / "vault", "--defaults")
+    assert _state(tmp_path / "vault")["source_kind"] == "local"
