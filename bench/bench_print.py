@@ -8,7 +8,8 @@ moves), points stdout at a file, and times ``render.update_result`` — the
 first print of the process, so rich's import is counted when it is used.
 Also reported: lines cut with "…" and paths missing from the output (both
 must be 0: a log keeps every path whole). The reference is the raw floor:
-the same process writing one line per row with ``sys.stdout.write``.
+the same process writing one line per row with ``sys.stdout.write``. Wall
+and CPU time of the print are both shown (CPU is steadier on a busy machine).
 --compare DIR times another checkout (e.g. the code before a change) in
 the same run. Target (issue 14): well under 100 ms for hundreds of rows.
 """
@@ -20,6 +21,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from childenv import child_env
@@ -45,7 +47,7 @@ result = UpdateResult(vault=tempfile.gettempdir(), shard="acme/big", from_versio
 out = tempfile.TemporaryFile("w+", encoding="utf-8")
 real = sys.stdout
 sys.stdout = out
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "floor":
     for a in actions:
         sys.stdout.write(f"{a.action}  {a.path}  {a.content_class}  {a.reason}\n")
@@ -53,18 +55,23 @@ if sys.argv[2] == "floor":
 else:
     from shardpy.cli import render
     render.update_result(result, verbose=False)
-took = time.perf_counter() - start
+took, cpu = time.perf_counter() - start, time.process_time() - cpu
 sys.stdout = real
 out.seek(0)
 text = out.read()
 missing = sum(1 for a in actions if a.path not in text)
-print(json.dumps({"ms": took * 1000, "cut": text.count("\u2026"), "missing": missing}))
+print(json.dumps({"ms": took * 1000, "cpu_ms": cpu * 1000, "cut": text.count("\u2026"), "missing": missing}))
 """
 
 
 def run(rows: int, mode: str, env: dict[str, str]) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(rows), mode], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", CHILD, str(rows), mode],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tempfile.gettempdir(),  # not the checkout: it would shadow the one PYTHONPATH names
     )
     if done.returncode != 0:
         raise SystemExit(done.stderr)
@@ -92,8 +99,9 @@ def main() -> None:
     print(f"update plan of {args.rows} rows printed to a file: median of {args.runs} fresh processes")
     for label, got in samples.items():
         ms = statistics.median(s["ms"] for s in got)
+        cpu = statistics.median(s["cpu_ms"] for s in got)
         print(
-            f"  {label:<44} {ms:8.1f} ms   lines cut with '…': {int(got[0]['cut'])}, "
+            f"  {label:<30} {ms:7.1f} ms wall {cpu:7.1f} ms CPU   lines cut with '…': {int(got[0]['cut'])}, "
             f"paths missing: {int(got[0]['missing'])}"
         )
 

@@ -100,7 +100,9 @@ def sample(store: dict[str, list[float]], key: str, wall: float) -> None:
 
 
 def ok(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    # Never the checkout's folder: `python -m` puts the working directory first on
+    # sys.path, and the checkout there would shadow the one PYTHONPATH names.
+    proc = subprocess.run(argv, env=env, cwd=cwd or tempfile.gettempdir(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}")
     return proc
