@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -73,14 +74,35 @@ def codes(compare: Path | None, base_env: dict[str, str]) -> list[Code]:
     return out
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(fn: Callable[..., object], *args: object, **kwargs: object) -> float:
+    """Wall ms of ``fn``; the CPU ms its child used is left in CPU_LAST (a busy
+    machine stretches wall time, CPU time much less)."""
+    global CPU_LAST
+    cpu = _children_cpu()
     start = time.perf_counter()
     fn(*args, **kwargs)
+    CPU_LAST = (_children_cpu() - cpu) * 1000
     return (time.perf_counter() - start) * 1000
 
 
+CPU_LAST = 0.0
+
+
+def sample(store: dict[str, list[float]], key: str, wall: float) -> None:
+    """Record a wall sample and the CPU of the same child under ``key + " cpu"``."""
+    store.setdefault(key, []).append(wall)
+    store.setdefault(key + " cpu", []).append(CPU_LAST)
+
+
 def ok(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    # Never the checkout's folder: `python -m` puts the working directory first on
+    # sys.path, and the checkout there would shadow the one PYTHONPATH names.
+    proc = subprocess.run(argv, env=env, cwd=cwd or tempfile.gettempdir(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -104,6 +126,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--compare", type=Path, help="another checkout to time in the same run")
+    parser.add_argument("--status-runs", type=int, help="runs of the status commands (default: --runs)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="shardpy-bench-om-"))
     repo = build_repo(root / "repo")
@@ -133,22 +156,24 @@ def _run(root: Path, stub, repo, variants: list[Code], floor_env: dict[str, str]
             cold = dict(code.env, SHARDPY_CACHE_DIR=str(root / f"cold-{n}-{r}"))
             dest = root / f"inst-{n}-{r}"
             argv = [*code.argv, "install", f"github:{REPO}@{NEW}", str(dest), "--defaults"]
-            code.samples.setdefault("install (cold cache)", []).append(timed(ok, argv, cold))
+            sample(code.samples, "install (cold cache)", timed(ok, argv, cold))
             shutil.rmtree(dest)
-            code.samples.setdefault("install (warm cache)", []).append(timed(ok, argv, code.env))
+            sample(code.samples, "install (warm cache)", timed(ok, argv, code.env))
             shutil.rmtree(dest)
             work = root / f"upd-{n}-{r}"
             shutil.copytree(templates[code.label], work)
-            code.samples.setdefault("update 6.0.0 -> 8.3.5", []).append(
-                timed(ok, [*code.argv, "update", "--yes"], code.env, cwd=work)
+            sample(
+                code.samples,
+                "update 6.0.0 -> 8.3.5",
+                timed(ok, [*code.argv, "update", "--yes"], code.env, cwd=work),
             )
             if r:
                 shutil.rmtree(work)
         fdest = root / f"floor-{r}"
-        floor_samples["install"].append(timed(floor, FLOOR_INSTALL, new_url, fdest, floor_env))
+        sample(floor_samples, "install", timed(floor, FLOOR_INSTALL, new_url, fdest, floor_env))
         shutil.rmtree(fdest)
         floor(FLOOR_INSTALL, old_url, fdest, floor_env)
-        floor_samples["update"].append(timed(floor, FLOOR_UPDATE, new_url, fdest, floor_env))
+        sample(floor_samples, "update", timed(floor, FLOOR_UPDATE, new_url, fdest, floor_env))
         shutil.rmtree(fdest)
     _status(root, variants, args)
     _report(variants, floor_samples, args)
@@ -158,32 +183,35 @@ def _status(root: Path, variants: list[Code], args) -> None:  # type: ignore[no-
     for n, code in enumerate(variants):
         vault = root / f"upd-{n}-0"
         add_notes(vault, args.notes)
-        for _ in range(args.runs):
+        for _ in range(args.status_runs or args.runs):
             for verb in (["status"], ["status", "--verbose"]):
                 key = " ".join(verb) + f" ({args.notes} notes)"
-                code.samples.setdefault(key, []).append(timed(ok, [*code.argv, *verb], code.env, cwd=vault))
+                sample(code.samples, key, timed(ok, [*code.argv, *verb], code.env, cwd=vault))
 
 
 def _report(variants: list[Code], floor_samples: dict[str, list[float]], args) -> None:  # type: ignore[no-untyped-def]
     med = statistics.median
-    fi, fu = med(floor_samples["install"]), med(floor_samples["update"])
     print(
         f"obsidian-mind-like shard ({REPO} {OLD} and {NEW}, loopback GitHub stub); "
-        f"median of {args.runs} runs, "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
+        f"median of {args.runs} runs ({args.status_runs or args.runs} for status), "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; wall ms / CPU ms of each child"
     )
-    print(f"  raw floor: install {fi:7.0f} ms   update {fu:7.0f} ms   (plain extract + temp/rename loop)")
-    labels = list(variants[0].samples)
+    fi, fu = med(floor_samples["install"]), med(floor_samples["update"])
+    fic, fuc = med(floor_samples["install cpu"]), med(floor_samples["update cpu"])
+    print(
+        f"  raw floor (plain extract + temp/rename loop): install {fi:.0f} / {fic:.0f}, "
+        f"update {fu:.0f} / {fuc:.0f}"
+    )
+    labels = [k for k in variants[0].samples if not k.endswith(" cpu")]
     width = max(len(k) for k in labels)
-    header = "".join(f" | {c.label[:34]:>34}" for c in variants)
-    print(f"  {'':<{width}}{header}")
+    print(f"  {'':<{width}}" + "".join(f" | {c.label[:40]:>40}" for c in variants))
     for key in labels:
-        ref = fi if key.startswith("install") else fu if key.startswith("update") else None
+        ref = fic if key.startswith("install") else fuc if key.startswith("update") else None
         cells = ""
         for c in variants:
-            m = med(c.samples[key])
-            ratio = f" ({m / ref:4.1f}x floor)" if ref else ""
-            cells += f" | {m:8.0f} ms{ratio:>15}".rjust(37)
+            wall, cpu = med(c.samples[key]), med(c.samples[key + " cpu"])
+            ratio = f"  CPU {cpu / ref:4.1f}x floor" if ref else ""
+            cells += f" | {wall:8.0f} / {cpu:6.0f}{ratio:>17}"
         print(f"  {key:<{width}}{cells}")
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shardpy.errors import Cancelled, ShardpyError
 
 if TYPE_CHECKING:  # rich loads only when something is printed through it (not for --json)
     from rich.console import Console
 
-_console: Console | None = None
+_console: Console | PlainConsole | None = None
 _err_console: Console | None = None
 
 
@@ -22,13 +23,104 @@ def _no_color() -> bool:
     return "NO_COLOR" in os.environ
 
 
-def console() -> Console:
+def _rich_console() -> Console:
+    from rich.console import Console
+
+    # soft_wrap: a long line is left to the terminal, never broken mid-phrase.
+    return Console(no_color=_no_color(), highlight=False, soft_wrap=True)
+
+
+# rich's markup tags and emoji codes (rich/markup.py, rich/_emoji_replace.py).
+_TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+_EMOJI = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")
+_RICH_ONLY = re.compile("[\t\x07\x08\x0b\x0c\r]")  # tabs rich expands, control codes it strips
+
+
+def _emoji(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        from rich._emoji_codes import EMOJI
+
+        code, name, variant = match.groups()
+        found = EMOJI.get(name.lower())
+        return code if found is None else found + {"text": "\ufe0e", "emoji": "\ufe0f"}.get(variant, "")
+
+    return _EMOJI.sub(replace, text) if ":" in text else text
+
+
+def plain_markup(text: str) -> str | None:
+    """The text rich prints for ``text`` (console markup) without colour, or
+    None when only rich can say (tabs, control codes, link tags, a tag that
+    does not close as rich requires: rich then prints it, or raises)."""
+    if _RICH_ONLY.search(text):
+        return None
+    if "[" not in text:
+        return _emoji(text)
+    out: list[str] = []
+    open_tags: list[str] = []
+    position = 0
+    for match in _TAGS.finditer(text):
+        full, escapes, tag = match.groups()
+        start, end = match.span()
+        out.append(_emoji(text[position:start].replace("\\[", "[")))
+        position = end
+        if escapes:
+            backslashes, escaped = divmod(len(escapes), 2)
+            out.append("\\" * backslashes)
+            if escaped:
+                out.append(_emoji(full[len(escapes) :].replace("\\[", "[")))
+                continue
+        name = tag.partition("=")[0]
+        if name.startswith("@") or name.startswith("/@"):
+            return None
+        if not name.startswith("/"):
+            open_tags.append(name.strip())
+        elif name[1:].strip() and name[1:].strip() in open_tags:
+            del open_tags[len(open_tags) - 1 - open_tags[::-1].index(name[1:].strip())]
+        elif not name[1:].strip() and open_tags:
+            open_tags.pop()
+        else:
+            return None  # rich raises MarkupError for this close
+    out.append(_emoji(text[position:].replace("\\[", "[")))
+    return "".join(out)
+
+
+class PlainConsole:
+    """What :func:`console` is off a terminal: the text rich would print,
+    written straight to stdout without loading rich (~100 ms of a short
+    command's start-up). Anything it cannot print exactly as rich does goes
+    through a rich console on the same stream."""
+
+    is_terminal = False
+
+    def __init__(self) -> None:
+        self._rich: Console | None = None
+
+    @property
+    def file(self) -> TextIO:
+        return sys.stdout  # looked up on each write, as rich does (a test swaps it)
+
+    def print(self, *objects: Any, markup: bool = True, highlight: bool = False, **kwargs: Any) -> None:
+        text = objects[0] if len(objects) == 1 and isinstance(objects[0], str) and not kwargs else None
+        plain = None if text is None else (plain_markup(text) if markup else text)
+        if plain is not None and (markup or not _RICH_ONLY.search(plain)):
+            self.file.write(plain + "\n")
+            return
+        if self._rich is None:
+            self._rich = _rich_console()
+        self._rich.print(*objects, markup=markup, highlight=highlight, **kwargs)
+
+
+def _plain_output() -> bool:
+    """Stdout is a pipe or a file, and no setting asks rich to colour it anyway."""
+    return not sys.stdout.isatty() and not any(
+        os.environ.get(k) for k in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+    )
+
+
+def console() -> Console | PlainConsole:
     global _console
     if _console is None:
-        from rich.console import Console
-
-        # soft_wrap: a long line is left to the terminal, never broken mid-phrase.
-        _console = Console(no_color=_no_color(), highlight=False, soft_wrap=True)
+        _console = PlainConsole() if _plain_output() else _rich_console()
     return _console
 
 
