@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -99,8 +100,11 @@ class CopierTemplate:
         tpl = Template(url=self.src_path)
         version: Version | None = None
         if describe is not None:
+            # copier's own reading: a tag, or "<tag>-<count>-g<hash>" as a post release.
+            described = re.match(r"^(.+)-(\d+)-g(\w+)$", describe)
+            text = f"{described[1]}.post{described[2]}+{described[3]}" if described else describe
             with contextlib.suppress(InvalidVersion):
-                version = Version(describe)
+                version = Version(text)
         # cached_property values set on the instance: copier never clones,
         # never runs git in a tree without .git, and records what we know.
         tpl.__dict__.update(
