@@ -64,6 +64,7 @@ def test_data_typed_by_the_question_like_copier(cli: Cli, template: Path, tmp_pa
         "features": "[tests, lint]",
         "extra": "[1, 2]",
         "settings": '{"z": true}',
+        "src_dir": "lib",
     }
     values = tmp_path / "values.yaml"
     values.write_text("project_name: FromFile\ncount: 1\n")
