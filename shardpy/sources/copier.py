@@ -139,6 +139,8 @@ class CopierTemplate:
             # per file for nothing (or, under a TMPDIR inside a repository, an
             # edit of that repository's index). shardpy writes the modes itself.
             object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
+        with _copier_errors():
+            _memoize_from_string(worker.jinja_env)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -370,6 +372,29 @@ class CopierTemplate:
 
 def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
     return None
+
+
+def _memoize_from_string(env: Any) -> None:
+    """copier compiles every path part and the answers-file name again for
+    each file (most of an update's render time); compile each text once.
+    The yield context is reset on every call, as copier's YieldExtension
+    does when it compiles, so a cached template behaves as a fresh one."""
+    from copier._jinja_ext import get_yield_context
+
+    compile_string = env.from_string
+    cache: dict[str, Any] = {}
+
+    def from_string(source: Any, globals: Any = None, template_class: Any = None) -> Any:
+        if globals is not None or template_class is not None or not isinstance(source, str):
+            return compile_string(source, globals, template_class)
+        ctx = get_yield_context(env)
+        ctx.yield_name = None
+        ctx.yield_iterable = None
+        if source not in cache:
+            cache[source] = compile_string(source)
+        return cache[source]
+
+    env.from_string = from_string
 
 
 def _checked(question: Any, raw: Any) -> Any:

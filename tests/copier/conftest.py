@@ -88,6 +88,7 @@ V1 = {
     "template/{% if 'docs' in features %}docs{% endif %}/index.md.jinja": "docs of {{ project_name }}\n",
     "template/config.txt.jinja": "license {{ license }}\nfeatures {{ features }}\nextra {{ extra }}\n"
     "settings {{ settings }}\nsrc_dir {{ src_dir }}\ntoken-length {{ token | length }}\n",
+    "template/{% yield f from features %}{{ f }}{% endyield %}.feature.jinja": "feature {{ f }}\n",
     "template/conflict.txt": "one\ntwo\nthree\n",
     "template/keep.txt": "keep me\n",
     "template/local.cfg": "default config\n",
