@@ -273,7 +273,8 @@ class CopierTemplate:
                 raise ShardpyError(
                     "COPIER_ANSWER_MISSING",
                     f"The copier question '{name}' has no default and no answer",
-                    f"Pass --data {name}=VALUE (or --values FILE), or answer it in the wizard.",
+                    f"Pass --data {name}=VALUE (install and adopt also take --values FILE), "
+                    "or answer it in the wizard.",
                     details={"key": name},
                 )
             return default
