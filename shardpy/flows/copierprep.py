@@ -292,7 +292,8 @@ def _wizard(ui: UI) -> Any:
             raise ShardpyError(
                 "VALUES_MISSING",
                 f"No answer for {question.name} and no terminal to ask on",
-                "Pass --defaults (or --yes) to take the defaults, --data KEY=VALUE, or --values FILE.",
+                "Run it on a terminal, take the defaults (--defaults on install and adopt, --yes on "
+                "update), or give the answer with --data KEY=VALUE.",
                 details={"keys": [question.name]},
             )
         vdef = _value_def(question)

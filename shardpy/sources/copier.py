@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -99,8 +100,11 @@ class CopierTemplate:
         tpl = Template(url=self.src_path)
         version: Version | None = None
         if describe is not None:
+            # copier's own reading: a tag, or "<tag>-<count>-g<hash>" as a post release.
+            described = re.match(r"^(.+)-(\d+)-g(\w+)$", describe)
+            text = f"{described[1]}.post{described[2]}+{described[3]}" if described else describe
             with contextlib.suppress(InvalidVersion):
-                version = Version(describe)
+                version = Version(text)
         # cached_property values set on the instance: copier never clones,
         # never runs git in a tree without .git, and records what we know.
         tpl.__dict__.update(
@@ -135,6 +139,8 @@ class CopierTemplate:
             # per file for nothing (or, under a TMPDIR inside a repository, an
             # edit of that repository's index). shardpy writes the modes itself.
             object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
+        with _copier_errors():
+            _memoize_from_string(worker.jinja_env)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -267,7 +273,8 @@ class CopierTemplate:
                 raise ShardpyError(
                     "COPIER_ANSWER_MISSING",
                     f"The copier question '{name}' has no default and no answer",
-                    f"Pass --data {name}=VALUE (or --values FILE), or answer it in the wizard.",
+                    f"Pass --data {name}=VALUE (install and adopt also take --values FILE), "
+                    "or answer it in the wizard.",
                     details={"key": name},
                 )
             return default
@@ -366,6 +373,29 @@ class CopierTemplate:
 
 def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
     return None
+
+
+def _memoize_from_string(env: Any) -> None:
+    """copier compiles every path part and the answers-file name again for
+    each file (most of an update's render time); compile each text once.
+    The yield context is reset on every call, as copier's YieldExtension
+    does when it compiles, so a cached template behaves as a fresh one."""
+    from copier._jinja_ext import get_yield_context
+
+    compile_string = env.from_string
+    cache: dict[str, Any] = {}
+
+    def from_string(source: Any, globals: Any = None, template_class: Any = None) -> Any:
+        if globals is not None or template_class is not None or not isinstance(source, str):
+            return compile_string(source, globals, template_class)
+        ctx = get_yield_context(env)
+        ctx.yield_name = None
+        ctx.yield_iterable = None
+        if source not in cache:
+            cache[source] = compile_string(source)
+        return cache[source]
+
+    env.from_string = from_string
 
 
 def _checked(question: Any, raw: Any) -> Any:

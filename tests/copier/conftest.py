@@ -56,6 +56,9 @@ extra:
 settings:
   type: json
   default: '{"k": 2}'
+src_dir:
+  type: path
+  default: src
 token:
   type: str
   secret: true
@@ -84,7 +87,8 @@ V1 = {
     "template/{% if use_ci %}ci-{{ ci_name }}.yml{% endif %}.jinja": "ci: {{ ci_name }}\n",
     "template/{% if 'docs' in features %}docs{% endif %}/index.md.jinja": "docs of {{ project_name }}\n",
     "template/config.txt.jinja": "license {{ license }}\nfeatures {{ features }}\nextra {{ extra }}\n"
-    "settings {{ settings }}\ntoken-length {{ token | length }}\n",
+    "settings {{ settings }}\nsrc_dir {{ src_dir }}\ntoken-length {{ token | length }}\n",
+    "template/{% yield f from features %}{{ f }}{% endyield %}.feature.jinja": "feature {{ f }}\n",
     "template/conflict.txt": "one\ntwo\nthree\n",
     "template/keep.txt": "keep me\n",
     "template/local.cfg": "default config\n",

@@ -39,7 +39,7 @@ def test_settings_and_names_are_honoured(cli: Cli, template: Path, tmp_path: Pat
     # a name rendering empty (ci_name shown only `when: use_ci`) drops the file.
     assert "outside.txt" not in files and "copier.yml" not in files
     assert not {"old.bak", "skipme"} & files
-    assert {"demo-app/__init__.py", "ci-github.yml", "docs/index.md", "README.md"} <= files
+    assert {"demo-app/__init__.py", "ci-github.yml", "docs/index.md", "README.md", "docs.feature"} <= files
     state = json.loads((dest / ".shardmind/state.json").read_text())
     assert state["shard"] == "copier/tpl" and state["version"] == "1.0.0"
     assert state["copier"] == {
@@ -64,6 +64,7 @@ def test_data_typed_by_the_question_like_copier(cli: Cli, template: Path, tmp_pa
         "features": "[tests, lint]",
         "extra": "[1, 2]",
         "settings": '{"z": true}',
+        "src_dir": "lib",
     }
     values = tmp_path / "values.yaml"
     values.write_text("project_name: FromFile\ncount: 1\n")

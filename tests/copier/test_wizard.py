@@ -57,6 +57,7 @@ def test_every_question_through_the_ui(template: Path, tmp_path: Path) -> None:
         "features": "multiselect",
         "extra": "string",
         "settings": "string",
+        "src_dir": "string",
         "token": "string",
     }  # ci_name is not asked: `when: use_ci` is false
     assert [k for k, _, _ in ui.asked].count("project_name") == 2
