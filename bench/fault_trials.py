@@ -51,7 +51,15 @@ from tests.importers.fixtures import generated_project  # noqa: E402
 TMP_MARK = ".shardpy-tmp-"
 IMPORTED_AT = re.compile(rb"^imported_at: .*$", re.MULTILINE)
 VOLATILE_KEYS = ("updated_at", "checked_at", "installed_at", "install_date", "imported_at")
-SKIPPED = (".shardmind/backups/", ".shardmind/imports/", ".shardmind/journal")
+# vault-id is random per vault (two runs never agree on it) and local.json is
+# this machine's clock: neither is content an interrupted command can tear.
+SKIPPED = (
+    ".shardmind/backups/",
+    ".shardmind/imports/",
+    ".shardmind/journal",
+    ".shardmind/vault-id",
+    ".shardmind/local.json",
+)
 
 
 def env() -> dict[str, str]:

@@ -148,9 +148,12 @@ def current_hash(root: Path, rel: str) -> str | FileState:
         if exc.errno in (errno.ELOOP, errno.EISDIR):
             return FileState.OTHER
         raise
+    # Checked on the descriptor before wrapping it: opening a folder read-only
+    # succeeds, and Python's file object would then refuse it.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return FileState.OTHER
     with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return FileState.OTHER
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 

@@ -74,22 +74,33 @@ def main() -> None:
         from shardpy.cli.status import show_status
 
         sys.exit(show_status(verbose=bool({"-v", "--verbose"} & set(argv)), as_json="--json" in argv))
-    if argv[0] in ("index", "search") and not _completing():
+    # Empty during shell completion (the words come in the environment): Typer's to answer.
+    if argv and not _completing():
+        _plain_command(argv)
+    from shardpy.cli.commands import run
+
+    run()
+
+
+def _plain_command(argv: list[str]) -> None:
+    """Run the Typer-free form of ``argv``'s command and exit, when it has one."""
+    verb = argv[0]
+    if verb in ("index", "search"):
         code = _plain_search_command(argv)
         if code is not None:
             sys.exit(code)
-    if argv[0] == "merge-file" and not _completing():
+    elif verb == "merge-file":
         # git runs the merge driver once per file: no Typer start-up cost.
         from shardpy.cli.merge_file import main as merge_file
 
         sys.exit(merge_file(argv[1:]))
-    if argv[0] == "import" and not _completing():
+    elif verb == "import":
         from shardpy.cli.import_cmd import plain_args
 
         args = plain_args(argv[1:])
         if args is not None:
             sys.exit(_run_plain_import(args))
-    if argv[0] == "serve" and not _completing():
+    elif verb == "serve":
         plain = _plain_serve(argv[1:])
         if plain is not None:
             from shardpy.cli.output import exit_code_of
@@ -101,9 +112,6 @@ def main() -> None:
                     lambda: run_serve(vault, project=project, print_config=print_config, client=client)
                 )
             )
-    from shardpy.cli.commands import run
-
-    run()
 
 
 def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str] | None:

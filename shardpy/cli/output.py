@@ -180,8 +180,10 @@ def os_error(exc: OSError) -> ShardpyError:
     """IO_ERROR (or DISK_FULL) naming the path the operating system refused."""
     from shardpy.fsutil import io_error
 
-    where = f" {exc.filename}" if exc.filename else ""
-    path = None if exc.filename is None else os.fsdecode(exc.filename)
+    # A failure on an open descriptor names its number, not a path.
+    name = exc.filename if isinstance(exc.filename, str | bytes) else None
+    path = None if not name else os.fsdecode(name)
+    where = f" {path}" if path else ""
     return io_error(exc, f"Accessing{where}", path=path)
 
 
