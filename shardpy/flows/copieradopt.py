@@ -32,6 +32,7 @@ from shardpy.versions import is_version
 if TYPE_CHECKING:
     from shardpy.flows.adopt import AdoptOptions, AdoptResult
 
+_PINNED = re.compile(r"[@#][^/@#]+$")
 _DESCRIBED = re.compile(r"^.+-\d+-g([0-9a-f]{4,40})$")
 
 
@@ -69,12 +70,19 @@ def adopt_copier(
         return _record(base, raw, opts, ui, vault, result)
 
 
+def _typed_version(spec: SourceSpec) -> bool:
+    """The user named a version or ref (``SRC@v2``, ``SRC#main``); a checkout
+    named bare gets its HEAD's version from the source layer, which must not
+    outrank the answers file's ``_commit``."""
+    return bool(_PINNED.search(spec.raw))
+
+
 def _at_commit(spec: SourceSpec, commit: str | None) -> SourceSpec:
     """The source at the recorded commit (a tag, or `git describe` output).
     A local git checkout counts as git here: copier rendered one of its commits."""
     if commit is not None and spec.kind == "local" and is_git_repository(Path(spec.location)):
         spec = dataclasses.replace(spec, kind="git")
-    if commit is None or spec.kind not in ("git", "github") or spec.version or spec.ref:
+    if commit is None or spec.kind not in ("git", "github") or _typed_version(spec):
         return spec
     described = _DESCRIBED.match(commit)
     if described:
