@@ -202,3 +202,9 @@ def bound_to(root: Path, value: Any) -> bool:
     """The journal's recorded vault id is this vault's."""
     found = read_vault_id(root)
     return found is not None and isinstance(value, str) and secrets.compare_digest(found, value)
+
+
+def summary(problems: list[str]) -> str:
+    """The first few problems of a refused journal, for one error line (all are in its details)."""
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more

@@ -334,7 +334,7 @@ class _Checked:
 
 
 def _invalid(problems: list[str]) -> ShardpyError:
-    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    shown = jc.summary(problems)
     return ShardpyError(
         "TRANSACTION_JOURNAL_INVALID",
         f"Refusing to replay {JOURNAL}: {shown}. Nothing was changed",
@@ -422,7 +422,7 @@ def _backup_problems(root: Path, journal: _Checked, restores: list[_Entry]) -> l
 
 
 def _backup_refused(journal: _Checked, problems: list[str]) -> ShardpyError:
-    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    shown = jc.summary(problems)
     return ShardpyError(
         "TRANSACTION_BACKUP_INVALID",
         f"Cannot roll back the interrupted {journal.label}: {shown}. Nothing was changed",

@@ -106,7 +106,7 @@ def run_corrupt(run_id: str) -> ShardpyError:
 
 
 def run_refused(run_id: str, problems: list[str]) -> ShardpyError:
-    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    shown = jc.summary(problems)
     return ShardpyError(
         "IMPORT_RUN_JOURNAL_INVALID",
         f"Refusing to replay import run {run_id}: {shown}. Nothing was changed",

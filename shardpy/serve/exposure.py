@@ -19,17 +19,15 @@ folders are never entered.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shardpy.frontmatter import as_list, split_frontmatter
-from shardpy.shard.content import VAULT_MANIFEST, parse_content_rules
+from shardpy.shard.content import vault_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
 MAX_DEPTH = 16
@@ -56,30 +54,14 @@ class Manifest:
 
     @staticmethod
     def read(vault: Path) -> Manifest:
-        try:
-            data: bytes | None = (vault / VAULT_MANIFEST).read_bytes()
-        except OSError:
-            data = None
-        rules = parse_content_rules(data)
-        raw: Any = {}
-        if data is not None:
-            try:
-                raw = json.loads(data.decode("utf-8-sig"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                raw = {}
-        raw = raw if isinstance(raw, dict) else {}
-
-        def strings(key: str) -> list[str]:
-            value = raw.get(key)
-            return [v for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
-
-        context = raw.get("qmd_context")
+        """From the vault's manifest, read by the one reader every surface shares."""
+        rules = vault_content_rules(vault)
         return Manifest(
-            exposed_roots=tuple(clean_root(r) for r in strings("mcp_exposed_roots")),
-            never_expose=frozenset(n.strip().strip("/").casefold() for n in strings("mcp_never_expose")),
+            exposed_roots=tuple(clean_root(r) for r in rules.exposed_roots if r.strip()),
+            never_expose=frozenset(n.strip().strip("/").casefold() for n in rules.never_expose if n.strip()),
             memory_root=clean_root(rules.memory_root) if rules.memory_root else None,
             user_content_roots=tuple(clean_root(r) for r in rules.user_content_roots if r.strip()),
-            context=context if isinstance(context, str) else "",
+            context=rules.qmd_context,
         )
 
 

@@ -31,6 +31,9 @@ class ContentRules:
     memory_root: str | None = None
     # File names (or vault paths) no surface may serve, matched case-insensitively.
     never_expose: list[str] = field(default_factory=list)
+    # The folders the MCP server serves (`mcp_exposed_roots`; empty: the whole vault).
+    exposed_roots: list[str] = field(default_factory=list)
+    qmd_context: str = ""  # the vault's description for search tools
     # Note type -> the glob its notes live under (`frontmatter_required.<type>.path_match`).
     type_paths: dict[str, str] = field(default_factory=dict)
     # The `search` section (include / exclude / refresh_seconds), read by shardpy.index.
@@ -74,6 +77,7 @@ def parse_content_rules(data: bytes | None) -> ContentRules:
     scaffold = raw.get("scaffold")
     memory_root = raw.get("memory_root")
     search = raw.get("search")
+    context = raw.get("qmd_context")
     return ContentRules(
         declared="user_content_roots" in raw or "infrastructure" in raw,
         infrastructure=strings("infrastructure"),
@@ -81,6 +85,8 @@ def parse_content_rules(data: bytes | None) -> ContentRules:
         scaffold={str(k): str(v) for k, v in scaffold.items()} if isinstance(scaffold, dict) else {},
         memory_root=memory_root if isinstance(memory_root, str) and memory_root else None,
         never_expose=strings("mcp_never_expose"),
+        exposed_roots=strings("mcp_exposed_roots"),
+        qmd_context=context if isinstance(context, str) else "",
         type_paths=_type_paths(raw.get("frontmatter_required")),
         search=dict(search) if isinstance(search, dict) else {},
     )
