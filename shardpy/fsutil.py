@@ -337,3 +337,22 @@ def prune_empty_dirs(root: Path, rels: list[str]) -> None:
     for rel in sorted(set(rels), key=lambda r: r.count("/"), reverse=True):
         with contextlib.suppress(OSError):
             os.rmdir(root / rel)
+
+
+def flock_within(fd: int, wait: float, *, poll: float = 0.01) -> bool:
+    """Take an exclusive ``flock`` on ``fd``, retrying for ``wait`` seconds
+    (0: one try); False when another process still holds it."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)

@@ -11,18 +11,17 @@ is deleted and rebuilt, with a notice, never trusted.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import os
 import re
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import flock_within
 
 APPLICATION_ID = 0x53485058  # "SHPX"
 SCHEMA_VERSION = 2
@@ -184,18 +183,9 @@ def writer_lock(db: Path, *, wait: float = LOCK_WAIT_SECONDS) -> Iterator[bool]:
     except OSError as exc:
         raise _unwritable(db, exc) from None
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.02)
+        if not flock_within(fd, wait, poll=0.02):
+            yield False
+            return
         try:
             yield True
         finally:
