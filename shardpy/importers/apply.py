@@ -317,15 +317,21 @@ def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
 
 
 def _state_of(jpath: Path) -> str:
-    try:
-        conn = sqlite3.connect(f"file:{jpath}?mode=ro", uri=True)
+    # A kill mid-commit leaves SQLite's hot rollback journal, which a read-only
+    # connection cannot roll back: then read it read-write, which rolls the
+    # unfinished commit back and shows the state that was durable (a run killed
+    # while sealing is still "planning", not "applying").
+    for uri in (f"file:{jpath}?mode=ro", f"file:{jpath}?mode=rw"):
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return "applying"  # unreadable after its plan was sealed: resume or abandon say what is wrong
-    return str(row[0]) if row else "planning"
+            conn = sqlite3.connect(uri, uri=True)
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key='state'").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            continue
+        return str(row[0]) if row else "planning"
+    return "applying"  # unreadable after its plan was sealed: resume or abandon say what is wrong
 
 
 def discard_unsealed(vault: Path, runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
