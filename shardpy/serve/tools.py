@@ -34,6 +34,7 @@ from shardpy.serve.memories import (
     ranked,
     render_memory,
 )
+from shardpy.serve.qmd import Qmd, QmdAnswer, fuse
 
 TITLE_MAX = 120
 BODY_MAX = 20_000
@@ -137,14 +138,18 @@ class Served:
     links: LinkCache
     audit: AuditLog
     refreshed: list[str] = field(default_factory=list)
+    qmd: Qmd | None = None  # the vault's QMD server, when its .mcp.json registers one (started lazily)
 
     @staticmethod
     def open(vault: Path) -> Served:
         exposure = Exposure.load(vault)
         root = exposure.vault
-        return Served(
+        served = Served(
             root, exposure, Store(root, exposure.manifest.memory_root), LinkCache(root), AuditLog(root)
         )
+        qmd = Qmd(root)
+        served.qmd = qmd if qmd.configured else None
+        return served
 
     @property
     def manifest(self) -> Manifest:
@@ -229,7 +234,41 @@ def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
                 hits.append(hit.to_json())
         if len(hits) >= a.limit or len(result.hits) < page:
             break
-    return {"query": a.query, "match": match, "hits": hits, "withheld": withheld, "notices": notices}
+    out = {"query": a.query, "match": match, "hits": hits, "withheld": withheld, "notices": notices}
+    if v.qmd is not None:
+        _with_qmd(v, v.qmd, a, out)
+    return out
+
+
+def _with_qmd(v: Served, qmd: Qmd, a: SearchArgs, out: dict[str, Any]) -> None:
+    """Fuse QMD's hits into ``out``, each filtered by ``may_read`` (and the path filter) first.
+
+    A QMD failure degrades this one search and says so in ``qmd`` and ``notices``;
+    the index's hits still stand."""
+    if a.type is not None:  # QMD knows no note types; a hit it cannot check is not served
+        out["hits"] = fuse(out["hits"], [], a.limit)
+        out["qmd"] = QmdAnswer("off", reason="not consulted for a type filter").to_json(0, 0)
+        return
+    answer = qmd.query(a.query, a.limit)
+    if answer.status != "ok":
+        out["hits"] = fuse(out["hits"], [], a.limit)
+        out["qmd"] = answer.to_json(0, 0)
+        out["notices"].append(f"qmd failed ({answer.reason}); these hits come from the full-text index only")
+        return
+    served: list[dict[str, Any]] = []
+    withheld = 0
+    prefix = a.path.strip("/") + "/" if a.path else ""
+    for hit in answer.hits:
+        note = v.exposure.may_read(hit.path)
+        if note is None:
+            withheld += 1
+        elif hit.path.startswith(prefix):
+            title = note.title or hit.title
+            served.append({"path": hit.path, "title": title, "heading": [], "snippet": hit.snippet,
+                           "score": hit.score, "type": None, "line": None})  # fmt: skip
+    out["hits"] = fuse(out["hits"], served, a.limit)
+    out["withheld"] += withheld
+    out["qmd"] = answer.to_json(len(served), withheld)
 
 
 def _index() -> Any:
@@ -526,7 +565,7 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
     return {
         "caller": caller.to_json(),
         "index": _index_health(v),
-        "qmd": {"configured": False, "note": "this server searches the shardpy index only"},
+        "qmd": v.qmd.status() if v.qmd is not None else {"configured": False, "live": False},
         "notes": {"served": len(notes), "withheld": _withheld_count(v, len(notes))},
         "broken_links": {"count": count, "sample": broken},
         "memories": {
