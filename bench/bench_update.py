@@ -16,10 +16,20 @@ stub the tests use. Timed, each a whole fresh process, median of --runs:
 
 The reference beside each figure is the raw floor: a plain Python child that
 downloads the same tarball, extracts it and writes the same files through a
-temp file and a rename (ShardMind, the Node peer, is not installable
-offline). --compare DIR times another checkout (e.g. the code before a
-change, ``git archive <commit> | tar -x -C DIR``) in the same run,
+temp file and a rename. --compare DIR times another checkout (e.g. the code
+before a change, ``git archive <commit> | tar -x -C DIR``) in the same run,
 interleaved run by run, so both see the same machine load.
+
+--shardmind CLI_JS times the peer, ShardMind, on the same stub in the same
+run (its ``dist/cli.js``; it needs Node >= 22, --node names the binary).
+ShardMind is not on the npm registry; build it from its repository::
+
+    git clone https://github.com/breferrari/shardmind && cd shardmind
+    npm ci --ignore-scripts && npx tsup        # then --shardmind $PWD/dist/cli.js
+    npm install node@22                        # a Node 22 if the machine has an older one
+
+ShardMind installs into its working folder and has no download cache, so its
+cold and warm installs are the same command; its status is the bare command.
 """
 
 from __future__ import annotations
@@ -61,10 +71,23 @@ class Code:
     argv: list[str]
     env: dict[str, str]
     samples: dict[str, list[float]] = field(default_factory=dict)
+    peer: bool = False  # ShardMind: installs into its working folder; status is the bare command
+
+    def install(self, source: str, dest: Path, env: dict[str, str]) -> None:
+        if self.peer:
+            dest.mkdir(parents=True)
+            ok([*self.argv, "install", source, "--defaults"], env, cwd=dest)
+        else:
+            ok([*self.argv, "install", source, str(dest), "--defaults"], env)
+
+    def status(self, verb: list[str]) -> list[str]:
+        return [*self.argv, *verb[1:]] if self.peer else [*self.argv, *verb]
 
 
-def codes(compare: Path | None, base_env: dict[str, str]) -> list[Code]:
+def codes(compare: Path | None, base_env: dict[str, str], shardmind: Path | None, node: str) -> list[Code]:
     out = [Code("this checkout", [sys.executable, "-m", "shardpy"], dict(base_env))]
+    if shardmind is not None:
+        out.append(Code("ShardMind 0.1.2", [node, str(shardmind)], dict(base_env), peer=True))
     if compare is not None:
         import compileall
 
@@ -99,11 +122,14 @@ def sample(store: dict[str, list[float]], key: str, wall: float) -> None:
     store.setdefault(key + " cpu", []).append(CPU_LAST)
 
 
-def ok(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def ok(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None, accept: tuple[int, ...] = (0,)
+) -> subprocess.CompletedProcess[str]:
     # Never the checkout's folder: `python -m` puts the working directory first on
     # sys.path, and the checkout there would shadow the one PYTHONPATH names.
-    proc = subprocess.run(argv, env=env, cwd=cwd or tempfile.gettempdir(), capture_output=True, text=True)
-    if proc.returncode != 0:
+    where = cwd or tempfile.gettempdir()
+    proc = subprocess.run(argv, env=env, cwd=where, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode not in accept:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}")
     return proc
 
@@ -127,14 +153,21 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--compare", type=Path, help="another checkout to time in the same run")
     parser.add_argument("--status-runs", type=int, help="runs of the status commands (default: --runs)")
+    parser.add_argument("--shardmind", type=Path, help="ShardMind's dist/cli.js, timed in the same run")
+    parser.add_argument("--node", default="node", help="the Node (>= 22) that runs --shardmind")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="shardpy-bench-om-"))
     repo = build_repo(root / "repo")
     stub = start_stub(repo)
     try:
-        variants = codes(args.compare, child_env())
+        variants = codes(args.compare, child_env(), args.shardmind, args.node)
         for code in variants:
             code.env = shard_env(stub, root / f"cache-{len(code.samples)}-{id(code)}", code.env)
+            if code.peer:
+                home = root / f"home-{id(code)}"
+                home.mkdir()
+                code.env |= {"SHARDMIND_GITHUB_API_BASE": stub.base, "SHARDMIND_NO_UPDATE_CHECK": "1"}
+                code.env["HOME"] = str(home)
         floor_env = child_env()
         _run(root, stub, repo, variants, floor_env, args)
     finally:
@@ -148,24 +181,25 @@ def _run(root: Path, stub, repo, variants: list[Code], floor_env: dict[str, str]
     templates: dict[str, Path] = {}
     for n, code in enumerate(variants):  # an installed 6.0.0 vault with user edits, per variant
         template = root / f"template-{n}"
-        ok([*code.argv, "install", f"github:{REPO}@{OLD}", str(template), "--defaults"], code.env)
+        code.install(f"github:{REPO}@{OLD}", template, code.env)
         user_edits(template)
         templates[code.label] = template
     for r in range(args.runs):
         for n, code in enumerate(variants):
             cold = dict(code.env, SHARDPY_CACHE_DIR=str(root / f"cold-{n}-{r}"))
             dest = root / f"inst-{n}-{r}"
-            argv = [*code.argv, "install", f"github:{REPO}@{NEW}", str(dest), "--defaults"]
-            sample(code.samples, "install (cold cache)", timed(ok, argv, cold))
+            source = f"github:{REPO}@{NEW}"
+            sample(code.samples, "install (cold cache)", timed(code.install, source, dest, cold))
             shutil.rmtree(dest)
-            sample(code.samples, "install (warm cache)", timed(ok, argv, code.env))
+            sample(code.samples, "install (warm cache)", timed(code.install, source, dest, code.env))
             shutil.rmtree(dest)
             work = root / f"upd-{n}-{r}"
             shutil.copytree(templates[code.label], work)
             sample(
                 code.samples,
                 "update 6.0.0 -> 8.3.5",
-                timed(ok, [*code.argv, "update", "--yes"], code.env, cwd=work),
+                # Exit 3: done, with the conflict the user edits provoke (kept as theirs, reported).
+                timed(ok, [*code.argv, "update", "--yes"], code.env, cwd=work, accept=(0, 3)),
             )
             if r:
                 shutil.rmtree(work)
@@ -186,7 +220,7 @@ def _status(root: Path, variants: list[Code], args) -> None:  # type: ignore[no-
         for _ in range(args.status_runs or args.runs):
             for verb in (["status"], ["status", "--verbose"]):
                 key = " ".join(verb) + f" ({args.notes} notes)"
-                sample(code.samples, key, timed(ok, [*code.argv, *verb], code.env, cwd=vault))
+                sample(code.samples, key, timed(ok, code.status(verb), code.env, cwd=vault))
 
 
 def _report(variants: list[Code], floor_samples: dict[str, list[float]], args) -> None:  # type: ignore[no-untyped-def]
@@ -204,6 +238,7 @@ def _report(variants: list[Code], floor_samples: dict[str, list[float]], args) -
     )
     labels = [k for k in variants[0].samples if not k.endswith(" cpu")]
     width = max(len(k) for k in labels)
+    peer = next((c for c in variants if c.peer), None)
     print(f"  {'':<{width}}" + "".join(f" | {c.label[:40]:>40}" for c in variants))
     for key in labels:
         ref = fic if key.startswith("install") else fuc if key.startswith("update") else None
@@ -213,6 +248,15 @@ def _report(variants: list[Code], floor_samples: dict[str, list[float]], args) -
             ratio = f"  CPU {cpu / ref:4.1f}x floor" if ref else ""
             cells += f" | {wall:8.0f} / {cpu:6.0f}{ratio:>17}"
         print(f"  {key:<{width}}{cells}")
+    if peer is not None:
+        print("  ratio to ShardMind in the same run (wall / CPU; goal for install and update: <= 0.15):")
+        for c in variants:
+            if c.peer:
+                continue
+            for key in labels:
+                wall = med(c.samples[key]) / med(peer.samples[key])
+                cpu = med(c.samples[key + " cpu"]) / med(peer.samples[key + " cpu"])
+                print(f"    {c.label[:30]:<30} {key:<{width}} {wall:5.2f}x / {cpu:5.2f}x")
 
 
 if __name__ == "__main__":

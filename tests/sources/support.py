@@ -237,17 +237,21 @@ class StubGitHub:
                     self.send_header(key, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
             def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
                 self._send(
                     status, json.dumps(data).encode(), {"Content-Type": "application/json", **(headers or {})}
                 )
 
+            def do_HEAD(self) -> None:
+                self.do_GET()  # the same answer without its body (ShardMind HEAD-checks tarballs)
+
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 stub.requests.append(
-                    Request("GET", parts.path, {k.lower(): v for k, v in self.headers.items()})
+                    Request(self.command, parts.path, {k.lower(): v for k, v in self.headers.items()})
                 )
                 if stub.rate_limited and parts.path.startswith("/repos/"):
                     reset = str(int(time.time()) + 3600)
