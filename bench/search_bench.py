@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -121,12 +123,21 @@ def generated_note(i: int) -> tuple[str, str]:
     return f"{folder}/note-{i:06d}.md", "\n".join(lines)
 
 
-def build_vault(root: Path, size: int) -> None:
-    for i in range(size):
+def _write_range(job: tuple[str, int, int]) -> None:
+    root, lo, hi = Path(job[0]), job[1], job[2]
+    for i in range(lo, hi):
         rel, text = generated_note(i)
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def build_vault(root: Path, size: int) -> None:
+    """Write the notes, in two processes (generation is deterministic per note number)."""
+    step = 5000
+    jobs = [(str(root), lo, min(lo + step, size)) for lo in range(0, size, step)]
+    with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
+        pool.map(_write_range, jobs)
 
 
 CHILD = r"""
@@ -163,12 +174,13 @@ for k in range(20):
     assert r3.indexed == 1, r3
 out["one_note_ms"] = statistics.median(times) * 1000
 out["one_note_cpu_ms"] = statistics.median(cpus) * 1000
-lat, qcpu = [], []
+lat, qcpu, per = [], [], {}
 def query(q, **kw):
     t, c = time.perf_counter(), time.process_time()
     index.search(vault, q, max_age=float("inf"), **kw)
     lat.append(time.perf_counter() - t)
     qcpu.append(time.process_time() - c)
+    per.setdefault(q + (" " + json.dumps(kw) if kw else ""), []).append(lat[-1])
 for _ in range(3):
     for q in queries:
         query(q)
@@ -181,6 +193,25 @@ out["query_max_ms"] = lat[-1] * 1000
 qcpu.sort()
 out["query_cpu_p50_ms"] = statistics.median(qcpu) * 1000
 out["query_cpu_p95_ms"] = qcpu[int(len(qcpu) * 0.95) - 1] * 1000
+# The floor under exact BM25: FTS5's own ranked LIMIT for the same expression, nothing else (no
+# join, no snippet, no Python): a search cannot rank every match for less.
+import sqlite3
+from shardpy.index.query import translate
+conn = sqlite3.connect(str(index.index_path(vault)))
+RANKED = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 64"
+floor, matches = [], {}
+for _ in range(3):
+    for q in queries + [f[0] for f in filtered]:
+        expr = translate(q).expression
+        t = time.perf_counter()
+        conn.execute(RANKED, (expr,)).fetchall()
+        floor.append(time.perf_counter() - t)
+        matches[q] = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (expr,)).fetchone()[0]
+floor.sort()
+out["fts_p50_ms"] = statistics.median(floor) * 1000
+out["fts_p95_ms"] = floor[int(len(floor) * 0.95) - 1] * 1000
+slow = sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))[:4]
+out["slowest"] = [[k, round(statistics.median(v) * 1000, 1), matches.get(k.split(" {")[0])] for k, v in slow]
 db = index.index_path(vault)
 out["db_mb"] = sum(os.path.getsize(p) for p in (str(db), f"{db}-wal") if os.path.exists(p)) / 1e6
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -216,8 +247,13 @@ def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
     return statistics.median(times) * 1000, times[max(0, int(len(times) * 0.95) - 1)] * 1000
 
 
+EDITED = ("area-03/topic-03/note-000003.md", "area-05/topic-05/note-000005.md")  # the one-note edits
+
+
 def _vault(work: Path, size: int) -> Path:
-    """The generated vault; kept under $SEARCH_BENCH_KEEP (re-used by the next run) when set."""
+    """The generated vault; kept under $SEARCH_BENCH_KEEP (re-used by the next run) when set. A kept
+    vault is used in place (copying 100,000 files costs more than the run): the notes the run
+    edits are restored after it."""
     keep = os.environ.get("SEARCH_BENCH_KEEP")
     if keep:
         vault = Path(keep) / f"vault-{size}"
@@ -225,20 +261,20 @@ def _vault(work: Path, size: int) -> Path:
             shutil.rmtree(vault, ignore_errors=True)
             build_vault(vault, size)
             (vault / ".complete").touch()
-        copy = work / "vault"
-        shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".complete"))
-        return copy
+        return vault
     vault = work / "vault"
     build_vault(vault, size)
     return vault
 
 
-def run_size(size: int) -> dict[str, float]:
+def run_size(size: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"search-bench-{size}-"))
+    vault, originals = work / "vault", dict[str, bytes]()
     try:
         t = time.perf_counter()
         vault = _vault(work, size)
         gen_s = time.perf_counter() - t
+        originals = {rel: (vault / rel).read_bytes() for rel in EDITED}
         env = child_env(SHARDPY_CACHE_DIR=str(work / "cache"))
         child = subprocess.run(
             [sys.executable, "-c", CHILD, str(vault), json.dumps(QUERIES), json.dumps(FILTERED)],
@@ -247,12 +283,14 @@ def run_size(size: int) -> dict[str, float]:
             text=True,
             check=True,
         )
-        out: dict[str, float] = json.loads(child.stdout)
+        out: dict[str, Any] = json.loads(child.stdout)
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
         out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
         out["generate_s"] = gen_s
         return out
     finally:
+        for rel, data in originals.items():
+            (vault / rel).write_bytes(data)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -269,6 +307,8 @@ ROWS = [
     ("query CPU p50 (ms)", "query_cpu_p50_ms", ""),
     ("query CPU p95 (ms)", "query_cpu_p95_ms", ""),
     ("query max (ms)", "query_max_ms", ""),
+    ("FTS5 ranked LIMIT alone p50 (ms)", "fts_p50_ms", "floor"),
+    ("FTS5 ranked LIMIT alone p95 (ms)", "fts_p95_ms", "floor"),
     ("grep -ril p50 (ms, no index)", "grep_p50_ms", "reference"),
     ("grep -ril p95 (ms, no index)", "grep_p95_ms", "reference"),
     ("DB size (MB)", "db_mb", ""),
@@ -288,6 +328,10 @@ def main() -> None:
     for label, key, target in ROWS:
         cells = "".join(f"{results[s].get(key, float('nan')):>12.2f}" for s in sizes)
         print(f"{label:38}{cells}   {target}")
+    for size in sizes:
+        print(f"slowest queries at {size:,} (median ms, sections matched):")
+        for q, ms, n in results[size]["slowest"]:
+            print(f"  {ms:8.1f}  {n if n is not None else '':>8}  {q}")
     print(json.dumps({str(k): v for k, v in results.items()}))
 
 
