@@ -5,8 +5,9 @@ some never exposed) and M memories under memories/ (scoped to several
 projects, platforms and general), indexes it once, then measures:
 
 - start-up: spawn ``python -m shardpy serve VAULT`` to its ``initialize``
-  answer, median of TRIALS (reference: ``python -c "import mcp.server.lowlevel"``,
-  the SDK import every server pays, and ``python -c pass``);
+  answer, wall and CPU, median of TRIALS (floor: the smallest low-level SDK server timed the
+  same way; also ``python -c "import mcp.server.lowlevel, mcp.server.stdio"``, the SDK import
+  every server pays, and ``python -c pass``);
 - search p50/p95 over stdio through the SDK client (reference: the raw
   in-process ``shardpy.index.search`` call + the same exposure filter);
 - recall p50/p95 over stdio with a query (reference: the in-process handler).
@@ -81,46 +82,82 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def startup(vault: Path, env: dict[str, str], trials: int) -> tuple[float, float, float]:
-    init = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "b", "version": "0"},
-            },
-        }
+# The floor under any server built on the SDK: the smallest low-level server over stdio, nothing of
+# shardpy, timed to its initialize answer exactly as ours is.
+TRIVIAL_SERVER = """
+import anyio
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def main():
+    server = Server("floor")
+    async with stdio_server() as (r, w):
+        await server.run(r, w, server.create_initialization_options())
+
+anyio.run(main)
+"""
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "b", "version": "0"},
+        },
+    }
+)
+
+
+def _to_initialize(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds from spawn to the initialize answer, and the child's CPU seconds by then."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd
     )
-    serve, sdk, bare = [], [], []
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((INIT + "\n").encode())
+    proc.stdin.flush()
+    answer = proc.stdout.readline()
+    wall = time.perf_counter() - t
+    try:
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        cpu = float("nan")
+    proc.stdin.close()
+    proc.wait()
+    assert b'"result"' in answer, answer
+    return wall, cpu
+
+
+def startup(vault: Path, env: dict[str, str], trials: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) to the initialize answer: ours, the trivial SDK server, the SDK import
+    alone and bare python."""
+    runs: dict[str, list[tuple[float, float]]] = {"serve": [], "trivial": [], "sdk": [], "bare": []}
+    argv = {
+        "serve": [sys.executable, "-m", "shardpy", "serve", str(vault)],
+        "trivial": [sys.executable, "-c", TRIVIAL_SERVER],
+    }
     for _ in range(trials):
-        t = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "shardpy", "serve", str(vault)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=vault.parent,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write((init + "\n").encode())
-        proc.stdin.flush()
-        proc.stdout.readline()
-        serve.append(time.perf_counter() - t)
-        proc.stdin.close()
-        proc.wait()
-        t = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], env=env, check=True
-        )
-        sdk.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
-        bare.append(time.perf_counter() - t)
-    return statistics.median(serve), statistics.median(sdk), statistics.median(bare)
+        for key in ("serve", "trivial"):
+            runs[key].append(_to_initialize(argv[key], env, vault.parent))
+        for key, code in (("sdk", "import mcp.server.lowlevel, mcp.server.stdio"), ("bare", "pass")):
+            t, c = time.perf_counter(), _children_cpu()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            runs[key].append((time.perf_counter() - t, _children_cpu() - c))
+    return {
+        k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()
+    }
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 async def over_stdio(vault: Path, env: dict[str, str], calls: int, cwd: Path) -> dict[str, list[float]]:
@@ -208,11 +245,16 @@ def main() -> None:
         index.refresh(vault)
         print(f"index built in {time.perf_counter() - t:.1f} s (not part of any figure below)")
         print(f"reference loop (10M steps): {reference_loop_ms():.0f} ms")
-        s, sdk, bare = startup(vault, env, a.trials)
-        print(f"start-up to initialize answer: {s * 1000:.0f} ms median of {a.trials}  (target < 500 ms)")
+        up = startup(vault, env, a.trials)
+        (s, s_cpu), (tw, tc) = up["serve"], up["trivial"]
         print(
-            f"  reference: python + import of the MCP SDK alone {sdk * 1000:.0f} ms;"
-            f" bare python {bare * 1000:.0f} ms"
+            f"start-up to initialize answer: {s * 1000:.0f} ms wall, {s_cpu * 1000:.0f} ms CPU,"
+            f" median of {a.trials}  (target < 500 ms)"
+        )
+        print(
+            f"  floor: the trivial low-level SDK server to its initialize answer {tw * 1000:.0f} ms wall,"
+            f" {tc * 1000:.0f} ms CPU; import of the SDK alone {up['sdk'][0] * 1000:.0f} ms wall,"
+            f" {up['sdk'][1] * 1000:.0f} ms CPU; bare python {up['bare'][0] * 1000:.0f} ms"
         )
         wire = anyio.run(over_stdio, vault, env, a.calls, repo)
         raw = in_process(vault, a.calls, "atlas")
