@@ -49,6 +49,7 @@ ORDER BY score, cid
 LIMIT :limit OFFSET :offset
 """
 CANDIDATE_FACTOR = 3  # candidates per hit wanted: a note's other sections crowd some out
+MIN_CANDIDATES = 64
 # Snippets for the page only, without rank (bm25 would re-count every term's documents per call).
 _SNIPPETS = (
     f"SELECT rowid, snippet(fts, 4, '{MARK_OPEN}', '{MARK_CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}), body "
@@ -166,7 +167,7 @@ def _best_sections(conn: sqlite3.Connection, expr: str, params: dict[str, object
     """The best section of each note, best first, page ``offset``/``limit``."""
     offset, limit = int(str(params["offset"])), int(str(params["limit"]))
     if params["type"] is None and params["path"] is None:
-        want = max(64, (offset + limit) * CANDIDATE_FACTOR)
+        want = max(MIN_CANDIDATES, (offset + limit) * CANDIDATE_FACTOR)
         rows = _candidates(conn, expr, want)
         best: list[Row] = []
         seen: set[int] = set()
