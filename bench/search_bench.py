@@ -21,6 +21,8 @@ Targets (issue 15): cold 20,000 < 15 s; no-change 20,000 < 0.5 s; one-note
 
     python bench/search_bench.py [SIZE ...]      (default: 20000 100000)
     SEARCH_BENCH_KEEP=/tmp/keep python bench/search_bench.py   (generate each vault once)
+    python bench/search_bench.py 20000 --compare /tmp/before   (also time the queries with the
+        shardpy checked out in /tmp/before, on the same index: git archive REV | tar -x -C /tmp/before)
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def build_vault(root: Path, size: int) -> None:
         pool.map(_write_range, jobs)
 
 
-CHILD = r"""
+_HEAD = r"""
 import json, os, resource, statistics, sys, time
 from pathlib import Path
 from shardpy import index
@@ -158,6 +160,8 @@ def timed(key, fn):
     out[key] = time.perf_counter() - t
     out[key.replace("_s", "_cpu_s")] = cpu() - c
     return result
+"""
+_BUILD = r"""
 r = timed("cold_s", lambda: index.refresh(vault))
 out["notes"], out["chunks"] = r.total_notes, r.total_chunks
 r2 = timed("nochange_s", lambda: index.refresh(vault))
@@ -174,6 +178,8 @@ for k in range(20):
     assert r3.indexed == 1, r3
 out["one_note_ms"] = statistics.median(times) * 1000
 out["one_note_cpu_ms"] = statistics.median(cpus) * 1000
+"""
+_QUERIES = r"""
 lat, qcpu, per = [], [], {}
 def query(q, **kw):
     t, c = time.perf_counter(), time.process_time()
@@ -212,11 +218,15 @@ out["fts_p50_ms"] = statistics.median(floor) * 1000
 out["fts_p95_ms"] = floor[int(len(floor) * 0.95) - 1] * 1000
 slow = sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))[:4]
 out["slowest"] = [[k, round(statistics.median(v) * 1000, 1), matches.get(k.split(" {")[0])] for k, v in slow]
+"""
+_TAIL = r"""
 db = index.index_path(vault)
 out["db_mb"] = sum(os.path.getsize(p) for p in (str(db), f"{db}-wal") if os.path.exists(p)) / 1e6
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps(out))
 """
+CHILD = _HEAD + _BUILD + _QUERIES + _TAIL + "print(json.dumps(out))\n"
+# --compare DIR: the same queries on the same index, answered by the shardpy found in DIR.
+QUERY_CHILD = _HEAD + _QUERIES + "print(json.dumps(out))\n"
 
 
 def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
@@ -247,6 +257,7 @@ def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
     return statistics.median(times) * 1000, times[max(0, int(len(times) * 0.95) - 1)] * 1000
 
 
+COMPARE = ""  # --compare DIR: a checkout of the code before, its queries timed on the same index
 EDITED = ("area-03/topic-03/note-000003.md", "area-05/topic-05/note-000005.md")  # the one-note edits
 
 
@@ -284,6 +295,16 @@ def run_size(size: int) -> dict[str, Any]:
             check=True,
         )
         out: dict[str, Any] = json.loads(child.stdout)
+        if COMPARE:
+            before = subprocess.run(
+                [sys.executable, "-c", QUERY_CHILD, str(vault), json.dumps(QUERIES), json.dumps(FILTERED)],
+                env={**env, "PYTHONPATH": COMPARE},
+                cwd=work,  # not the checkout: python -c puts the working folder first on sys.path
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            out.update({f"before_{k}": v for k, v in json.loads(before.stdout).items()})
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
         out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
         out["generate_s"] = gen_s
@@ -307,6 +328,10 @@ ROWS = [
     ("query CPU p50 (ms)", "query_cpu_p50_ms", ""),
     ("query CPU p95 (ms)", "query_cpu_p95_ms", ""),
     ("query max (ms)", "query_max_ms", ""),
+    ("before: query p50 (ms)", "before_query_p50_ms", "--compare"),
+    ("before: query p95 (ms)", "before_query_p95_ms", "--compare"),
+    ("before: query CPU p50 (ms)", "before_query_cpu_p50_ms", "--compare"),
+    ("before: query CPU p95 (ms)", "before_query_cpu_p95_ms", "--compare"),
     ("FTS5 ranked LIMIT alone p50 (ms)", "fts_p50_ms", "floor"),
     ("FTS5 ranked LIMIT alone p95 (ms)", "fts_p95_ms", "floor"),
     ("grep -ril p50 (ms, no index)", "grep_p50_ms", "reference"),
@@ -318,7 +343,13 @@ ROWS = [
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 100_000]
+    global COMPARE
+    args = sys.argv[1:]
+    if "--compare" in args:
+        at = args.index("--compare")
+        COMPARE = str(Path(args[at + 1]).resolve())
+        del args[at : at + 2]
+    sizes = [int(a) for a in args] or [20_000, 100_000]
     print(f"reference loop: {reference_loop_ms():.0f} ms (10M-step Python loop; ~450 ms on a quiet core)")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"python {sys.version.split()[0]}; basic-memory search: not run (needs Python >= 3.12)")
@@ -326,6 +357,8 @@ def main() -> None:
     head = f"{'':38}" + "".join(f"{size:>12,}" for size in sizes) + "   target"
     print(head)
     for label, key, target in ROWS:
+        if not any(key in results[s] for s in sizes):
+            continue
         cells = "".join(f"{results[s].get(key, float('nan')):>12.2f}" for s in sizes)
         print(f"{label:38}{cells}   {target}")
     for size in sizes:
