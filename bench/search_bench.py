@@ -353,7 +353,11 @@ def main() -> None:
     print(f"reference loop: {reference_loop_ms():.0f} ms (10M-step Python loop; ~450 ms on a quiet core)")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"python {sys.version.split()[0]}; basic-memory search: not run (needs Python >= 3.12)")
-    results = {size: run_size(size) for size in sizes}
+    results = {}
+    for size in sizes:
+        results[size] = run_size(size)
+        # On stderr at once: kept if a later, larger size dies.
+        print(json.dumps({str(size): results[size]}), file=sys.stderr, flush=True)
     head = f"{'':38}" + "".join(f"{size:>12,}" for size in sizes) + "   target"
     print(head)
     for label, key, target in ROWS:
