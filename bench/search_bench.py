@@ -21,12 +21,15 @@ Targets (issue 15): cold 20,000 < 15 s; no-change 20,000 < 0.5 s; one-note
 
     python bench/search_bench.py [SIZE ...]      (default: 20000 100000)
     SEARCH_BENCH_KEEP=/tmp/keep python bench/search_bench.py   (generate each vault once)
+    python bench/search_bench.py 20000 --compare /tmp/before   (also time the queries with the
+        shardpy checked out in /tmp/before, on the same index: git archive REV | tar -x -C /tmp/before)
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -36,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -121,15 +125,24 @@ def generated_note(i: int) -> tuple[str, str]:
     return f"{folder}/note-{i:06d}.md", "\n".join(lines)
 
 
-def build_vault(root: Path, size: int) -> None:
-    for i in range(size):
+def _write_range(job: tuple[str, int, int]) -> None:
+    root, lo, hi = Path(job[0]), job[1], job[2]
+    for i in range(lo, hi):
         rel, text = generated_note(i)
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
 
-CHILD = r"""
+def build_vault(root: Path, size: int) -> None:
+    """Write the notes, in two processes (generation is deterministic per note number)."""
+    step = 5000
+    jobs = [(str(root), lo, min(lo + step, size)) for lo in range(0, size, step)]
+    with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
+        pool.map(_write_range, jobs)
+
+
+_HEAD = r"""
 import json, os, resource, statistics, sys, time
 from pathlib import Path
 from shardpy import index
@@ -147,6 +160,8 @@ def timed(key, fn):
     out[key] = time.perf_counter() - t
     out[key.replace("_s", "_cpu_s")] = cpu() - c
     return result
+"""
+_BUILD = r"""
 r = timed("cold_s", lambda: index.refresh(vault))
 out["notes"], out["chunks"] = r.total_notes, r.total_chunks
 r2 = timed("nochange_s", lambda: index.refresh(vault))
@@ -163,12 +178,15 @@ for k in range(20):
     assert r3.indexed == 1, r3
 out["one_note_ms"] = statistics.median(times) * 1000
 out["one_note_cpu_ms"] = statistics.median(cpus) * 1000
-lat, qcpu = [], []
+"""
+_QUERIES = r"""
+lat, qcpu, per = [], [], {}
 def query(q, **kw):
     t, c = time.perf_counter(), time.process_time()
     index.search(vault, q, max_age=float("inf"), **kw)
     lat.append(time.perf_counter() - t)
     qcpu.append(time.process_time() - c)
+    per.setdefault(q + (" " + json.dumps(kw) if kw else ""), []).append(lat[-1])
 for _ in range(3):
     for q in queries:
         query(q)
@@ -181,11 +199,34 @@ out["query_max_ms"] = lat[-1] * 1000
 qcpu.sort()
 out["query_cpu_p50_ms"] = statistics.median(qcpu) * 1000
 out["query_cpu_p95_ms"] = qcpu[int(len(qcpu) * 0.95) - 1] * 1000
+# The floor under exact BM25: FTS5's own ranked LIMIT for the same expression, nothing else (no
+# join, no snippet, no Python): a search cannot rank every match for less.
+import sqlite3
+from shardpy.index.query import translate
+conn = sqlite3.connect(str(index.index_path(vault)))
+RANKED = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 64"
+floor, matches = [], {}
+for _ in range(3):
+    for q in queries + [f[0] for f in filtered]:
+        expr = translate(q).expression
+        t = time.perf_counter()
+        conn.execute(RANKED, (expr,)).fetchall()
+        floor.append(time.perf_counter() - t)
+        matches[q] = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (expr,)).fetchone()[0]
+floor.sort()
+out["fts_p50_ms"] = statistics.median(floor) * 1000
+out["fts_p95_ms"] = floor[int(len(floor) * 0.95) - 1] * 1000
+slow = sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))[:4]
+out["slowest"] = [[k, round(statistics.median(v) * 1000, 1), matches.get(k.split(" {")[0])] for k, v in slow]
+"""
+_TAIL = r"""
 db = index.index_path(vault)
 out["db_mb"] = sum(os.path.getsize(p) for p in (str(db), f"{db}-wal") if os.path.exists(p)) / 1e6
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps(out))
 """
+CHILD = _HEAD + _BUILD + _QUERIES + _TAIL + "print(json.dumps(out))\n"
+# --compare DIR: the same queries on the same index, answered by the shardpy found in DIR.
+QUERY_CHILD = _HEAD + _QUERIES + "print(json.dumps(out))\n"
 
 
 def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
@@ -216,8 +257,14 @@ def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
     return statistics.median(times) * 1000, times[max(0, int(len(times) * 0.95) - 1)] * 1000
 
 
+COMPARE = ""  # --compare DIR: a checkout of the code before, its queries timed on the same index
+EDITED = ("area-03/topic-03/note-000003.md", "area-05/topic-05/note-000005.md")  # the one-note edits
+
+
 def _vault(work: Path, size: int) -> Path:
-    """The generated vault; kept under $SEARCH_BENCH_KEEP (re-used by the next run) when set."""
+    """The generated vault; kept under $SEARCH_BENCH_KEEP (re-used by the next run) when set. A kept
+    vault is used in place (copying 100,000 files costs more than the run): the notes the run
+    edits are restored after it."""
     keep = os.environ.get("SEARCH_BENCH_KEEP")
     if keep:
         vault = Path(keep) / f"vault-{size}"
@@ -225,20 +272,20 @@ def _vault(work: Path, size: int) -> Path:
             shutil.rmtree(vault, ignore_errors=True)
             build_vault(vault, size)
             (vault / ".complete").touch()
-        copy = work / "vault"
-        shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".complete"))
-        return copy
+        return vault
     vault = work / "vault"
     build_vault(vault, size)
     return vault
 
 
-def run_size(size: int) -> dict[str, float]:
+def run_size(size: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"search-bench-{size}-"))
+    vault, originals = work / "vault", dict[str, bytes]()
     try:
         t = time.perf_counter()
         vault = _vault(work, size)
         gen_s = time.perf_counter() - t
+        originals = {rel: (vault / rel).read_bytes() for rel in EDITED}
         env = child_env(SHARDPY_CACHE_DIR=str(work / "cache"))
         child = subprocess.run(
             [sys.executable, "-c", CHILD, str(vault), json.dumps(QUERIES), json.dumps(FILTERED)],
@@ -247,12 +294,24 @@ def run_size(size: int) -> dict[str, float]:
             text=True,
             check=True,
         )
-        out: dict[str, float] = json.loads(child.stdout)
+        out: dict[str, Any] = json.loads(child.stdout)
+        if COMPARE:
+            before = subprocess.run(
+                [sys.executable, "-c", QUERY_CHILD, str(vault), json.dumps(QUERIES), json.dumps(FILTERED)],
+                env={**env, "PYTHONPATH": COMPARE},
+                cwd=work,  # not the checkout: python -c puts the working folder first on sys.path
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            out.update({f"before_{k}": v for k, v in json.loads(before.stdout).items()})
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
         out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
         out["generate_s"] = gen_s
         return out
     finally:
+        for rel, data in originals.items():
+            (vault / rel).write_bytes(data)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -269,6 +328,12 @@ ROWS = [
     ("query CPU p50 (ms)", "query_cpu_p50_ms", ""),
     ("query CPU p95 (ms)", "query_cpu_p95_ms", ""),
     ("query max (ms)", "query_max_ms", ""),
+    ("before: query p50 (ms)", "before_query_p50_ms", "--compare"),
+    ("before: query p95 (ms)", "before_query_p95_ms", "--compare"),
+    ("before: query CPU p50 (ms)", "before_query_cpu_p50_ms", "--compare"),
+    ("before: query CPU p95 (ms)", "before_query_cpu_p95_ms", "--compare"),
+    ("FTS5 ranked LIMIT alone p50 (ms)", "fts_p50_ms", "floor"),
+    ("FTS5 ranked LIMIT alone p95 (ms)", "fts_p95_ms", "floor"),
     ("grep -ril p50 (ms, no index)", "grep_p50_ms", "reference"),
     ("grep -ril p95 (ms, no index)", "grep_p95_ms", "reference"),
     ("DB size (MB)", "db_mb", ""),
@@ -278,16 +343,32 @@ ROWS = [
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 100_000]
+    global COMPARE
+    args = sys.argv[1:]
+    if "--compare" in args:
+        at = args.index("--compare")
+        COMPARE = str(Path(args[at + 1]).resolve())
+        del args[at : at + 2]
+    sizes = [int(a) for a in args] or [20_000, 100_000]
     print(f"reference loop: {reference_loop_ms():.0f} ms (10M-step Python loop; ~450 ms on a quiet core)")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"python {sys.version.split()[0]}; basic-memory search: not run (needs Python >= 3.12)")
-    results = {size: run_size(size) for size in sizes}
+    results = {}
+    for size in sizes:
+        results[size] = run_size(size)
+        # On stderr at once: kept if a later, larger size dies.
+        print(json.dumps({str(size): results[size]}), file=sys.stderr, flush=True)
     head = f"{'':38}" + "".join(f"{size:>12,}" for size in sizes) + "   target"
     print(head)
     for label, key, target in ROWS:
+        if not any(key in results[s] for s in sizes):
+            continue
         cells = "".join(f"{results[s].get(key, float('nan')):>12.2f}" for s in sizes)
         print(f"{label:38}{cells}   {target}")
+    for size in sizes:
+        print(f"slowest queries at {size:,} (median ms, sections matched):")
+        for q, ms, n in results[size]["slowest"]:
+            print(f"  {ms:8.1f}  {n if n is not None else '':>8}  {q}")
     print(json.dumps({str(k): v for k, v in results.items()}))
 
 

@@ -25,33 +25,35 @@ MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24
 MAX_TOP = 1000
 
-# The best sections first: FTS5's own ranking (the table's rank is bm25 with store.WEIGHTS) with a
-# LIMIT, so only the candidates are joined to their notes. The best section of each note is the hit.
-_CANDIDATES = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+# Unfiltered: FTS5's own ranked LIMIT (the table's rank is bm25 with store.WEIGHTS), so only the
+# candidates are joined to their notes; the best section of each note is the hit.
+_CANDIDATES = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
 _CANDIDATE_INFO = (
     "SELECT c.id, f.id, f.path, f.title, c.heading, c.line, f.type FROM chunks AS c "
     "JOIN files AS f ON f.id = c.file_id WHERE c.id IN ({marks})"
 )
-MAX_CANDIDATES = 20_000  # beyond this a filter is so narrow that ranking every match is cheaper
-_RANKED = f"""
-SELECT cid, fid, path, title, heading, line, type FROM (
+# Filtered, or candidates that did not fill the page: one exact pass. The filter sits in the join, so
+# bm25 (the rank column, computed only when read) is scored for the sections that pass it, not all.
+_RANKED = """
+SELECT cid, fid, path, title, heading, line, type, score FROM (
     SELECT c.id AS cid, f.id AS fid, f.path AS path, f.title AS title, c.heading AS heading,
-           c.line AS line, f.type AS type, m.score AS score,
-           row_number() OVER (PARTITION BY c.file_id ORDER BY m.score, c.id) AS rn
-    FROM (SELECT rowid AS rid, bm25(fts, {", ".join(map(str, store.WEIGHTS))}) AS score
-          FROM fts WHERE fts MATCH :q) AS m
-    JOIN chunks AS c ON c.id = m.rid
-    JOIN files AS f ON f.id = c.file_id
-    WHERE (:type IS NULL OR f.type = :type)
+           c.line AS line, f.type AS type, fts.rank AS score,
+           row_number() OVER (PARTITION BY f.id ORDER BY fts.rank, c.id) AS rn
+    FROM fts JOIN chunks AS c ON c.id = fts.rowid JOIN files AS f ON f.id = c.file_id
+    WHERE fts MATCH :q
+      AND (:type IS NULL OR f.type = :type)
       AND (:path IS NULL OR f.path = :path OR substr(f.path, 1, length(:dir)) = :dir)
 )
 WHERE rn = 1
 ORDER BY score, cid
 LIMIT :limit OFFSET :offset
 """
-_SNIPPET = (
-    f"SELECT rank, snippet(fts, 4, '{MARK_OPEN}', '{MARK_CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}), body "
-    "FROM fts WHERE fts MATCH ? AND rowid = ?"
+CANDIDATE_FACTOR = 3  # candidates per hit wanted: a note's other sections crowd some out
+MIN_CANDIDATES = 64
+# Snippets for the page only, without rank (bm25 would re-count every term's documents per call).
+_SNIPPETS = (
+    f"SELECT rowid, snippet(fts, 4, '{MARK_OPEN}', '{MARK_CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}), body "
+    "FROM fts WHERE fts MATCH ? AND rowid IN ({marks})"
 )
 
 
@@ -89,20 +91,15 @@ def _path_filter(path: str | None) -> tuple[str | None, str | None]:
     return clean, clean + "/"
 
 
-def _refresh_if_stale(root: Path, db: Path, max_age: float | None, notices: list[str]) -> None:
-    conn = store.open_for_read(db, str(root))
-    age = math.inf
-    if conn is not None:
-        try:
-            stamp = store.get_meta(conn, "refreshed_at")
-        finally:
-            conn.close()
-        age = time.time() - float(stamp) if stamp else math.inf
-        if max_age is None:
-            max_age = IndexConfig.for_vault(root).refresh_seconds
-        if age <= max_age:
-            return
-    built = conn is not None
+def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None) -> bool:
+    stamp = store.get_meta(conn, "refreshed_at")
+    age = time.time() - float(stamp) if stamp else math.inf
+    if max_age is None:
+        max_age = IndexConfig.for_vault(root).refresh_seconds
+    return age > max_age
+
+
+def _refresh(root: Path, built: bool, notices: list[str]) -> None:
     try:
         # An index exists: never wait for another writer (its refresh will do). None yet: wait for it.
         report = refresh(root, lock_wait=0.0 if built else store.LOCK_WAIT_SECONDS)
@@ -133,72 +130,73 @@ def _fallback_snippet(body: str, tr: Translated, query: str) -> str:
     return " ".join(words[:SNIPPET_TOKENS]) + (ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
 
 
-def _score_and_snippet(
-    conn: sqlite3.Connection, expr: str, cid: int, tr: Translated, query: str
-) -> tuple[float, str]:
-    row = conn.execute(_SNIPPET, (expr, cid)).fetchone()
-    if row is None:
-        return 0.0, ""
-    snippet, body = str(row[1] or ""), str(row[2] or "")
-    if MARK_OPEN not in snippet:
-        snippet = _fallback_snippet(body, tr, query)
-    return -float(row[0]), " ".join(snippet.split())
+def _snippets(
+    conn: sqlite3.Connection, expr: str, ids: list[int], tr: Translated, query: str
+) -> dict[int, str]:
+    """The snippet of each section in ``ids`` (one statement for the page)."""
+    if not ids:
+        return {}
+    sql = _SNIPPETS.format(marks=",".join("?" * len(ids)))
+    out: dict[int, str] = {}
+    for cid, snippet, body in conn.execute(sql, (expr, *ids)):
+        text = str(snippet or "")
+        if MARK_OPEN not in text:
+            text = _fallback_snippet(str(body or ""), tr, query)
+        out[int(cid)] = " ".join(text.split())
+    return out
 
 
-Row = tuple[int, int, str, str, str, int, str | None]  # chunk id, file id, path, title, heading, line, type
+# chunk id, file id, path, title, heading, line, type, rank (bm25: lower is better)
+Row = tuple[int, int, str, str, str, int, str | None, float]
 
 
-def _keep(row: Row, params: dict[str, object]) -> bool:
-    kind, exact, folder = params["type"], params["path"], params["dir"]
-    if kind is not None and row[6] != kind:
-        return False
-    return exact is None or row[2] == exact or row[2].startswith(str(folder))
+def _candidates(conn: sqlite3.Connection, expr: str, limit: int) -> list[Row]:
+    """The ``limit`` best sections by FTS5's ranked LIMIT, joined to their notes, best first."""
+    ranked = conn.execute(_CANDIDATES, (expr, limit)).fetchall()
+    info: dict[int, tuple[int, int, str, str, str, int, str | None]] = {}
+    for lo in range(0, len(ranked), 900):
+        part = [r[0] for r in ranked[lo : lo + 900]]
+        sql = _CANDIDATE_INFO.format(marks=",".join("?" * len(part)))
+        info.update((r[0], r) for r in conn.execute(sql, part))
+    # (rank, id): the same order as the exact pass, ties included.
+    ranked.sort(key=lambda r: (r[1], r[0]))
+    return [(*info[cid], float(rank)) for cid, rank in ranked if cid in info]
 
 
 def _best_sections(conn: sqlite3.Connection, expr: str, params: dict[str, object]) -> list[Row]:
     """The best section of each note, best first, page ``offset``/``limit``."""
-    need = int(str(params["offset"])) + int(str(params["limit"]))
-    filtered = params["type"] is not None or params["path"] is not None
-    limit = max(64, need * (16 if filtered else 3))
-    while limit <= MAX_CANDIDATES:
-        ids = [r[0] for r in conn.execute(_CANDIDATES, (expr, limit))]
-        info: dict[int, Row] = {}
-        for lo in range(0, len(ids), 900):
-            part = ids[lo : lo + 900]
-            sql = _CANDIDATE_INFO.format(marks=",".join("?" * len(part)))
-            info.update((r[0], r) for r in conn.execute(sql, part))
-        rows: list[Row] = []
+    offset, limit = int(str(params["offset"])), int(str(params["limit"]))
+    if params["type"] is None and params["path"] is None:
+        want = max(MIN_CANDIDATES, (offset + limit) * CANDIDATE_FACTOR)
+        rows = _candidates(conn, expr, want)
+        best: list[Row] = []
         seen: set[int] = set()
-        for cid in ids:
-            row = info.get(cid)
-            if row is None or row[1] in seen or not _keep(row, params):
-                continue
-            seen.add(row[1])
-            rows.append(row)
-        if len(rows) >= need or len(ids) < limit:
-            return rows[need - int(str(params["limit"])) : need]
-        limit *= 4
-    return conn.execute(_RANKED, {"q": expr, **params}).fetchall()
+        for row in rows:
+            if row[1] not in seen:
+                seen.add(row[1])
+                best.append(row)
+        if len(best) >= offset + limit or len(rows) < want:  # filled, or every match was a candidate
+            return best[offset : offset + limit]
+    return [(*r[:7], float(r[7])) for r in conn.execute(_RANKED, {"q": expr, **params})]
 
 
 def _run(
     conn: sqlite3.Connection, expr: str, params: dict[str, object], tr: Translated, query: str
 ) -> list[SearchHit]:
-    hits = []
-    for cid, _fid, path, title, heading, line, kind in _best_sections(conn, expr, params):
-        score, snippet = _score_and_snippet(conn, expr, cid, tr, query)
-        hits.append(
-            SearchHit(
-                path=path,
-                title=title,
-                heading=tuple(heading.split("\x1f")) if heading else (),
-                snippet=snippet,
-                score=score,
-                type=kind,
-                line=int(line),
-            )
+    rows = _best_sections(conn, expr, params)
+    snippets = _snippets(conn, expr, [r[0] for r in rows], tr, query)
+    return [
+        SearchHit(
+            path=path,
+            title=title,
+            heading=tuple(heading.split("\x1f")) if heading else (),
+            snippet=snippets.get(cid, ""),
+            score=-rank,
+            type=kind,
+            line=int(line),
         )
-    return hits
+        for cid, _fid, path, title, heading, line, kind, rank in rows
+    ]
 
 
 def _query(
@@ -235,15 +233,33 @@ def search(
     root = resolve_vault(vault)
     db = store.index_path(root)
     notices: list[str] = []
-    _refresh_if_stale(root, db, max_age, notices)
-    conn = store.open_for_read(db, str(root))
-    if conn is None:  # removed or replaced between the refresh and now
-        notices.append("the index vanished while searching; run `shardpy index`")
-        return SearchResult(query, "all", [], notices)
+    with store.reader(db, str(root)) as conn:
+        built = conn is not None
+        if conn is not None and not _stale(conn, root, max_age):
+            return _answer(conn, text, query, type, path, top, offset, notices)
+    _refresh(root, built, notices)
+    with store.reader(db, str(root)) as conn:
+        if conn is None:  # removed or replaced between the refresh and now
+            notices.append("the index vanished while searching; run `shardpy index`")
+            return SearchResult(query, "all", [], notices)
+        return _answer(conn, text, query, type, path, top, offset, notices)
+
+
+def _answer(
+    conn: sqlite3.Connection,
+    text: str,
+    query: str,
+    kind: str | None,
+    path: str | None,
+    top: int,
+    offset: int,
+    notices: list[str],
+) -> SearchResult:
     exact, folder = _path_filter(path)
-    params: dict[str, object] = {"type": type, "path": exact, "dir": folder, "limit": top, "offset": offset}
+    params: dict[str, object] = {"type": kind, "path": exact, "dir": folder, "limit": top, "offset": offset}
+    conn.execute("BEGIN")  # one snapshot for the ranking and the snippets
     try:
         match, hits = _query(conn, translate(text), params, text, notices)
     finally:
-        conn.close()
+        conn.execute("ROLLBACK")
     return SearchResult(query, match, hits, notices)

@@ -16,6 +16,8 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +30,8 @@ SCHEMA_VERSION = 2
 WEIGHTS = (5.0, 3.0, 2.0, 2.0, 1.0, 1.0)  # title, heading, links, tags, body, cjk
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 LOCK_WAIT_SECONDS = 30.0
+READERS_KEPT = 8  # open read connections kept per process (a server searching a few vaults)
+READ_CACHE_KIB = 65_536  # page cache of a kept reader: the hot doclists stay in memory between searches
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -161,7 +165,104 @@ def open_for_read(db: Path, vault_real: str) -> sqlite3.Connection | None:
             return None
     except sqlite3.DatabaseError:
         return None
+    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
     return conn
+
+
+def _file_id(db: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+_Kept = tuple[tuple[int, int], sqlite3.Connection, threading.Lock]  # file id, connection, in use
+
+
+class _Readers:
+    """Read connections kept open between searches of one process (an MCP server, a bench): a
+    fresh connection starts with an empty page cache and re-reads the schema. A kept one is
+    used again only while the file is the same one (a rebuilt index is a new file) and still
+    passes :func:`check`; one thread uses it at a time (another opens its own)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()
+
+    def _take(self, db: Path, vault_real: str) -> tuple[sqlite3.Connection, threading.Lock] | None:
+        key = str(db)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is None:
+                return None
+            self._kept.move_to_end(key)
+        same, conn, busy = kept
+        if not busy.acquire(blocking=False):
+            return None
+        try:
+            if _file_id(db) == same and check(conn, vault_real) is None:
+                return conn, busy
+        except sqlite3.Error:
+            pass
+        self._forget(key, conn)
+        busy.release()
+        return None
+
+    def _forget(self, key: str, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and kept[1] is conn:
+                del self._kept[key]
+        conn.close()
+
+    def _keep(self, db: Path, conn: sqlite3.Connection) -> threading.Lock | None:
+        same = _file_id(db)
+        if same is None:
+            return None
+        busy = threading.Lock()
+        busy.acquire()
+        with self._lock:
+            if str(db) in self._kept:
+                return None  # another thread kept one meanwhile: this one is private
+            self._kept[str(db)] = (same, conn, busy)
+            while len(self._kept) > READERS_KEPT:
+                _key, (_same, old, old_busy) = self._kept.popitem(last=False)
+                if old_busy.acquire(blocking=False):
+                    old.close()
+                    old_busy.release()
+        return busy
+
+    @contextlib.contextmanager
+    def reader(self, db: Path, vault_real: str) -> Iterator[sqlite3.Connection | None]:
+        taken = self._take(db, vault_real)
+        if taken is not None:
+            try:
+                yield taken[0]
+            finally:
+                taken[1].release()
+            return
+        conn = open_for_read(db, vault_real)
+        if conn is None:
+            yield None
+            return
+        busy = self._keep(db, conn)
+        try:
+            yield conn
+        finally:
+            if busy is None:
+                conn.close()
+            else:
+                busy.release()
+
+
+_READERS = _Readers()
+
+
+def reader(db: Path, vault_real: str) -> contextlib.AbstractContextManager[sqlite3.Connection | None]:
+    """A read connection to the index (kept for the next search of this process), or None when
+    there is no usable index."""
+    return _READERS.reader(db, vault_real)
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shardpy.frontmatter import as_list, split_frontmatter
 from shardpy.shard.content import vault_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
@@ -83,6 +82,9 @@ def head_private(head: str) -> bool:
     """Tagged private, or frontmatter that cannot be fully inspected (unclosed in the window, malformed)."""
     if not head.startswith("---"):
         return False
+    # Here, not at the top: the frontmatter module (YAML) is not needed to answer initialize.
+    from shardpy.frontmatter import as_list, split_frontmatter
+
     split = split_frontmatter(head)
     if split.state != "present":
         return True
@@ -100,6 +102,8 @@ def _read_head(path: str) -> str | None:
 
 
 def _note_of(rel: str, head: str) -> Note:
+    from shardpy.frontmatter import as_list, split_frontmatter
+
     split = split_frontmatter(head)
     data = split.data if split.state == "present" else {}
     stem = rel.rsplit("/", 1)[-1][:-3]

@@ -1,6 +1,8 @@
 """The MCP wiring: the SDK's low-level ``Server`` over stdio, the identity gate, the audit line per call.
 
-Imported only by ``shardpy serve`` (the SDK costs most of the start-up).
+Imported only by ``shardpy serve`` (the SDK costs most of the start-up: the smallest low-level
+SDK server needs as long to answer ``initialize``; bench/serve_bench.py prints both). The tool
+modules, their argument models and the vault's exposure state load on the first request.
 
 Identity (docs/SERVE.md): on a handshake-era connection (2025-06-18,
 2025-11-25, ...) whose client declared ``roots``, the server asks
@@ -16,11 +18,12 @@ server's working folder.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 import anyio
@@ -33,8 +36,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from shardpy import __version__
 from shardpy.errors import ShardpyError
-from shardpy.serve import prompts, tools
+from shardpy.serve import prompts
+from shardpy.serve.exposure import Manifest
 from shardpy.serve.identity import ANONYMOUS, Caller, caller_from_roots, launch_caller
+
+if TYPE_CHECKING:
+    from shardpy.serve.tools import Args, Served
 
 ROOTS_WAIT = 2.0
 URI_PREFIX = "vault://note/"
@@ -90,7 +97,7 @@ class Identity:
         return self.caller
 
 
-def _schema(model: type[tools.Args]) -> dict[str, Any]:
+def _schema(model: type[Args]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
     schema["additionalProperties"] = False
@@ -98,6 +105,8 @@ def _schema(model: type[tools.Args]) -> dict[str, Any]:
 
 
 def _tool_list() -> list[types.Tool]:
+    from shardpy.serve import tools
+
     return [
         types.Tool(
             name=name,
@@ -118,29 +127,54 @@ def _error(exc: ShardpyError) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=f"[{exc.code}] {exc.message}", data=data)
 
 
-def build(vault: Path, launch: Caller) -> Server[Any]:
-    served = tools.Served.open(vault)
-    identity = Identity(served.root, launch, launch)
+def _not_found(uri: str) -> ShardpyError:
+    return ShardpyError(
+        "SERVE_NOTE_NOT_FOUND", f"no served note at {uri}", "List resources to see what is served."
+    )
+
+
+class Surface:
+    """The handlers of one connection. The vault is opened, and the tool modules imported, on the
+    first request that needs them, so the initialize answer waits for none of it."""
+
+    def __init__(self, vault: Path, launch: Caller) -> None:
+        self.vault = vault
+        self.identity = Identity(Path(os.path.realpath(vault)), launch, launch)
+        self._served: Served | None = None
+
+    @property
+    def served(self) -> Served:
+        if self._served is None:
+            from shardpy.serve.tools import Served
+
+            self._served = Served.open(self.vault)
+        return self._served
 
     async def guarded(
-        event: str, ctx: Ctx, fields: dict[str, Any], work: Callable[[Caller], Awaitable[Any]]
+        self, event: str, ctx: Ctx, fields: dict[str, Any], work: Callable[[Caller], Awaitable[Any]]
     ) -> Any:
-        caller = await identity.current(ctx)
+        """Run ``work`` for the caller of this connection, with its audit line whatever the outcome."""
+        caller = await self.identity.current(ctx)
+        audit = self.served.audit
         try:
             result = await work(caller)
         except ShardpyError as exc:
-            served.audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
+            audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
             raise _error(exc) from None
         except Exception as exc:  # a bug: still on the record, then the SDK's internal error
-            served.audit.record(event, caller.to_json(), **fields, status="crash", error=type(exc).__name__)
+            audit.record(event, caller.to_json(), **fields, status="crash", error=type(exc).__name__)
             raise
-        served.audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
+        audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
         return result
 
-    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=_tool_list())
 
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        from shardpy.serve import tools
+
         name = params.name
         if name not in tools.TOOLS:
             raise MCPError(
@@ -151,26 +185,26 @@ def build(vault: Path, launch: Caller) -> Server[Any]:
 
         async def work(caller: Caller) -> dict[str, Any]:
             args = tools.parse_args(name, params.arguments)
-            result: dict[str, Any] = tools.HANDLERS[name](served, caller, args)
+            result: dict[str, Any] = tools.HANDLERS[name](self.served, caller, args)
             return result
 
-        result = await guarded(f"tool:{name}", ctx, {"args": params.arguments or {}}, work)
-        failed = result.get("recorded") is False
+        result = await self.guarded(f"tool:{name}", ctx, {"args": params.arguments or {}}, work)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False, indent=1))],
             structured_content=result,
-            is_error=failed,
+            is_error=result.get("recorded") is False,
         )
 
     async def list_resources(
-        ctx: Ctx, params: types.PaginatedRequestParams | None
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        cursor = params.cursor if params else None
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+
         async def work(caller: Caller) -> types.ListResourcesResult:
-            notes = served.exposure.notes()
+            notes = self.served.exposure.notes()
             order = sorted(notes)
-            start = int(params.cursor) if params and params.cursor and params.cursor.isdigit() else 0
             page = order[start : start + PAGE]
-            nxt = str(start + PAGE) if start + PAGE < len(order) else None
             return types.ListResourcesResult(
                 resources=[
                     types.Resource(
@@ -181,63 +215,61 @@ def build(vault: Path, launch: Caller) -> Server[Any]:
                     )
                     for p in page
                 ],
-                next_cursor=nxt,
+                next_cursor=str(start + PAGE) if start + PAGE < len(order) else None,
             )
 
-        result: types.ListResourcesResult = await guarded("resources/list", ctx, {}, work)
+        result: types.ListResourcesResult = await self.guarded("resources/list", ctx, {}, work)
         return result
 
-    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        self, ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         uri = str(params.uri)
 
         async def work(caller: Caller) -> types.ReadResourceResult:
             path = unquote(uri[len(URI_PREFIX) :]) if uri.startswith(URI_PREFIX) else ""
-            text = served.exposure.read_text(path) if path else None
+            text = self.served.exposure.read_text(path) if path else None
             if text is None:
-                raise ShardpyError(
-                    "SERVE_NOTE_NOT_FOUND",
-                    f"no served note at {uri}",
-                    "List resources to see what is served.",
-                )
+                raise _not_found(uri)
             return types.ReadResourceResult(
                 contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
             )
 
-        result: types.ReadResourceResult = await guarded("resources/read", ctx, {"uri": uri}, work)
+        result: types.ReadResourceResult = await self.guarded("resources/read", ctx, {"uri": uri}, work)
         return result
 
-    async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def list_prompts(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=prompts.PROMPTS)
 
-    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         try:
             return prompts.render(params.name, params.arguments or {})
         except ShardpyError as exc:
             raise _error(exc) from None
 
+    async def roots_may_have_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        """After ``initialized`` and on ``roots/list_changed``: ask the client who it is."""
+        await self.identity.resolve(ctx)
+
+
+def build(vault: Path, launch: Caller) -> Server[Any]:
+    surface = Surface(vault, launch)
     server: Server[Any] = Server(
         "shardpy",
         version=__version__,
-        instructions=prompts.instructions(served.manifest),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
+        instructions=prompts.instructions(Manifest.read(surface.identity.vault)),
+        on_list_tools=surface.list_tools,
+        on_call_tool=surface.call_tool,
+        on_list_resources=surface.list_resources,
+        on_read_resource=surface.read_resource,
+        on_list_prompts=surface.list_prompts,
+        on_get_prompt=surface.get_prompt,
     )
     server.middleware = []  # the default OpenTelemetry span is a no-op here; skip its per-call cost
-
-    async def initialized(ctx: Ctx, params: types.NotificationParams) -> None:
-        await identity.resolve(ctx)
-
-    async def roots_changed(ctx: Ctx, params: types.NotificationParams) -> None:
-        await identity.resolve(ctx)
-
-    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
-    server.add_notification_handler(
-        "notifications/roots/list_changed", types.NotificationParams, roots_changed
-    )
+    for method in ("notifications/initialized", "notifications/roots/list_changed"):
+        server.add_notification_handler(method, types.NotificationParams, surface.roots_may_have_changed)
     return server
 
 

@@ -228,9 +228,11 @@ def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
         match = result.match
         notices += [x for x in result.notices if x not in notices]
         for hit in result.hits:
+            if len(hits) >= a.limit:
+                break  # filled: the hits below it are neither served nor examined
             if v.exposure.may_read(hit.path) is None:
                 withheld += 1
-            elif len(hits) < a.limit:
+            else:
                 hits.append(hit.to_json())
         if len(hits) >= a.limit or len(result.hits) < page:
             break
