@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shardpy.errors import ShardpyError
+from shardpy.sources.copierfast import import_copier, speed_up
 
 if TYPE_CHECKING:
     from copier._main import Worker
@@ -93,6 +94,7 @@ class CopierTemplate:
     # -- copier objects pinned to the fetched tree -------------------------------
 
     def template(self, commit: str | None = None) -> Template:
+        import_copier()
         from copier._template import Template
         from packaging.version import InvalidVersion, Version
 
@@ -118,6 +120,7 @@ class CopierTemplate:
         return tpl
 
     def worker(self, dst: Path, data: Mapping[str, Any], *, skip_tasks: bool = True) -> Worker:
+        import_copier()
         from copier._main import Worker
 
         with _copier_errors():
@@ -140,7 +143,7 @@ class CopierTemplate:
             # edit of that repository's index). shardpy writes the modes itself.
             object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
         with _copier_errors():
-            _memoize_from_string(worker.jinja_env)
+            speed_up(worker)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -148,6 +151,7 @@ class CopierTemplate:
     def unsafe_features(self, operation: Operation, old_commit: str | None = None) -> list[str]:
         """What copier's --trust rule refuses without trust: Jinja extensions,
         tasks, and (on update) the migrations between the two versions."""
+        import_copier()
         from copier._settings import is_trusted_repository
 
         with _copier_errors():
@@ -214,6 +218,7 @@ class CopierTemplate:
         ``data`` first (parsed and validated by copier), then ``last`` (kept
         answers), then ``ask`` (the wizard) or the default; ``when: false``
         questions take their default. ``ask=None`` means defaults only."""
+        import_copier()
         from copier._types import MISSING, Phase
         from copier._user_data import AnswersMap
 
@@ -310,6 +315,7 @@ class CopierTemplate:
     def render(self, answers: Mapping[str, Any], dest_name: str) -> Rendered:
         """copier renders the template with ``answers`` into a scratch tree
         (tasks are not run here: they run in the destination after apply)."""
+        import_copier()
         from copier._main import _operation
 
         parent = Path(tempfile.mkdtemp(prefix="shardpy-copier-"))
@@ -346,6 +352,7 @@ class CopierTemplate:
         """Run the template's tasks (copy) or its migrations (update) in the
         destination, as copier does after rendering. Needs --trust unless
         copier's settings trust the template. Returns how many ran."""
+        import_copier()
         from copier._main import _operation
         from copier._types import Phase
 
@@ -373,29 +380,6 @@ class CopierTemplate:
 
 def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
     return None
-
-
-def _memoize_from_string(env: Any) -> None:
-    """copier compiles every path part and the answers-file name again for
-    each file (most of an update's render time); compile each text once.
-    The yield context is reset on every call, as copier's YieldExtension
-    does when it compiles, so a cached template behaves as a fresh one."""
-    from copier._jinja_ext import get_yield_context
-
-    compile_string = env.from_string
-    cache: dict[str, Any] = {}
-
-    def from_string(source: Any, globals: Any = None, template_class: Any = None) -> Any:
-        if globals is not None or template_class is not None or not isinstance(source, str):
-            return compile_string(source, globals, template_class)
-        ctx = get_yield_context(env)
-        ctx.yield_name = None
-        ctx.yield_iterable = None
-        if source not in cache:
-            cache[source] = compile_string(source)
-        return cache[source]
-
-    env.from_string = from_string
 
 
 def _checked(question: Any, raw: Any) -> Any:
@@ -442,6 +426,7 @@ def _scratch(dest_name: str) -> Iterator[Path]:
 @contextlib.contextmanager
 def _copier_errors() -> Iterator[None]:
     """copier's exceptions as typed shardpy errors (never a traceback)."""
+    import_copier()
     from copier import errors as ce
     from jinja2 import TemplateError
 
@@ -478,6 +463,7 @@ def _copier_errors() -> Iterator[None]:
 def read_answers_file(dest: Path, relpath: str) -> dict[str, Any] | None:
     """The answers file copier wrote in a project (read as copier reads it),
     or None when absent or unreadable."""
+    import_copier()
     from copier._user_data import load_answersfile_data
 
     try:
