@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shardpy.errors import ShardpyError
-from shardpy.sources.copierfast import import_copier, speed_up
+from shardpy.sources.copierfast import capture_files, import_copier, speed_up
 
 if TYPE_CHECKING:
     from copier._main import Worker
@@ -313,8 +313,10 @@ class CopierTemplate:
     # -- rendering ------------------------------------------------------------------
 
     def render(self, answers: Mapping[str, Any], dest_name: str) -> Rendered:
-        """copier renders the template with ``answers`` into a scratch tree
-        (tasks are not run here: they run in the destination after apply)."""
+        """copier renders the template with ``answers`` (tasks are not run
+        here: they run in the destination after apply). The files are kept
+        in memory (``capture_files``); the scratch folder named like the
+        destination stays empty for the caller's own records."""
         import_copier()
         from copier._main import _operation
 
@@ -322,6 +324,7 @@ class CopierTemplate:
         dst = parent / dest_name
         try:
             worker = self.worker(dst, answers)
+            captured = capture_files(worker, _refuse_symlink)
             token = _operation.set("copy")
             try:
                 with _copier_errors(), worker:
@@ -330,7 +333,8 @@ class CopierTemplate:
                     relpath = worker.answers_relpath.as_posix()
                     used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
                     dst.mkdir(exist_ok=True)
-                    files = _collect(dst)
+                    files = _collect(dst) + [RenderedFile(p, d, m) for p, (d, m) in captured.items()]
+                    files.sort(key=lambda f: f.path)
                     skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             finally:
                 _operation.reset(token)
@@ -397,8 +401,19 @@ def _checked(question: Any, raw: Any) -> Any:
     return answer
 
 
+def _refuse_symlink(rel: str) -> None:
+    raise ShardpyError(
+        "COPIER_SYMLINK",
+        f"The copier template produces a symbolic link: {rel}",
+        "shardpy installs files only; drop _preserve_symlinks from copier.yml "
+        "(copier then copies the link's target), or use copier itself for this template.",
+        path=rel,
+    )
+
+
 def _collect(root: Path) -> list[RenderedFile]:
-    """Every file copier wrote (empty folders are not files and are dropped)."""
+    """Every file copier wrote itself (none unless a speed-up stood aside;
+    empty folders are not files and are dropped)."""
     out: list[RenderedFile] = []
     for dirpath, _dirs, names in os.walk(root):
         for name in names:
@@ -406,15 +421,9 @@ def _collect(root: Path) -> list[RenderedFile]:
             rel = path.relative_to(root).as_posix()
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):
-                raise ShardpyError(
-                    "COPIER_SYMLINK",
-                    f"The copier template produces a symbolic link: {rel}",
-                    "shardpy installs files only; drop _preserve_symlinks from copier.yml "
-                    "(copier then copies the link's target), or use copier itself for this template.",
-                    path=rel,
-                )
+                _refuse_symlink(rel)
             out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
-    return sorted(out, key=lambda f: f.path)
+    return out
 
 
 @contextlib.contextmanager

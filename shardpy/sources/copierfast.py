@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -205,6 +206,37 @@ def _pass_plain_text(worker: Any, plain: Callable[[str], bool]) -> None:
         return render_string(string, extra_context=extra_context)
 
     object.__setattr__(worker, "_render_string", _render_string)
+
+
+def capture_files(worker: Any, on_symlink: Callable[[str], None]) -> dict[str, tuple[bytes, int]]:
+    """What copier renders, kept in memory instead of written to the scratch
+    folder and read back: path -> (bytes, mode). copier asks
+    ``_render_allowed`` with a file's final bytes and mode just before it
+    writes; in an empty scratch folder it always answers yes, so answering
+    no after taking them leaves copier's result the same, unwritten (a later
+    output of the same path replaces an earlier one, as copier's overwrite
+    does). Folders are not created (shardpy manages files)."""
+    files: dict[str, tuple[bytes, int]] = {}
+    if not _known_extensions(worker.jinja_env):
+        return files
+
+    def render_allowed(
+        dst_relpath: Path,
+        is_dir: bool = False,
+        is_symlink: bool = False,
+        expected_contents: bytes | Path = b"",
+        expected_mode: int | None = None,
+    ) -> bool:
+        rel = dst_relpath.as_posix()
+        if is_symlink:
+            on_symlink(rel)
+        if not is_dir:
+            assert isinstance(expected_contents, bytes) and expected_mode is not None
+            files[rel] = (expected_contents, stat.S_IMODE(expected_mode))
+        return False
+
+    object.__setattr__(worker, "_render_allowed", render_allowed)
+    return files
 
 
 # -- compiled file templates -----------------------------------------------------------

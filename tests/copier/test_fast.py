@@ -132,3 +132,41 @@ def test_copier_imports_without_its_prompt_library(template: Path, tmp_path: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     copier_copy(template, theirs, "v1.0.0")
     assert snapshot(mine) == snapshot(theirs)
+
+
+def test_links_and_modes_as_copier_writes_them(cli: Cli, tmp_path: Path) -> None:
+    """The render is kept in memory: a link's target copied (copier's
+    default), the executable bit kept, and a link
+    copier would preserve still refused."""
+    tpl = tmp_path / "tpl"
+    build_template(
+        tpl,
+        {
+            "v1.0.0": {
+                "copier.yml": "name:\n  type: str\n  default: n\n",
+                ANSWERS_TEMPLATE: ANSWERS_BODY,
+                "run.sh.jinja": "#!/bin/sh\necho {{ name }}\n",
+                "target.txt": "target\n",
+                "empty/.keep": "",
+            }
+        },
+    )
+    (tpl / "run.sh.jinja").chmod(0o755)
+    (tpl / "link.txt").symlink_to("target.txt")
+    from tests.copier.kit import git
+
+    git(tpl, "add", "-A")
+    git(tpl, "commit", "--quiet", "-m", "link and mode")
+    git(tpl, "tag", "v1.1.0")
+    mine, theirs = tmp_path / "mine" / "proj", tmp_path / "theirs" / "proj"
+    _install(cli, tpl, mine, "v1.1.0")
+    copier_copy(tpl, theirs, "v1.1.0")
+    assert snapshot(mine) == snapshot(theirs)
+    assert (mine / "link.txt").read_text() == "target\n" and not (mine / "link.txt").is_symlink()
+    assert (mine / "run.sh").stat().st_mode & 0o111
+    (tpl / "copier.yml").write_text("name:\n  type: str\n  default: n\n_preserve_symlinks: true\n")
+    git(tpl, "commit", "--quiet", "-am", "preserve links")
+    git(tpl, "tag", "v1.2.0")
+    res = cli.run("install", f"{tpl}@v1.2.0", tmp_path / "refused", "--defaults", "--json", cwd=tmp_path)
+    assert res.exit_code != 0 and "COPIER_SYMLINK" in res.output
+    assert not (tmp_path / "refused").exists()
