@@ -1,14 +1,17 @@
 """shardpy and copier side by side on the same copier template: install
 (`copier copy`) and update (`copier update`) as whole processes, in one run.
 
-    python bench/copier_bench.py [--files 60] [--runs 3]
+    python bench/copier_bench.py [--files 60] [--runs 3] [--compare DIR]
 
 The template is a git repository with tags v1.0.0 and v2.0.0 (a third of
 its files changed upstream); the project has a fifth of its files edited by
 the user in other places than upstream changed, so both tools merge cleanly.
 copier needs the project committed in git; shardpy does not, but gets the
 same committed tree. Prints the median wall time of each and the ratio
-shardpy / copier (goal for update: <= 0.3).
+shardpy / copier (goal for update: <= 0.3). Each round starts with an empty
+shardpy cache (SHARDPY_CACHE_DIR), so the update finds only what that
+round's install left there, as on a user's machine. --compare DIR times
+another checkout too (PYTHONPATH=DIR), interleaved in the same rounds.
 """
 
 from __future__ import annotations
@@ -89,13 +92,41 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
     return elapsed, cpu
 
 
+def shardpy_side(
+    work: Path, template: Path, n_files: int, env: dict[str, str], label: str
+) -> tuple[Path, dict[str, tuple[float, float]]]:
+    """Install v1 into a fresh project, with a cache of its own."""
+    dst = work / label / "proj"
+    dst.parent.mkdir()
+    env = {**env, "SHARDPY_CACHE_DIR": str(work / label / "cache")}
+    out = {
+        "install": timed(
+            [str(BIN / "shardpy"), "install", f"{template}@v1.0.0", str(dst), "--defaults"], work, env
+        )
+    }
+    return dst, out
+
+
+def project_in_git(project: Path, n_files: int, env: dict[str, str]) -> None:
+    edit(project, n_files)
+    git(project, "init", "-q", "-b", "main", env=env)
+    (project / ".gitignore").write_text(".shardmind/\n")
+    git(project, "add", "-A", env=env)
+    git(project, "commit", "-q", "-m", "project", env=env)
+
+
+def files_of(project: Path) -> dict[Path, bytes]:
+    return {
+        p.relative_to(project): p.read_bytes() for p in project.rglob("*.md") if ".shardmind" not in p.parts
+    }
+
+
 def one_round(
-    work: Path, template: Path, n_files: int, env: dict[str, str]
+    work: Path, template: Path, n_files: int, env: dict[str, str], variants: dict[str, dict[str, str]]
 ) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
-    copier_dst, shardpy_dst = work / "c" / "proj", work / "s" / "proj"
+    copier_dst = work / "c" / "proj"
     copier_dst.parent.mkdir()
-    shardpy_dst.parent.mkdir()
     out["copier copy"] = timed(
         [
             str(BIN / "copier"),
@@ -110,32 +141,27 @@ def one_round(
         work,
         env,
     )
-    out["shardpy install"] = timed(
-        [str(BIN / "shardpy"), "install", f"{template}@v1.0.0", str(shardpy_dst), "--defaults"], work, env
-    )
-    for project in (copier_dst, shardpy_dst):
-        edit(project, n_files)
-        git(project, "init", "-q", "-b", "main", env=env)
-        (project / ".gitignore").write_text(".shardmind/\n")
-        git(project, "add", "-A", env=env)
-        git(project, "commit", "-q", "-m", "project", env=env)
+    projects: dict[str, Path] = {}
+    for n, (label, venv) in enumerate(variants.items()):
+        projects[label], times = shardpy_side(work, template, n_files, venv, f"s{n}")
+        out[f"{label} install"] = times["install"]
+    for project in (copier_dst, *projects.values()):
+        project_in_git(project, n_files, env)
     out["copier update"] = timed(
         [str(BIN / "copier"), "update", "--defaults", "--quiet", "--skip-answered", "--vcs-ref", "v2.0.0"],
         copier_dst,
         env,
     )
-    out["shardpy update"] = timed(
-        [str(BIN / "shardpy"), "update", "--yes", "--release", "v2.0.0"], shardpy_dst, env
-    )
-    mine = {
-        p.relative_to(shardpy_dst): p.read_bytes()
-        for p in shardpy_dst.rglob("*.md")
-        if ".shardmind" not in p.parts
-    }
-    theirs = {p.relative_to(copier_dst): p.read_bytes() for p in copier_dst.rglob("*.md")}
-    if mine != theirs:
-        diff = sorted(str(p) for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p))
-        raise SystemExit(f"shardpy and copier produced different files: {diff[:5]}")
+    theirs = files_of(copier_dst)
+    for n, (label, venv) in enumerate(variants.items()):
+        venv = {**venv, "SHARDPY_CACHE_DIR": str(work / f"s{n}" / "cache")}
+        out[f"{label} update"] = timed(
+            [str(BIN / "shardpy"), "update", "--yes", "--release", "v2.0.0"], projects[label], venv
+        )
+        mine = files_of(projects[label])
+        if mine != theirs:
+            diff = sorted(str(p) for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p))
+            raise SystemExit(f"{label} and copier produced different files: {diff[:5]}")
     return out
 
 
@@ -143,8 +169,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--compare", type=Path, help="another checkout, timed in the same rounds")
     args = parser.parse_args()
     env = {**child_env(), **GIT}
+    variants = {"shardpy": env}
+    if args.compare is not None:
+        import compileall
+
+        compileall.compile_dir(args.compare / "shardpy", quiet=1)
+        variants["compare"] = {**env, "PYTHONPATH": str(args.compare.resolve())}
     with tempfile.TemporaryDirectory(prefix="copier-bench-") as tmp:
         root = Path(tmp)
         template = root / "template"
@@ -153,12 +186,19 @@ def main() -> None:
         for n in range(args.runs):
             work = root / f"run{n}"
             work.mkdir()
-            rounds.append(one_round(work, template, args.files, env))
+            rounds.append(one_round(work, template, args.files, env, variants))
             shutil.rmtree(work)
     wall = {k: statistics.median(r[k][0] for r in rounds) for k in rounds[0]}
     cpu = {k: statistics.median(r[k][1] for r in rounds) for k in rounds[0]}
     print(f"template: {args.files} files, {args.runs} run(s); median per process: wall ms / cpu ms")
-    for left, right in (("shardpy install", "copier copy"), ("shardpy update", "copier update")):
+    if args.compare is not None:
+        print(f"  compare = {args.compare}")
+    pairs = [
+        (f"{label} {op}", f"copier {cmd}")
+        for op, cmd in (("install", "copy"), ("update", "update"))
+        for label in variants
+    ]
+    for left, right in pairs:
         print(
             f"  {left:16} {wall[left] * 1000:6.0f} / {cpu[left] * 1000:5.0f}   "
             f"{right:14} {wall[right] * 1000:6.0f} / {cpu[right] * 1000:5.0f}   "

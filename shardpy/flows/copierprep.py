@@ -1,9 +1,10 @@
-"""A copier template prepared as a shard: copier renders it into a scratch
-tree, and from there install, update and adopt plan and apply it exactly as
-they do a shard's output (docs/COPIER.md).
+"""A copier template prepared as a shard: copier renders it (into memory,
+for a scratch folder named like the destination), and from there install,
+update and adopt plan and apply it exactly as they do a shard's output
+(docs/COPIER.md).
 
-The rendered tree is the shard: every output is a static file, so the merge
-base kept in ``.shardmind/templates/`` is the rendered bytes themselves.
+The render is the shard: every output is a static file, so the merge base
+kept in ``.shardmind/templates/`` is the rendered bytes themselves.
 """
 
 from __future__ import annotations
@@ -133,8 +134,8 @@ class CopierPrepared(Prepared):
         files: list[SourceFile] | None = None,
         read: Callable[[str], bytes] | None = None,
     ) -> Production:
-        """copier renders the answers into a scratch tree; that tree becomes
-        this source's shard (its files are all static). ``files`` / ``read``
+        """copier renders the answers; the render becomes this source's
+        shard (its files are all static, held in memory). ``files`` / ``read``
         (a shard clone's own template copies) have no copier counterpart: a
         copier project holds rendered files only."""
         self.template.check_trust(self.operation, self.old_commit)
@@ -150,8 +151,6 @@ class CopierPrepared(Prepared):
                     path=f.path,
                 )
             data = self._existing(f.path) if f.path in rendered.skip_if_exists else None
-            if data is not None:  # the tree is the shard: its bytes are what the base caches
-                (rendered.root / f.path).write_bytes(data)
             outputs[f.path] = Output(
                 f.path,
                 f.path,
@@ -163,7 +162,10 @@ class CopierPrepared(Prepared):
         manifest_file = rendered.root / MANIFEST_PATH
         manifest_file.parent.mkdir(parents=True, exist_ok=True)
         manifest_file.write_text(_manifest_text(self.shard.manifest), encoding="utf-8")
-        self.shard = _shard(self.shard.source_root, rendered.root, self.shard.manifest, list(outputs))
+        # The render is the shard: its bytes (an existing file's under
+        # _skip_if_exists) are what the merge base caches.
+        held = {p: o.data for p, o in outputs.items()}
+        self.shard = _shard(self.shard.source_root, rendered.root, self.shard.manifest, list(outputs), held)
         self.rendered = rendered
         return Production(outputs=outputs, skipped=[])
 
@@ -215,9 +217,23 @@ def prepare_copier(spec: SourceSpec, fetched: Fetched, root: Path) -> CopierPrep
     return CopierPrepared(spec, fetched, shard, template=template)
 
 
-def _shard(source_root: Path, root: Path, manifest: Manifest, paths: list[str]) -> Shard:
+@dataclass
+class RenderedShard(Shard):
+    """A copier render as a shard: its files are the rendered bytes, held in
+    memory (copier's output is never written to a scratch tree and read back)."""
+
+    data: dict[str, bytes] = field(default_factory=dict)
+
+    def read(self, source_path: str) -> bytes:
+        found = self.data.get(source_path)
+        return super().read(source_path) if found is None else found
+
+
+def _shard(
+    source_root: Path, root: Path, manifest: Manifest, paths: list[str], data: dict[str, bytes] | None = None
+) -> Shard:
     files = [SourceFile(path=p, output=p, module=None, template=False, iterator=None) for p in sorted(paths)]
-    return Shard(
+    return RenderedShard(
         source_root=source_root,
         root=root,
         manifest=manifest,
@@ -225,6 +241,7 @@ def _shard(source_root: Path, root: Path, manifest: Manifest, paths: list[str]) 
         files=files,
         content=parse_content_rules(None),
         migrations_dir=None,
+        data=data or {},
     )
 
 

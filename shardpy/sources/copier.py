@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shardpy.errors import ShardpyError
+from shardpy.sources.copierfast import capture_files, import_copier, speed_up
 
 if TYPE_CHECKING:
     from copier._main import Worker
@@ -93,6 +94,7 @@ class CopierTemplate:
     # -- copier objects pinned to the fetched tree -------------------------------
 
     def template(self, commit: str | None = None) -> Template:
+        import_copier()
         from copier._template import Template
         from packaging.version import InvalidVersion, Version
 
@@ -118,6 +120,7 @@ class CopierTemplate:
         return tpl
 
     def worker(self, dst: Path, data: Mapping[str, Any], *, skip_tasks: bool = True) -> Worker:
+        import_copier()
         from copier._main import Worker
 
         with _copier_errors():
@@ -140,7 +143,7 @@ class CopierTemplate:
             # edit of that repository's index). shardpy writes the modes itself.
             object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
         with _copier_errors():
-            _memoize_from_string(worker.jinja_env)
+            speed_up(worker)
         return worker
 
     # -- facts ----------------------------------------------------------------------
@@ -148,6 +151,7 @@ class CopierTemplate:
     def unsafe_features(self, operation: Operation, old_commit: str | None = None) -> list[str]:
         """What copier's --trust rule refuses without trust: Jinja extensions,
         tasks, and (on update) the migrations between the two versions."""
+        import_copier()
         from copier._settings import is_trusted_repository
 
         with _copier_errors():
@@ -214,6 +218,7 @@ class CopierTemplate:
         ``data`` first (parsed and validated by copier), then ``last`` (kept
         answers), then ``ask`` (the wizard) or the default; ``when: false``
         questions take their default. ``ask=None`` means defaults only."""
+        import_copier()
         from copier._types import MISSING, Phase
         from copier._user_data import AnswersMap
 
@@ -308,14 +313,18 @@ class CopierTemplate:
     # -- rendering ------------------------------------------------------------------
 
     def render(self, answers: Mapping[str, Any], dest_name: str) -> Rendered:
-        """copier renders the template with ``answers`` into a scratch tree
-        (tasks are not run here: they run in the destination after apply)."""
+        """copier renders the template with ``answers`` (tasks are not run
+        here: they run in the destination after apply). The files are kept
+        in memory (``capture_files``); the scratch folder named like the
+        destination stays empty for the caller's own records."""
+        import_copier()
         from copier._main import _operation
 
         parent = Path(tempfile.mkdtemp(prefix="shardpy-copier-"))
         dst = parent / dest_name
         try:
             worker = self.worker(dst, answers)
+            captured = capture_files(worker, _refuse_symlink)
             token = _operation.set("copy")
             try:
                 with _copier_errors(), worker:
@@ -324,7 +333,8 @@ class CopierTemplate:
                     relpath = worker.answers_relpath.as_posix()
                     used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
                     dst.mkdir(exist_ok=True)
-                    files = _collect(dst)
+                    files = _collect(dst) + [RenderedFile(p, d, m) for p, (d, m) in captured.items()]
+                    files.sort(key=lambda f: f.path)
                     skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             finally:
                 _operation.reset(token)
@@ -346,6 +356,7 @@ class CopierTemplate:
         """Run the template's tasks (copy) or its migrations (update) in the
         destination, as copier does after rendering. Needs --trust unless
         copier's settings trust the template. Returns how many ran."""
+        import_copier()
         from copier._main import _operation
         from copier._types import Phase
 
@@ -375,29 +386,6 @@ def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
     return None
 
 
-def _memoize_from_string(env: Any) -> None:
-    """copier compiles every path part and the answers-file name again for
-    each file (most of an update's render time); compile each text once.
-    The yield context is reset on every call, as copier's YieldExtension
-    does when it compiles, so a cached template behaves as a fresh one."""
-    from copier._jinja_ext import get_yield_context
-
-    compile_string = env.from_string
-    cache: dict[str, Any] = {}
-
-    def from_string(source: Any, globals: Any = None, template_class: Any = None) -> Any:
-        if globals is not None or template_class is not None or not isinstance(source, str):
-            return compile_string(source, globals, template_class)
-        ctx = get_yield_context(env)
-        ctx.yield_name = None
-        ctx.yield_iterable = None
-        if source not in cache:
-            cache[source] = compile_string(source)
-        return cache[source]
-
-    env.from_string = from_string
-
-
 def _checked(question: Any, raw: Any) -> Any:
     """copier's own parsing and validator for one answer, as a typed error."""
     try:
@@ -413,8 +401,19 @@ def _checked(question: Any, raw: Any) -> Any:
     return answer
 
 
+def _refuse_symlink(rel: str) -> None:
+    raise ShardpyError(
+        "COPIER_SYMLINK",
+        f"The copier template produces a symbolic link: {rel}",
+        "shardpy installs files only; drop _preserve_symlinks from copier.yml "
+        "(copier then copies the link's target), or use copier itself for this template.",
+        path=rel,
+    )
+
+
 def _collect(root: Path) -> list[RenderedFile]:
-    """Every file copier wrote (empty folders are not files and are dropped)."""
+    """Every file copier wrote itself (none unless a speed-up stood aside;
+    empty folders are not files and are dropped)."""
     out: list[RenderedFile] = []
     for dirpath, _dirs, names in os.walk(root):
         for name in names:
@@ -422,15 +421,9 @@ def _collect(root: Path) -> list[RenderedFile]:
             rel = path.relative_to(root).as_posix()
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):
-                raise ShardpyError(
-                    "COPIER_SYMLINK",
-                    f"The copier template produces a symbolic link: {rel}",
-                    "shardpy installs files only; drop _preserve_symlinks from copier.yml "
-                    "(copier then copies the link's target), or use copier itself for this template.",
-                    path=rel,
-                )
+                _refuse_symlink(rel)
             out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
-    return sorted(out, key=lambda f: f.path)
+    return out
 
 
 @contextlib.contextmanager
@@ -442,6 +435,7 @@ def _scratch(dest_name: str) -> Iterator[Path]:
 @contextlib.contextmanager
 def _copier_errors() -> Iterator[None]:
     """copier's exceptions as typed shardpy errors (never a traceback)."""
+    import_copier()
     from copier import errors as ce
     from jinja2 import TemplateError
 
@@ -478,6 +472,7 @@ def _copier_errors() -> Iterator[None]:
 def read_answers_file(dest: Path, relpath: str) -> dict[str, Any] | None:
     """The answers file copier wrote in a project (read as copier reads it),
     or None when absent or unreadable."""
+    import_copier()
     from copier._user_data import load_answersfile_data
 
     try:
