@@ -20,13 +20,13 @@ from shardpy.flows.clonetemplates import clone_templates, template_ops
 from shardpy.flows.copierprep import CopierPrepared
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
-from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, prepared
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import action_ops, cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
+from shardpy.plan.links import rewrite_links
 from shardpy.plan.update import FileAction, OnConflict
 from shardpy.shard.migrations import check_scope, load_file_migrations, rename_map, select_migrations
 from shardpy.shard.values import values_are_defaults
@@ -261,7 +261,7 @@ def _plan(
     actions = [_for_mode(a, mode) for a in actions]
     if renames:
         tracked = set(outputs) | set(detected.base)
-        rewrite_links(vault, actions, renames, tracked)
+        actions = rewrite_links(disk, actions, renames, tracked)
     return actions
 
 

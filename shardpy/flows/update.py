@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from shardpy.flows.choices import (
     select_modules,
 )
 from shardpy.flows.hookflow import hooks_allowed
-from shardpy.flows.linkpass import rewrite_links
 from shardpy.flows.source import Prepared, bundled_spec, prepared
 from shardpy.flows.updatecheck import remember
 from shardpy.flows.vaultdisk import VaultDisk
@@ -40,7 +39,10 @@ from shardpy.flows.vaultfiles import (
 from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
-from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, Outcome, UpdateInputs, plan_update
+from shardpy.plan.decide import EDIT, answer, answer_with_edit, open_questions
+from shardpy.plan.links import rewrite_links
+from shardpy.plan.moves import user_move_actions, user_moves
+from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, UpdateInputs, plan_update
 from shardpy.shard.migrations import (
     FileMigration,
     check_scope,
@@ -310,90 +312,21 @@ def _migrations(
     return chosen
 
 
-def _user_moves(
-    vault: Path, state: State, migrations: list[FileMigration], outputs: set[str]
-) -> dict[str, str]:
-    """User notes inside folders a migration moves go along with the folder."""
-    folders = [r.source for m in migrations for r in m.renames if r.folder]
-    if not folders:
-        return {}
-    found: list[str] = []
-    for folder in folders:
-        base = vault / folder
-        if base.is_dir() and not base.is_symlink():
-            for path in base.rglob("*"):
-                if path.is_file() and not path.is_symlink():
-                    rel = path.relative_to(vault).as_posix()
-                    if rel not in state.files:
-                        found.append(rel)
-    moves = rename_map(found, migrations)
-    return {a: b for a, b in moves.items() if b not in outputs and not (vault / b).exists()}
-
-
-def _user_move_actions(vault: Path, moves: dict[str, str]) -> list[FileAction]:
-    actions: list[FileAction] = []
-    for old, new in sorted(moves.items()):
-        data = (vault / old).read_bytes()
-        actions.append(
-            FileAction(
-                new,
-                "move",
-                f"your file moved with its folder from {old}",
-                "user_content",
-                None,
-                {"apply": Outcome("move", write=data)},
-                "apply",
-                from_path=old,
-            )
-        )
-        actions.append(
-            FileAction(
-                old,
-                "moved",
-                f"moved to {new}",
-                "user_content",
-                None,
-                {"apply": Outcome("move away", delete=True)},
-                "apply",
-            )
-        )
-    return actions
-
-
 def _decide(actions: list[FileAction], opts: UpdateOptions, ui: UI) -> None:
     """Ask the questions the plan left open (interactive, without --yes)."""
     if not ui.interactive or opts.yes:
         return
-    group_answers: dict[str, str] = {}
-    for action in actions:
-        if action.question is None:
-            continue
-        if action.group is not None:
-            if action.group not in group_answers:
-                group_answers[action.group] = ui.choose(
-                    action.question, [(k, v.label) for k, v in action.outcomes.items()], default=action.choice
-                )
-            action.choice = group_answers[action.group]
-            continue
-        if action.action == "conflict" and opts.on_conflict is not None:
-            continue  # --on-conflict answered for every conflict
-        if action.merge is not None and action.merge.has_conflicts:
-            ui.show_conflict(action.path, action.merge.describe_conflicts())
-        choices = [(k, v.label) for k, v in action.outcomes.items()]
-        if action.action == "conflict" and "markers" in action.outcomes:
-            choices.insert(3, ("edit", "open in $EDITOR"))
+    for question in open_questions(actions, conflicts_answered=opts.on_conflict is not None):
+        if question.show_conflicts:
+            ui.show_conflict(question.path, question.conflicts())
         while True:
-            choice = ui.choose(action.question, choices, default=action.choice)
-            if choice != "edit":
-                action.choice = choice
+            choice = ui.choose(question.text, question.choices, default=question.default)
+            if choice != EDIT:
+                answer(question, choice)
                 break
-            edited = ui.edit_file(
-                action.path, (action.outcomes["markers"].write or b"").decode("utf-8", "replace")
-            )
+            edited = ui.edit_file(question.path, question.markers())
             if edited is not None:
-                base = action.outcomes["markers"]
-                action.outcomes["edit"] = replace(base, label="your edit", write=edited.encode("utf-8"))
-                action.choice = "edit"
+                answer_with_edit(question, edited)
                 break
 
 
@@ -529,11 +462,10 @@ def _plan(
         restore_missing=opts.restore_missing,
     )
     actions = plan_update(inputs)
-    user_moves = _user_moves(vault, state, migrations, set(production.outputs))
-    actions.extend(_user_move_actions(vault, user_moves))
-    all_moves = {**renames, **user_moves}
+    moves = user_moves(disk, state.files, migrations, production.outputs)
+    actions.extend(user_move_actions(disk, moves))
     tracked = set(state.files) | set(production.outputs)
-    rewrite_links(vault, actions, all_moves, tracked)
+    actions = rewrite_links(disk, actions, {**renames, **moves}, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet

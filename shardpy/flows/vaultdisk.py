@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from shardpy.fsutil import sha256_bytes, sha256_file
+from shardpy.vault.files import vault_files
 from shardpy.vault.ownership import hash_paths
 
 
 class VaultDisk:
-    """The vault as the planner sees it: hashes computed once, in parallel."""
+    """The vault as the planner sees it (``plan.update.DiskView``): hashes
+    computed once, in parallel; everything else read on demand, and only here."""
 
     def __init__(self, root: Path, paths: set[str], overlay: dict[str, bytes] | None = None) -> None:
         """``overlay``: paths the vault holds in another form (a clone's raw
@@ -28,3 +30,21 @@ class VaultDisk:
         if path in self.overlay:
             return self.overlay[path]
         return (self.root / path).read_bytes()
+
+    def stored(self, path: str) -> bytes | None:
+        target = self.root / path
+        return target.read_bytes() if target.is_file() else None
+
+    def exists(self, path: str) -> bool:
+        return (self.root / path).exists()
+
+    def files_under(self, folder: str) -> list[str]:
+        base = self.root / folder
+        if not base.is_dir() or base.is_symlink():
+            return []
+        return [
+            p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not p.is_symlink()
+        ]
+
+    def notes(self) -> list[str]:
+        return list(vault_files(self.root, suffix=".md"))

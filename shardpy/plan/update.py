@@ -51,9 +51,30 @@ ActionKind = Literal[
 
 
 class DiskView(Protocol):
+    """Every fact about the vault's files that planning may use. The flow builds
+    one (``flows.vaultdisk.VaultDisk``) while resolving; planning reads nothing else."""
+
     def hash(self, path: str) -> str | None: ...
 
     def read(self, path: str) -> bytes: ...
+
+    def stored(self, path: str) -> bytes | None:
+        """The bytes the vault holds at ``path`` (a file, or a link to one), never an
+        overlay's stand-in; None when there is no such file."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """Something is at ``path`` (following links)."""
+        ...
+
+    def files_under(self, folder: str) -> list[str]:
+        """Regular files (links never followed) below a real folder, vault-relative;
+        empty when ``folder`` is not a folder or is a link."""
+        ...
+
+    def notes(self) -> list[str]:
+        """The vault's Markdown files (``vault.files.vault_files``, suffix ``.md``)."""
+        ...
 
 
 @dataclass(frozen=True)

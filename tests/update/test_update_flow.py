@@ -205,3 +205,27 @@ def test_source_gone(sc: Scenario) -> None:
     shutil.rmtree(sc.src)
     run = sc.update("--json", ok=False)
     assert run.code == 1 and run.json()["error"]["code"] == "UPDATE_SOURCE_GONE"
+
+
+def test_user_notes_move_with_a_renamed_folder_and_links_follow(sc: Scenario) -> None:
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    sc.write("extra/mine.md", "my note, see [[x]]\n")
+    sc.write("extra/deep/also.md", "deeper\n")
+    sc.write("journal/today.md", "see [[extra/mine]] and [[mine|mine]]\n")
+    sc.write("more/deep/also.md", "already here\n")  # never moved onto
+    migration = "version: 1.1.0\ndescription: move\nrenames:\n  - {from: extra/, to: more/}\n"
+    new_files = {**base_files(), "more/x.md": "x\n"}
+    del new_files["extra/x.md"]
+    sc.shard("1.1.0", new_files, file_migrations={"1.1.0.yaml": migration})
+    report = sc.update_json("--yes")
+    assert sc.action(report, "more/mine.md")["action"] == "move"
+    assert sc.action(report, "more/mine.md")["from"] == "extra/mine.md"
+    assert sc.action(report, "extra/mine.md")["action"] == "moved"
+    assert sc.read("more/mine.md") == "my note, see [[x]]\n"
+    assert not (sc.vault / "extra/mine.md").exists()
+    assert sc.read("extra/deep/also.md") == "deeper\n"  # its new path is taken: left where it is
+    assert sc.read("more/deep/also.md") == "already here\n"
+    assert sc.read("journal/today.md") == "see [[more/mine]] and [[mine|mine]]\n"
+    assert sc.action(report, "journal/today.md")["links_rewritten"] == 1
+    assert "more/mine.md" not in sc.state()["files"]
