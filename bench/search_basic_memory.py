@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -83,10 +84,20 @@ asyncio.run(main())
 """
 
 
-def _timed_run(cmd: list[str], env: dict[str, str]) -> float:
+def _timed_run(cmd: list[str], env: dict[str, str], notes: list[str] | None = None) -> float:
+    """Wall seconds of ``cmd``. basic-memory exits 1 when some notes could not be indexed (it
+    still indexed the rest); that is kept as a note beside the figure, not a failed bench."""
     t = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        tail = [ln.strip() for ln in proc.stdout.splitlines() if "could not" in ln or "failed" in ln]
+        if notes is None or not tail:
+            raise SystemExit(
+                f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+            )
+        notes.extend(tail)
+    return wall
 
 
 def run_shardpy(vault: Path, work: Path, queries: list[str]) -> dict[str, float]:
@@ -102,14 +113,16 @@ def run_shardpy(vault: Path, work: Path, queries: list[str]) -> dict[str, float]
     return out
 
 
-def run_basic_memory(python: str, vault: Path, work: Path, queries: list[str]) -> dict[str, float]:
+def run_basic_memory(python: str, vault: Path, work: Path, queries: list[str]) -> dict[str, Any]:
     home = work / "bm-home"
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "BASIC_MEMORY_HOME": str(home / "basic-memory")}
     bm = [python, "-m", "basic_memory.cli.main"]
-    out = {"startup_s": _timed_run([*bm, "--version"], env)}
-    out["cold_s"] = _timed_run([*bm, "project", "add", "bench", str(vault)], env)
-    out["nochange_s"] = _timed_run([*bm, "reindex", "--search", "-p", "bench"], env)
+    notes: list[str] = []
+    out: dict[str, Any] = {"startup_s": _timed_run([*bm, "--version"], env)}
+    out["cold_s"] = _timed_run([*bm, "project", "add", "bench", str(vault)], env, notes)
+    out["nochange_s"] = _timed_run([*bm, "reindex", "--search", "-p", "bench"], env, notes)
+    out["notes"] = notes
     child = subprocess.run(
         [python, "-c", BM_QUERY_CHILD, json.dumps(queries)], env=env, capture_output=True, text=True
     )
@@ -148,6 +161,8 @@ def main() -> None:
         for label, key in ROWS:
             print(f"{label:26}{ours[key]:>12.3f}{peer[key]:>14.3f}{ours[key] / peer[key]:>8.3f}")
         print(f"basic-memory CLI start-up (s, inside its no-change figure): {peer['startup_s']:.2f}")
+        for line in dict.fromkeys(peer["notes"]):
+            print(f"basic-memory said: {line}")
         print(json.dumps({"notes": args.notes, "shardpy": ours, "basic_memory": peer}))
     finally:
         shutil.rmtree(work, ignore_errors=True)
