@@ -47,8 +47,8 @@ from shardpy.fsutil import (
     safe_target,
     syncfs_all,
 )
-from shardpy.importers.base import Plan, Step, sha256
 from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_corrupt, ledger_path
+from shardpy.importers.models import Plan, Step, sha256
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor

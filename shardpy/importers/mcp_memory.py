@@ -17,18 +17,11 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.frontmatter import as_text, render_block, split_frontmatter
-from shardpy.importers.base import (
-    Built,
-    Notice,
-    Provenance,
-    Record,
-    link_signature,
-    provenance_items,
-    sha256,
-)
 from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem, rewrite_body
 from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.models import Built, Notice, Provenance, Record, sha256
 from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.provenance import link_signature, provenance_items
 from shardpy.importers.walk import Skipped
 
 FORMAT = "mcp-memory"

@@ -27,8 +27,9 @@ from shardpy.importers.apply import (
     runs_dir,
     set_aside,
 )
-from shardpy.importers.base import Adapter, Plan, PlanOptions, Progress, build_plan
 from shardpy.importers.ledger import Ledger
+from shardpy.importers.models import Adapter, Plan, PlanOptions, Progress
+from shardpy.importers.planner import build_plan
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 DEFAULT_MEMORY_ROOT = "memories"
@@ -389,7 +390,7 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
     try:
         source = Path(meta["source"])
         adapter = make_adapter(meta["format"], check_source(meta["format"], source), strict=False)
-        from shardpy.importers.base import Record
+        from shardpy.importers.models import Record
 
         now = {r.source_path: r.source_hash for r in adapter.scan() if isinstance(r, Record)}
     except (ShardpyError, OSError, KeyError):

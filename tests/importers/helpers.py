@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shardpy.importers.base import NoteRow, Plan
+from shardpy.importers.models import NoteRow, Plan
 from shardpy.importers.service import Outcome, run_import
 
 
