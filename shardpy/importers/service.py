@@ -5,15 +5,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import shutil
+import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.errors import ShardpyError, UsageError
-from shardpy.fsutil import check_relpath
-from shardpy.importers.apply import (
+from shardpy.apply.batch import (
     AbandonResult,
     ApplyResult,
     Journal,
@@ -27,7 +26,9 @@ from shardpy.importers.apply import (
     runs_dir,
     set_aside,
 )
-from shardpy.importers.ledger import Ledger
+from shardpy.errors import ShardpyError, UsageError
+from shardpy.fsutil import check_relpath
+from shardpy.importers.ledger import Ledger, recording
 from shardpy.importers.models import Adapter, Plan, PlanOptions, Progress
 from shardpy.importers.planner import build_plan
 
@@ -277,27 +278,35 @@ def run_import(
                 adapter, vault=vault, ledger=ledger, opts=opts, sink=journal, progress=progress, merge=merge
             )
         except BaseException:
-            journal.close()
-            shutil.rmtree(journal.dir, ignore_errors=True)
+            journal.discard()
             raise
         finally:
             ledger.close()
         plan.dry_run = False
         if plan.steps == 0:
             # Nothing to write: leave no trace of the run.
-            journal.close()
-            shutil.rmtree(journal.dir, ignore_errors=True)
+            journal.discard()
             return Outcome(plan)
         plan.run_id = run_id
-        journal.seal(plan)
+        journal.seal(plan.json_chunks())
         try:
             applied = execute(journal, apply_progress)
         except KeyboardInterrupt:
             abandon(journal, iso(utc_now()), into_rel)
             raise
-        result = complete(journal, fmt, into_rel, iso(utc_now()))
+        result = _complete(journal, fmt, into_rel)
         _fold_outcomes(plan, applied)
         return Outcome(plan, applied, result)
+
+
+def _complete(journal: Journal, fmt: str, into: str) -> dict[str, Any]:
+    """Close a finished run, its steps recorded in the import ledger as it closes."""
+    now = iso(utc_now())
+
+    def record(conn: sqlite3.Connection) -> AbstractContextManager[None]:
+        return recording(conn, journal.vault, fmt=fmt, into=into, run_id=journal.run_id, now=now)
+
+    return complete(journal, now, record)
 
 
 def _fold_outcomes(plan: Plan, applied: ApplyResult) -> None:
@@ -339,7 +348,7 @@ def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -
         total, done = journal.counts()
         changed = _source_changes(journal, meta)
         applied = execute(journal, progress, resuming=True)
-        result = complete(journal, meta["format"], meta["into"], iso(utc_now()))
+        result = _complete(journal, meta["format"], meta["into"])
         return ResumeOutcome(journal.run_id, meta, total, total - done, applied, result, changed)
 
 
@@ -355,8 +364,7 @@ def _open_interrupted(vault: Path) -> Journal:
     if not journal.sealed():
         # Killed while the plan was being written: no note was written yet. Resuming would
         # "finish" a partial plan and report success for work never done.
-        journal.close()
-        shutil.rmtree(journal.dir, ignore_errors=True)
+        journal.discard()
         raise _plan_incomplete(run_id)
     try:
         journal.check()

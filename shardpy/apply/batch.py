@@ -1,17 +1,26 @@
-"""Applying an import plan: journal first, atomic writes, resume and abandon.
+"""The transaction's batched, resumable mode: one run journal, batched durability, resume, abandon.
 
-Each ``--apply`` run gets ``.shardmind/imports/<run>/`` holding ``plan.json``
-(the plan as ``--json`` prints it) and ``journal.sqlite3``: one row per write
-with the exact bytes to write, the hash the vault file must have before
-(nothing, or the bytes the plan saw) and, when a file is replaced, its
-previous bytes. Both are complete before the first note is written.
+``Transaction`` (transaction.py) applies a small plan all-or-nothing. A plan
+of thousands of notes (an import) runs here instead: it cannot be held in
+memory nor backed up file by file first, and a run killed half-way should be
+finished, not thrown away. The two modes share the journal rules
+(journalcheck.py), fsutil's atomic primitives and the durability rule (a
+batch is on disk before it is recorded as done); only this package writes.
+
+Each run gets ``.shardmind/imports/<run>/`` holding ``plan.json`` (the plan
+as ``--json`` prints it) and ``journal.sqlite3``: one row per write with the
+exact bytes to write, the hash the vault file must have before (nothing, or
+the bytes the plan saw), when a file is replaced its previous bytes, and the
+step's provenance (source record, render key, merge base) for the caller's
+records. Both are complete before the first file is written (``seal``).
 
 Every step is idempotent: a step whose target already holds the new bytes is
 done; one whose target still holds what the plan saw is written; anything
 else was changed by someone else meanwhile and is left alone. So a run killed
-at any point is finished by ``--resume`` with exactly the notes an
-uninterrupted run writes, and rolled back by ``--abandon``. The import
-records (the ledger) are updated in one transaction once every step is done.
+at any point is finished by ``resume`` with exactly the files an
+uninterrupted run writes, and rolled back by ``abandon``. The caller's
+records (the import ledger) are updated in one transaction once every step
+is done (``complete``).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shardpy import fsutil
 from shardpy.apply import journalcheck as jc
@@ -47,8 +56,8 @@ from shardpy.fsutil import (
     safe_target,
     syncfs_all,
 )
-from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_corrupt, ledger_path
-from shardpy.importers.models import Plan, Step, sha256
+from shardpy.fsutil import sha256_bytes as sha256
+from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -81,6 +90,21 @@ CREATE TABLE IF NOT EXISTS steps (
   created_dirs TEXT
 );
 """
+
+
+class JournalStep(Protocol):
+    """One write of a run, with its provenance (the import's ``Step`` is one)."""
+
+    index: int
+    action: str
+    kind: str
+    source_path: str
+    target: str
+    pre_sha: str | None  # what must be at ``target`` before writing (None: nothing)
+    new_sha: str
+    source_hash: str
+    render_key: str
+    base_sha: str
 
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
@@ -225,7 +249,7 @@ class Journal:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
         self.conn.commit()
 
-    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
+    def add(self, step: JournalStep, new: bytes, pre: bytes | None, base: bytes | None) -> None:
         self.conn.execute(
             "INSERT INTO steps (idx, action, kind, source_path, target, pre_sha, new_sha, source_hash,"
             " render_key, base_sha, new, pre, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -246,7 +270,7 @@ class Journal:
             ),
         )
 
-    def seal(self, plan: Plan) -> None:
+    def seal(self, plan_json: Iterator[str]) -> None:
         """Make the plan and every step durable; from here on the run is resumable.
 
         Order matters: the steps and their count commit first, then plan.json
@@ -256,11 +280,18 @@ class Journal:
         total, _ = self.counts()
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('steps', ?)", (str(total),))
         self.conn.commit()
-        _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan.json_chunks())
+        _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan_json)
         self.set_meta("state", "applying")
 
     def close(self) -> None:
         self.conn.close()
+
+    def discard(self) -> None:
+        """Close and remove a run that wrote nothing (an empty or failed plan)."""
+        import shutil
+
+        self.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def counts(self) -> tuple[int, int]:
         total, done = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(done), 0) FROM steps").fetchone()
@@ -666,46 +697,27 @@ def _truncated(data: bytes, new: bytes) -> bool:
     return len(data) < len(new) and new.startswith(data)
 
 
-def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
-    """Record every written step in the ledger (one transaction), then close the run."""
-    vault = journal.vault
-    lpath = ledger_path(vault)
-    lpath.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with contextlib.closing(sqlite3.connect(lpath)) as lconn:
-            lconn.executescript(SCHEMA)
-            lconn.commit()
-        _record(journal, lpath, fmt, into, now)
-    except sqlite3.DatabaseError:
-        # The notes are written; the run stays resumable and records them once the ledger is fixed.
-        raise ledger_corrupt() from None
+Recorder = Callable[[sqlite3.Connection], contextlib.AbstractContextManager[None]]
+
+
+def complete(journal: Journal, now: str, record: Recorder) -> dict[str, Any]:
+    """Record the run's written steps with the caller's ``record``, then close the run.
+
+    ``record(conn)`` stages the caller's records on the journal's connection
+    (the import attaches its ledger and copies the steps' provenance); the
+    run's "complete" state commits in the same SQLite transaction, so the
+    records and the state change together or not at all.
+    """
     conn = journal.conn
+    with record(conn):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'complete')")
+        conn.commit()
     outcomes = dict(
         conn.execute("SELECT COALESCE(outcome, 'pending'), COUNT(*) FROM steps GROUP BY 1").fetchall()
     )
     result = {"run_id": journal.run_id, "state": "complete", "finished_at": now, "outcomes": outcomes}
     _finish(journal, result)
     return result
-
-
-def _record(journal: Journal, lpath: Path, fmt: str, into: str, now: str) -> None:
-    conn = journal.conn
-    conn.create_function("casefold", 1, str.casefold, deterministic=True)
-    conn.execute("ATTACH DATABASE ? AS ledger", (str(lpath),))
-    try:
-        conn.execute(
-            "INSERT OR REPLACE INTO ledger.records (format, into_dir, source_path, kind, target, target_cf,"
-            " source_hash, render_key, base_sha, base, written_sha, written, run_id, updated_at)"
-            " SELECT ?, ?, source_path, kind, target, casefold(target), source_hash, render_key, base_sha,"
-            " CASE WHEN kind = 'note' THEN COALESCE(base, new) END, new_sha,"
-            " CASE WHEN base IS NOT NULL THEN new END, ?, ?"
-            " FROM steps WHERE outcome IN ('written', 'already')",
-            (fmt, into, journal.run_id, now),
-        )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'complete')")
-        conn.commit()
-    finally:
-        conn.execute("DETACH DATABASE ledger")
 
 
 def _finish(journal: Journal, result: dict[str, Any]) -> None:
