@@ -10,8 +10,8 @@ import pytest
 
 from shardpy.apply import batch as apply_mod
 from shardpy.apply.batch import incomplete_runs
-from shardpy.importers import service
-from shardpy.importers.service import abandon_run, resume
+from shardpy.flows import importflow as service
+from shardpy.flows.importflow import abandon_run, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
 from tests.importers.helpers import do_import
 

@@ -1,4 +1,11 @@
-"""The import command's stages, without any terminal code: resolve, plan, apply, resume, abandon."""
+"""`shardpy import`'s stages, beside install and update: resolve, plan, show, apply, resume, abandon.
+
+Planning is pure (``importers.planner.build_plan``); a dry run writes
+nothing. ``--apply`` journals the whole plan and runs it through the
+transaction's batched mode (``apply.batch``), the one writer; ``--resume``
+and ``--abandon`` finish or roll back a run a killed process left. The
+results know their own JSON form (``to_json``), so the CLI only prints.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shardpy.apply.batch import (
     AbandonResult,
@@ -208,9 +215,18 @@ def _interrupted_error(runs: list[tuple[str, str]]) -> ShardpyError:
 
 @dataclass(slots=True)
 class Outcome:
+    """A planned (and, with --apply, applied) import."""
+
     plan: Plan
     applied: ApplyResult | None = None
-    result: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None  # the run's record (result.json) once it completed
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --json`` prints: the plan, and the run's record when it ran."""
+        data = self.plan.to_dict()
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
 
 def run_import(
@@ -334,6 +350,39 @@ class ResumeOutcome:
     result: dict[str, Any]
     source_changed: int | None  # records whose source differs now (None: could not check)
 
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --resume --json`` prints."""
+        return {
+            "run_id": self.run_id,
+            "resumed": True,
+            "steps": self.total,
+            "remaining": self.remaining,
+            "written": self.applied.written,
+            "already": self.applied.already,
+            "changed_meanwhile": self.applied.changed,
+            "errors": [{"vault_path": t, "error": e} for t, e in self.applied.errors],
+            "source_changed": self.source_changed,
+        }
+
+
+class AbandonOutcome(NamedTuple):
+    """A rolled-back (or, its journal unreadable, set-aside) run."""
+
+    run_id: str
+    result: AbandonResult
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --abandon --json`` prints."""
+        res = self.result
+        return {
+            "run_id": self.run_id,
+            "abandoned": True,
+            "restored": res.restored,
+            "removed": res.removed,
+            "left": res.left,
+            "journal_unreadable": res.unreadable,
+        }
+
 
 def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -> ResumeOutcome:
     vault = check_vault(vault)
@@ -407,7 +456,7 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
     return sum(1 for sp, h in rows if now.get(sp) != h)
 
 
-def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
+def abandon_run(vault: Path) -> AbandonOutcome:
     vault = check_vault(vault)
     from shardpy.vault.lock import vault_lock
 
@@ -422,6 +471,6 @@ def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
                 raise
             run_id = discard_unsealed(vault, incomplete_runs(vault))[-1][0]
             set_aside(vault, run_id, iso(utc_now()))
-            return run_id, AbandonResult(unreadable=True)
+            return AbandonOutcome(run_id, AbandonResult(unreadable=True))
         meta = journal.meta()
-        return journal.run_id, abandon(journal, iso(utc_now()), meta.get("into", ""))
+        return AbandonOutcome(journal.run_id, abandon(journal, iso(utc_now()), meta.get("into", "")))
