@@ -435,6 +435,16 @@ class ApplyResult:
     changed: list[str] = field(default_factory=list)  # targets left alone: changed meanwhile
     errors: list[tuple[str, str]] = field(default_factory=list)
 
+    def count(self, target: str, outcome: str) -> None:
+        if outcome == "written":
+            self.written += 1
+        elif outcome == "already":
+            self.already += 1
+        elif outcome == "changed":
+            self.changed.append(target)
+        else:
+            self.errors.append((target, outcome))
+
 
 class _Folders:
     """Descriptors of the vault folders a run writes into, opened once each, never through a link.
@@ -529,94 +539,112 @@ def execute(
     own unfinished write. Folders are made here, before a write is handed
     out, so two threads never race to create one folder.
     """
-    vault = journal.vault
     conn = journal.conn
-    delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
-    total, done = journal.counts()
     todo = [r[0] for r in conn.execute("SELECT idx FROM steps WHERE done=0 ORDER BY idx")]
     if resuming:
         # a write killed between its temporary file and the rename left the former behind.
-        remove_stale_temps(vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")])
-    result = ApplyResult()
-    window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = collections.deque()
-    unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable and marked done
-    finished = 0
-    last_sync = time.monotonic()
+        remove_stale_temps(
+            journal.vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")]
+        )
     from concurrent.futures import ThreadPoolExecutor  # only an apply writes (~5 ms to load)
 
-    pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
-    folders = _Folders(vault)
-
-    def mark_done() -> None:
-        nonlocal last_sync
-        written = [t for _, t, outcome, _ in unsynced if outcome == "written"]
-        if written:
-            _flush(vault, written, pool)
-        conn.executemany(
-            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
-            [(o, json.dumps(d) if d else None, i) for i, _, o, d in unsynced],
-        )
-        conn.commit()
-        unsynced.clear()
-        last_sync = time.monotonic()
-
-    def finish() -> None:
-        nonlocal finished
-        idx, target, made, fut = window.popleft()
-        outcome, created = fut.result()
-        if outcome == "written":
-            result.written += 1
-        elif outcome == "already":
-            result.already += 1
-        elif outcome == "changed":
-            result.changed.append(target)
-        else:
-            result.errors.append((target, outcome))
-        unsynced.append((idx, target, outcome, made + created))
-        finished += 1
-        if delay:
-            time.sleep(delay)
-        if len(unsynced) >= SYNC_EVERY or time.monotonic() - last_sync > 1.0:
-            mark_done()
-        if progress is not None:
-            progress(done + finished, total)
-
+    run = _Run(
+        journal, progress, resuming, ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
+    )
     try:
         for idx in todo:
-            action, target, pre_sha, new_sha, new, pre = conn.execute(
-                "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
-            ).fetchone()
-            folder_fd, made = _folder(folders, target)
-            fut = pool.submit(
-                _do_step,
-                vault,
-                journal.run_id,
-                action,
-                target,
-                pre_sha,
-                new_sha,
-                new,
-                pre,
-                resuming,
-                folder_fd,
-            )
-            window.append((idx, target, made, fut))
-            if len(window) >= WRITERS * 8:
-                finish()
-        while window:
-            finish()
-        if unsynced:
-            mark_done()
+            run.submit(idx)
+            if len(run.window) >= WRITERS * 8:
+                run.finish_one()
+        while run.window:
+            run.finish_one()
+        if run.unsynced:
+            run.mark_done()
     except BaseException:
-        for *_, fut in window:
+        for *_, fut in run.window:
             fut.cancel()
         raise
     finally:
         # Writes already running finish before the caller rolls back or exits.
-        pool.shutdown(wait=True, cancel_futures=True)
-        folders.close()
+        run.pool.shutdown(wait=True, cancel_futures=True)
+        run.folders.close()
         conn.commit()
-    return result
+    return run.result
+
+
+class _Run:
+    """One ``execute``: the writes in flight, those finished but not yet durable, the tally."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        progress: Callable[[int, int], None] | None,
+        resuming: bool,
+        pool: ThreadPoolExecutor,
+    ) -> None:
+        self.journal = journal
+        self.progress = progress
+        self.resuming = resuming
+        self.pool = pool
+        self.folders = _Folders(journal.vault)
+        self.delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
+        self.total, self.done = journal.counts()
+        self.result = ApplyResult()
+        self.window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = (
+            collections.deque()
+        )
+        self.unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable nor marked
+        self.finished = 0
+        self.last_sync = time.monotonic()
+
+    def submit(self, idx: int) -> None:
+        """Hand step ``idx`` to a writer thread, its folder made first (here, by one thread)."""
+        action, target, pre_sha, new_sha, new, pre = self.journal.conn.execute(
+            "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
+        ).fetchone()
+        folder_fd, made = _folder(self.folders, target)
+        fut = self.pool.submit(
+            _do_step,
+            self.journal.vault,
+            self.journal.run_id,
+            action,
+            target,
+            pre_sha,
+            new_sha,
+            new,
+            pre,
+            self.resuming,
+            folder_fd,
+        )
+        self.window.append((idx, target, made, fut))
+
+    def finish_one(self) -> None:
+        """Wait for the oldest write in flight; flush and mark a batch once it is full or old."""
+        idx, target, made, fut = self.window.popleft()
+        outcome, created = fut.result()
+        self.result.count(target, outcome)
+        self.unsynced.append((idx, target, outcome, made + created))
+        self.finished += 1
+        if self.delay:
+            time.sleep(self.delay)
+        if len(self.unsynced) >= SYNC_EVERY or time.monotonic() - self.last_sync > 1.0:
+            self.mark_done()
+        if self.progress is not None:
+            self.progress(self.done + self.finished, self.total)
+
+    def mark_done(self) -> None:
+        """Make the finished writes durable, then record them as done (never the other way round)."""
+        written = [t for _, t, outcome, _ in self.unsynced if outcome == "written"]
+        if written:
+            _flush(self.journal.vault, written, self.pool)
+        conn = self.journal.conn
+        conn.executemany(
+            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
+            [(o, json.dumps(d) if d else None, i) for i, _, o, d in self.unsynced],
+        )
+        conn.commit()
+        self.unsynced.clear()
+        self.last_sync = time.monotonic()
 
 
 def _flush(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
