@@ -114,8 +114,7 @@ def plan_record(work: Work, rec: Record) -> Planned:
 
 def _decide(work: Work, rec: Record, built: BuiltNote, planned: Planned) -> None:
     """The record's action; ``built.data`` and ``built.observations`` are used only where needed."""
-    adapter, vault, ledger, opts, merge = work.adapter, work.vault, work.ledger, work.opts, work.merge
-    fmt = adapter.format
+    vault, opts, fmt = work.vault, work.opts, work.adapter.format
     row = planned.row
     _count_links(planned, rec, built.links, opts)
     parent_problem = parents_ok(vault, rec.target, work.folders)
@@ -126,32 +125,12 @@ def _decide(work: Work, rec: Record, built: BuiltNote, planned: Planned) -> None
     if state == "bad":
         row.detail = why
         return
-    entry = ledger.get(fmt, opts.into, rec.source_path)
+    entry = work.ledger.get(fmt, opts.into, rec.source_path)
     # Needed only to compare with an earlier import or to write a step: a dry run of new notes
     # never hashes it (nor builds the link signature it covers).
     render_key = "" if entry is None and not work.keep_bytes else _render_key(fmt, rec, built.link_sig)
     user_sha = None if current is None or entry is None else sha256(current)
-
-    def emit(action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str) -> None:
-        """A step writing ``data`` (None: the rendered note) with merge base ``base`` (None: the same)."""
-        row.action = action
-        row.detail = detail
-        if not work.keep_bytes:
-            planned.step = True  # a dry run only counts the step: nothing is rendered for it
-            return
-        data = built.data if data is None else data
-        base = built.data if base is None else base
-        new_sha = sha256(data)
-        planned.step = (
-            None if pre is None else user_sha if pre is current else sha256(pre),
-            new_sha,
-            render_key,
-            new_sha if base is data else sha256(base),
-            data,
-            pre,
-            base if base != data else None,
-        )
-
+    emit = _Emit(work, planned, built, render_key, current, user_sha)
     if entry is None:
         if current is not None:  # claim_targets let it through only when absent; the vault moved under us
             row.action = "collision"
@@ -159,35 +138,91 @@ def _decide(work: Work, rec: Record, built: BuiltNote, planned: Planned) -> None
             return
         row.observations = built.observation_count
         emit("create", None, None, None, "")
-        return
-
-    if current is None:
-        if entry.render_key == render_key:
-            row.action = "unchanged"
-            row.detail = "deleted in the vault; not recreated"
-            return
-        if opts.on_conflict == "keep":
-            row.action = "conflict"
-            row.detail = (
-                "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
-            )
-            return
-        row.observations = built.observation_count
-        emit("conflict", None, None, None, "deleted in the vault, changed in the source: recreated")
-        return
-    if entry.render_key == render_key:
+    elif current is None:
+        _decide_deleted(work, built, planned, entry.render_key == render_key, emit)
+    elif entry.render_key == render_key:
         row.action = "unchanged"
         if user_sha != entry.written_sha and user_sha != entry.base_sha:
             row.detail = "edited in the vault; your edits are kept"
+    else:
+        _decide_changed(work, rec, built, planned, current, user_sha == entry.base_sha, emit)
+
+
+class _Emit:
+    """Makes a record's step: writing ``data`` (None: the rendered note) with merge base ``base``."""
+
+    def __init__(
+        self,
+        work: Work,
+        planned: Planned,
+        built: BuiltNote,
+        render_key: str,
+        current: bytes | None,
+        user_sha: str | None,
+    ) -> None:
+        self.work, self.planned, self.built = work, planned, built
+        self.render_key, self.current, self.user_sha = render_key, current, user_sha
+
+    def __call__(
+        self, action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str
+    ) -> None:
+        planned = self.planned
+        planned.row.action = action
+        planned.row.detail = detail
+        if not self.work.keep_bytes:
+            planned.step = True  # a dry run only counts the step: nothing is rendered for it
+            return
+        data = self.built.data if data is None else data
+        base = self.built.data if base is None else base
+        new_sha = sha256(data)
+        planned.step = (
+            None if pre is None else self.user_sha if pre is self.current else sha256(pre),
+            new_sha,
+            self.render_key,
+            new_sha if base is data else sha256(base),
+            data,
+            pre,
+            base if base != data else None,
+        )
+
+
+def _decide_deleted(work: Work, built: BuiltNote, planned: Planned, same_render: bool, emit: _Emit) -> None:
+    """Imported before, deleted in the vault since."""
+    row = planned.row
+    if same_render:
+        row.action = "unchanged"
+        row.detail = "deleted in the vault; not recreated"
         return
-    base = ledger.base(fmt, opts.into, rec.source_path)
+    if work.opts.on_conflict == "keep":
+        row.action = "conflict"
+        row.detail = (
+            "deleted in the vault, changed in the source: kept deleted (--on-conflict theirs: recreate)"
+        )
+        return
+    row.observations = built.observation_count
+    emit("conflict", None, None, None, "deleted in the vault, changed in the source: recreated")
+
+
+def _decide_changed(
+    work: Work,
+    rec: Record,
+    built: BuiltNote,
+    planned: Planned,
+    current: bytes,
+    user_untouched: bool,
+    emit: _Emit,
+) -> None:
+    """Imported before and changed in the source: update, merge or conflict with the vault's copy."""
+    adapter, opts, merge, row = work.adapter, work.opts, work.merge, planned.row
+    base = work.ledger.base(adapter.format, opts.into, rec.source_path)
     old_obs = adapter.observations_of(base) if base is not None else []
     built = _superseding(adapter, base, built, work.prov)
+    emit.built = built
     row.observations = _added(old_obs, built.observations)
-    if user_sha == entry.base_sha:
+    if user_untouched:
         emit("update", None, current, None, "changed in the source")
         return
-    if user_sha == sha256(built.data):
+    if emit.user_sha == sha256(built.data):
         emit("update", None, current, None, "the vault already has the new version")
         return
     # Changed on both sides.
