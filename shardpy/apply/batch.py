@@ -57,6 +57,7 @@ from shardpy.fsutil import (
     syncfs_all,
 )
 from shardpy.fsutil import sha256_bytes as sha256
+from shardpy.plan.actions import WRITE_KINDS, WriteKind
 from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ class JournalStep(Protocol):
     """One write of a run, with its provenance (the import's ``Step`` is one)."""
 
     index: int
-    action: str
+    action: WriteKind
     kind: str
     source_path: str
     target: str
@@ -108,7 +109,7 @@ class JournalStep(Protocol):
 
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
-ACTIONS = frozenset({"create", "update", "merge", "conflict"})  # what base.build_plan emits
+ACTIONS = WRITE_KINDS  # what a step may do (an import plan's writes)
 
 
 def new_run_id(now: _dt.datetime) -> str:

@@ -23,6 +23,7 @@ from shardpy.importers.models import (
     sha256,
 )
 from shardpy.importers.vaultread import parents_ok, read_vault_file
+from shardpy.plan.actions import ImportAction, WriteKind
 
 # What a step writes, as the second pass finds it (numbered later, in record order):
 # (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes or None: the new ones).
@@ -58,7 +59,7 @@ class Work:
 # A record's outcome as it travels from a worker: only what the parent's Record does not hold.
 # (action, observations, detail, ((link status, count), ...), rewritten links, link rows, step)
 # where step is Planned.step.
-Outcome = tuple[str, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
+Outcome = tuple[ImportAction, int, str, tuple[tuple[str, int], ...], int, list[LinkRow], Any]
 
 
 def pack(planned: Planned) -> Outcome:
@@ -164,7 +165,7 @@ class _Emit:
         self.render_key, self.current, self.user_sha = render_key, current, user_sha
 
     def __call__(
-        self, action: str, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str
+        self, action: WriteKind, data: bytes | None, pre: bytes | None, base: bytes | None, detail: str
     ) -> None:
         planned = self.planned
         planned.row.action = action
@@ -257,7 +258,7 @@ def _conflict(
     current: bytes,
     reason: str,
     opts: PlanOptions,
-    emit: Callable[[str, bytes | None, bytes | None, bytes | None, str], None],
+    emit: _Emit,
 ) -> None:
     if opts.on_conflict == "theirs":
         emit("conflict", None, current, None, f"{reason}: replaced by the import (your version is backed up)")

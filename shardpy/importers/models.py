@@ -11,9 +11,10 @@ from typing import Any, Literal, Protocol
 from shardpy.importers.links import LinkUse, Resolver
 from shardpy.importers.planjson import json_array, link_dict, note_dict
 from shardpy.importers.walk import Skipped
+from shardpy.plan.actions import IMPORT_ACTIONS, ImportAction, WriteKind
 
 OnConflict = Literal["keep", "theirs", "markers"]
-ACTIONS: tuple[str, ...] = ("create", "update", "unchanged", "merge", "conflict", "collision", "error")
+ACTIONS = IMPORT_ACTIONS
 # Bumped when the rendering of notes changes, so earlier imports re-render.
 RENDER_VERSION = "1"
 
@@ -107,7 +108,7 @@ class SourceChanged(Exception):
 
 @dataclass(slots=True)
 class NoteRow:
-    action: str
+    action: ImportAction
     kind: str
     type: str | None
     name: str
@@ -136,10 +137,13 @@ class LinkRow:
 
 @dataclass(slots=True)
 class Step:
-    """A write the apply stage performs (the bytes travel separately, see ``StepSink``)."""
+    """A file action with provenance: the write the apply stage performs (``action``, a typed
+    ``WriteKind``; ``target``, ``pre_sha``, ``new_sha``) and the source record it came from
+    (``source_path``, ``source_hash``, ``render_key``, ``base_sha``) for the import ledger. The
+    bytes travel separately (``StepSink``); ``apply.batch.JournalStep`` is this shape."""
 
     index: int
-    action: str
+    action: WriteKind
     kind: str
     source_path: str
     target: str
@@ -176,7 +180,7 @@ class Plan:
     steps: int = 0
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(ACTIONS, 0)
+        out: dict[str, int] = dict.fromkeys(ACTIONS, 0)
         for row in self.notes:
             out[row.action] = out.get(row.action, 0) + 1
         return out

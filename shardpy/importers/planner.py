@@ -21,6 +21,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 from shardpy.importers.claim import claim_targets
 from shardpy.importers.decide import Outcome, Work
@@ -39,6 +40,7 @@ from shardpy.importers.models import (
 )
 from shardpy.importers.pool import plan_all, scan_source
 from shardpy.importers.walk import Skipped
+from shardpy.plan.actions import WriteKind
 
 SETTLE_EVERY = 4096
 
@@ -169,7 +171,7 @@ def absorb(
             sink.add(
                 Step(
                     index,
-                    action,
+                    cast(WriteKind, action),  # a row has a step only when its action writes (decide._Emit)
                     rec.kind,
                     rec.source_path,
                     rec.target,
