@@ -541,7 +541,6 @@ def execute(
     out, so two threads never race to create one folder.
     """
     conn = journal.conn
-    todo = [r[0] for r in conn.execute("SELECT idx FROM steps WHERE done=0 ORDER BY idx")]
     if resuming:
         # a write killed between its temporary file and the rename left the former behind.
         remove_stale_temps(
@@ -553,8 +552,8 @@ def execute(
         journal, progress, resuming, ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
     )
     try:
-        for idx in todo:
-            run.submit(idx)
+        for row in _pending_steps(conn):
+            run.submit(*row)
             if len(run.window) >= WRITERS * 8:
                 run.finish_one()
         while run.window:
@@ -571,6 +570,29 @@ def execute(
         run.folders.close()
         conn.commit()
     return run.result
+
+
+PENDING_CHUNK = 256  # steps read from the journal at once
+
+
+def _pending_steps(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+    """The steps not yet done, in order, read a chunk at a time.
+
+    Each chunk is read whole before any of it is written: the run marks steps
+    done on the same connection, and SQLite leaves a query undefined while
+    the rows it walks are updated.
+    """
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT idx, action, target, pre_sha, new_sha, new, pre FROM steps WHERE done=0 AND idx>?"
+            " ORDER BY idx LIMIT ?",
+            (last, PENDING_CHUNK),
+        ).fetchall()
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1][0]
 
 
 class _Run:
@@ -598,11 +620,17 @@ class _Run:
         self.finished = 0
         self.last_sync = time.monotonic()
 
-    def submit(self, idx: int) -> None:
+    def submit(
+        self,
+        idx: int,
+        action: str,
+        target: str,
+        pre_sha: str | None,
+        new_sha: str,
+        new: bytes,
+        pre: bytes | None,
+    ) -> None:
         """Hand step ``idx`` to a writer thread, its folder made first (here, by one thread)."""
-        action, target, pre_sha, new_sha, new, pre = self.journal.conn.execute(
-            "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
-        ).fetchone()
         folder_fd, made = _folder(self.folders, target)
         fut = self.pool.submit(
             _do_step,
