@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from shardpy.apply import journalcheck as jc
 from shardpy.apply.journalcheck import ensure_vault_id
@@ -370,6 +370,24 @@ def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
     if not ours and not jc.bound_to(root, data.get("vault_id")):
         raise _invalid([f"it names another vault than this one ({VAULT_ID})"])
     problems: list[str] = []
+    phase, label, touched, new_dirs, flags = _header(data, problems)
+    backup_dir = ""
+    try:
+        backup_dir = jc.backup_folder(root, data.get("backup_dir"))
+    except jc.Untrusted as exc:
+        problems.append(str(exc))
+    entries = _checked_list(touched, problems, lambda raw, i: _entry(root, raw, i, phase != "backing-up"))
+    dirs = _checked_list(new_dirs, problems, lambda raw, i: jc.vault_path(root, raw, f"new_dirs[{i}]"))
+    if problems:
+        raise _invalid(problems)
+    started = str(data.get("started_at", ""))
+    return _Checked(str(label), cast(Phase, phase), started, backup_dir, entries, dirs, flags[0], flags[1])
+
+
+def _header(
+    data: dict[str, Any], problems: list[str]
+) -> tuple[Any, Any, list[Any], list[Any], tuple[Any, Any]]:
+    """(phase, label, touched, new_dirs, (remove_sidecar, made_vault_id)); broken rules to ``problems``."""
     phase, label = data.get("phase"), data.get("label")
     if phase not in _PHASES:
         problems.append("phase is not one of " + ", ".join(_PHASES))
@@ -382,25 +400,21 @@ def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
     flags = (data.get("remove_sidecar_on_rollback", False), data.get("made_vault_id", False))
     if not all(isinstance(f, bool) for f in flags):
         problems.append("remove_sidecar_on_rollback and made_vault_id must be true or false")
-    backup_dir, entries, dirs = "", [], []
-    try:
-        backup_dir = jc.backup_folder(root, data.get("backup_dir"))
-    except jc.Untrusted as exc:
-        problems.append(str(exc))
-    for i, raw in enumerate(touched):
+    return phase, label, touched, new_dirs, flags
+
+
+_T = TypeVar("_T")
+
+
+def _checked_list(raw: list[Any], problems: list[str], check: Callable[[Any, int], _T]) -> list[_T]:
+    """Each item of ``raw`` checked; a broken rule goes to ``problems`` and the item is dropped."""
+    out: list[_T] = []
+    for i, item in enumerate(raw):
         try:
-            entries.append(_entry(root, raw, i, phase != "backing-up"))
+            out.append(check(item, i))
         except jc.Untrusted as exc:
             problems.append(str(exc))
-    for i, raw in enumerate(new_dirs):
-        try:
-            dirs.append(jc.vault_path(root, raw, f"new_dirs[{i}]"))
-        except jc.Untrusted as exc:
-            problems.append(str(exc))
-    if problems:
-        raise _invalid(problems)
-    started = str(data.get("started_at", ""))
-    return _Checked(str(label), cast(Phase, phase), started, backup_dir, entries, dirs, flags[0], flags[1])
+    return out
 
 
 def _backup_problems(root: Path, journal: _Checked, restores: list[_Entry]) -> list[str]:

@@ -1,7 +1,7 @@
 """`shardpy import`: bring other agent memories into the vault (dry run by default).
 
 The CLI only parses options, prints the plan and reports; every decision is
-made in ``shardpy.importers``. This module is the command's body and never
+made in ``shardpy.flows.importflow`` and ``shardpy.importers``. This module is the command's body and never
 imports Typer: ``shardpy.cli.import_options`` declares the command for Typer,
 and ``shardpy.cli.app`` runs plain invocations (``plain_args``) without it,
 since Typer costs ~0.15 s before a command runs (its import, then a pydantic
@@ -14,11 +14,19 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from shardpy.flows.importflow import Outcome
+    from shardpy.importers.models import Plan, Progress
+
+ApplyProgress = Callable[[int, int], None]
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 ON_CONFLICT = ("keep", "theirs", "markers")
@@ -28,7 +36,7 @@ RICH_ROWS_MAX = 2000
 UNCHANGED_LISTED_MAX = 50
 
 
-def _console(stderr: bool = False) -> Any:
+def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
@@ -43,14 +51,15 @@ def _console(stderr: bool = False) -> Any:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[tuple[Any, Any]]:
+def _progress(enabled: bool) -> Iterator[tuple[Progress | None, ApplyProgress | None]]:
     """(planning callback, applying callback), both None when not on a TTY."""
     if not enabled:
         yield None, None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
 
-    with Progress(
+    with Bar(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -58,7 +67,7 @@ def _progress(enabled: bool) -> Iterator[tuple[Any, Any]]:
         console=_console(stderr=True),
         transient=True,
     ) as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def plan_cb(stage: str, n: int, total: int | None) -> None:
             label = "reading source" if stage == "scan" else "planning"
@@ -74,7 +83,7 @@ def _progress(enabled: bool) -> Iterator[tuple[Any, Any]]:
         yield plan_cb, apply_cb
 
 
-def _table(console: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+def _table(console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     console.print(f"\n{title}:", markup=False)
     if not rows:
         console.print("  (none)", markup=False)
@@ -143,7 +152,9 @@ def _plain_ascii(column: Sequence[str]) -> bool:
     return text.isascii() and text.isprintable()
 
 
-def _plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: list[Any]) -> None:
+def _plain_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[Sequence[str]]
+) -> None:
     """The padded-columns table when every padded column is printable ASCII.
 
     Each line is one ``%`` formatting (padding done in C): at 100,000 rows this is
@@ -160,7 +171,7 @@ def _plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns:
     out.flush()
 
 
-def _print_plan(plan: Any, *, verbose: bool, header: str) -> None:
+def _print_plan(plan: Plan, *, verbose: bool, header: str) -> None:
     console = _console()
     console.print(header, markup=False)
     console.print(f"vault: {plan.vault}  into: {plan.into}  source: {plan.source}", markup=False)
@@ -293,13 +304,13 @@ def run_command(args: ImportArgs) -> int:
 
 
 def _run(args: ImportArgs) -> int:
-    from shardpy.importers import service
+    from shardpy.flows import importflow as service
 
     vault_path = args.vault or service.find_vault(Path.cwd())
     as_json, verbose, fmt = args.as_json, args.verbose, args.fmt
     tty = sys.stderr.isatty() and not as_json
     if args.resume or args.abandon:
-        return _resume_or_abandon(service, vault_path, resume=args.resume, as_json=as_json, tty=tty)
+        return _resume_or_abandon(vault_path, resume=args.resume, as_json=as_json, tty=tty)
     assert fmt is not None and args.source is not None  # the callers check them
     with _progress(tty) as (plan_cb, apply_cb):
         outcome = service.run_import(
@@ -325,14 +336,11 @@ def _run(args: ImportArgs) -> int:
             gc.enable()
 
 
-def _report(outcome: Any, *, fmt: str, as_json: bool, verbose: bool) -> int:
+def _report(outcome: Outcome, *, fmt: str, as_json: bool, verbose: bool) -> int:
     """Print the plan (and what was applied); the exit code."""
     plan = outcome.plan
     if as_json:
-        data = plan.to_dict()
-        if outcome.result is not None:
-            data["result"] = outcome.result
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(json.dumps(outcome.to_json(), ensure_ascii=False, indent=1) + "\n")
     else:
         if plan.dry_run:
             header = f"shardpy import --from {fmt}: DRY RUN (nothing was written; pass --apply to write)"
@@ -352,24 +360,15 @@ def _report(outcome: Any, *, fmt: str, as_json: bool, verbose: bool) -> int:
     return 1 if plan.failed else 0
 
 
-def _resume_or_abandon(service: Any, vault: Path, *, resume: bool, as_json: bool, tty: bool) -> int:
+def _resume_or_abandon(vault: Path, *, resume: bool, as_json: bool, tty: bool) -> int:
+    from shardpy.flows import importflow as service
+
     console = _console()
     if resume:
         with _progress(tty) as (_, apply_cb):
             out = service.resume(vault, progress=apply_cb)
         if as_json:
-            payload: dict[str, Any] = {
-                "run_id": out.run_id,
-                "resumed": True,
-                "steps": out.total,
-                "remaining": out.remaining,
-                "written": out.applied.written,
-                "already": out.applied.already,
-                "changed_meanwhile": out.applied.changed,
-                "errors": [{"vault_path": t, "error": e} for t, e in out.applied.errors],
-                "source_changed": out.source_changed,
-            }
-            sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+            sys.stdout.write(json.dumps(out.to_json(), ensure_ascii=False, indent=1) + "\n")
         else:
             console.print(f"shardpy import --resume: finished run {out.run_id}", markup=False)
             console.print(
@@ -392,21 +391,10 @@ def _resume_or_abandon(service: Any, vault: Path, *, resume: bool, as_json: bool
                     markup=False,
                 )
         return 1 if out.applied.errors else 0
-    run_id, res = service.abandon_run(vault)
+    abandoned = service.abandon_run(vault)
+    run_id, res = abandoned
     if as_json:
-        sys.stdout.write(
-            json.dumps(
-                {
-                    "run_id": run_id,
-                    "abandoned": True,
-                    "restored": res.restored,
-                    "removed": res.removed,
-                    "left": res.left,
-                    "journal_unreadable": res.unreadable,
-                }
-            )
-            + "\n"
-        )
+        sys.stdout.write(json.dumps(abandoned.to_json()) + "\n")
     elif res.unreadable:
         console.print(
             f"shardpy import --abandon: the journal of run {run_id} is unreadable, so nothing could be "

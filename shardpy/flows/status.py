@@ -140,7 +140,7 @@ def _interrupted_imports(report: StatusReport, vault: Path) -> None:
             return
     except OSError:
         return
-    from shardpy.importers.apply import incomplete_runs
+    from shardpy.apply.batch import incomplete_runs
 
     report.interrupted_imports = [run for run, _state in incomplete_runs(vault)]
 

@@ -17,18 +17,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shardpy.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
-from shardpy.importers.base import (
-    PROVENANCE_KEYS,
-    Built,
-    Notice,
-    Provenance,
-    Record,
-    SourceChanged,
-    link_signature,
-    provenance_items,
-    read_all,
-    sha256,
-)
 from shardpy.importers.bm_grammar import observation_count, observation_texts
 from shardpy.importers.links import (
     Resolver,
@@ -41,7 +29,10 @@ from shardpy.importers.links import (
     without_ext,
 )
 from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.models import Built, Notice, Provenance, Record, SourceChanged, sha256
 from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.pool import read_all
+from shardpy.importers.provenance import PROVENANCE_KEYS, link_signature, provenance_items
 from shardpy.importers.walk import Found, Skipped, read_text, walk_source
 
 FORMAT = "basic-memory"

@@ -105,11 +105,11 @@ def scan_lines(lines: list[str]) -> list[tuple[str, int, int, bool]] | None:
     """Inline blocks of a normalised body (``\n`` line ends, no NUL) split into its lines, or None
     to decline.
 
-    Each block is (content, first line, line past the block, in a list item).
+    Each block is (content, first line, line past the block, in a list item). Every helper
+    returns the index of the line after what it read, or -1 to decline the whole body.
     """
     n = len(lines)
     out: list[tuple[str, int, int, bool]] = []
-    append = out.append
     list_open = False
     i = 0
     while i < n:
@@ -117,105 +117,129 @@ def scan_lines(lines: list[str]) -> list[tuple[str, int, int, bool]] | None:
         if not line:
             i += 1
             continue
-        c = line[0]
-        if c == " " or c == "\t":
+        s, indent = line, 0
+        if line[0] == " " or line[0] == "\t":
+            skip = _skip_indented(lines, i, list_open)
+            if skip < 0:
+                return None
+            if skip:
+                i = skip
+                continue
             s = line.lstrip(" ")
-            if not s.strip(" \t"):
-                i += 1
-                continue
-            if s[0] == "\t":
-                return None
             indent = len(line) - len(s)
-            if indent >= 4:
-                if list_open:
-                    return None
-                i += 1  # indented code: up to the next non-blank line indented less than 4
-                while i < n:
-                    nxt = lines[i]
-                    t = nxt.lstrip(" ")
-                    if t.strip(" \t") and len(nxt) - len(t) < 4:
-                        if t[0] == "\t":
-                            return None
-                        break
-                    i += 1
-                continue
-            if list_open:
-                return None
-            c = s[0]
-        else:
-            s = line
-            indent = 0
-        if c == "-" or c == "*" or c == "+":
-            if len(s) == 1 or s[1] == " " or s[1] == "\t":
-                text = _bullet_item(s) if indent == 0 else None
-                if text is None or not _item_text_ok(text):
-                    return None
-                if i + 1 < n:
-                    nxt = lines[i + 1]
-                    if nxt and (nxt[0] in " \t" or not _interrupts(nxt)) and nxt.strip(" \t"):
-                        return None  # a lazy continuation line, or undecided
-                content = text.strip(MD_TRIM)
-                if content and (content[0] > "~" or content[-1] > "~") and content != text.strip():
-                    return None
-                append((content, i, i + 1, True))
-                list_open = True
-                i += 1
-                continue
-        elif c == "#":
-            if _ATX.match(s):
-                level = len(s) - len(s.lstrip("#"))
-                rest = s[level:].rstrip(" \t")
-                stripped = rest.rstrip("#")
-                if stripped and stripped[-1] in " \t":
-                    rest = stripped
-                heading = _trim(rest)
-                if heading is None:
-                    return None
-                append((heading, i, i + 1, False))
-                list_open = False
-                i += 1
-                continue
-        elif (c == "`" or c == "~") and _is_fence(s):
-            marker = _FENCE.match(s)
-            assert marker is not None
-            fence = marker.group(1)
-            i += 1
-            while i < n:
-                nxt = lines[i]
-                t = nxt.lstrip(" ")
-                if len(nxt) - len(t) < 4 and t.startswith(fence) and not t.lstrip(fence[0]).strip(" \t"):
-                    i += 1
-                    break
-                i += 1
-            list_open = False
-            continue
-        if c in "><" or (c in "-*_" and _HR.fullmatch(s)) or (c.isdigit() and _ORDERED.match(s)):
+        i, list_open = _block(lines, i, s, indent, out)
+        if i < 0:
             return None
-        # A paragraph: up to a blank line or a line that interrupts it.
-        j = i + 1
-        while j < n:
-            nxt = lines[j]
-            if not nxt:
-                break
-            t = nxt.lstrip(" ")
-            if not t.strip(" \t"):
-                break
-            if t[0] == "\t":
-                return None
-            if len(nxt) - len(t) < 4:
-                ends = _interrupts(t)
-                if ends is None:
-                    return None
-                if ends:
-                    break
-            j += 1
-        raw = lines[i] if j == i + 1 else "\n".join(lines[i:j])
-        if c == "[" and "]:" in raw:
-            return None  # maybe a link reference definition
-        para = _trim(raw)
-        if para is None:
-            return None
-        append((para, i, j, False))
-        list_open = False
-        i = j
     return out
+
+
+def _skip_indented(lines: list[str], i: int, list_open: bool) -> int:
+    """Past an indented line that is blank or indented code; 0: a block to read; -1: decline."""
+    line = lines[i]
+    s = line.lstrip(" ")
+    if not s.strip(" \t"):
+        return i + 1
+    if s[0] == "\t" or list_open:
+        return -1
+    if len(line) - len(s) < 4:
+        return 0
+    i += 1  # indented code: up to the next non-blank line indented less than 4
+    n = len(lines)
+    while i < n:
+        nxt = lines[i]
+        t = nxt.lstrip(" ")
+        if t.strip(" \t") and len(nxt) - len(t) < 4:
+            return -1 if t[0] == "\t" else i
+        i += 1
+    return i
+
+
+Blocks = list[tuple[str, int, int, bool]]
+
+
+def _block(lines: list[str], i: int, s: str, indent: int, out: Blocks) -> tuple[int, bool]:
+    """Read the block starting at line ``i`` (``s``: the line without its indent): (next line, in a list)."""
+    c = s[0]
+    if c == "-" or c == "*" or c == "+":
+        if len(s) == 1 or s[1] == " " or s[1] == "\t":
+            return _bullet(lines, i, s, indent, out), True
+    elif c == "#":
+        if _ATX.match(s):
+            return _heading(s, i, out), False
+    elif (c == "`" or c == "~") and _is_fence(s):
+        return _skip_fence(lines, i, s), False
+    if c in "><" or (c in "-*_" and _HR.fullmatch(s)) or (c.isdigit() and _ORDERED.match(s)):
+        return -1, False
+    return _paragraph(lines, i, c, out), False
+
+
+def _bullet(lines: list[str], i: int, s: str, indent: int, out: Blocks) -> int:
+    text = _bullet_item(s) if indent == 0 else None
+    if text is None or not _item_text_ok(text):
+        return -1
+    if i + 1 < len(lines):
+        nxt = lines[i + 1]
+        if nxt and (nxt[0] in " \t" or not _interrupts(nxt)) and nxt.strip(" \t"):
+            return -1  # a lazy continuation line, or undecided
+    content = text.strip(MD_TRIM)
+    if content and (content[0] > "~" or content[-1] > "~") and content != text.strip():
+        return -1
+    out.append((content, i, i + 1, True))
+    return i + 1
+
+
+def _heading(s: str, i: int, out: Blocks) -> int:
+    level = len(s) - len(s.lstrip("#"))
+    rest = s[level:].rstrip(" \t")
+    stripped = rest.rstrip("#")
+    if stripped and stripped[-1] in " \t":
+        rest = stripped
+    heading = _trim(rest)
+    if heading is None:
+        return -1
+    out.append((heading, i, i + 1, False))
+    return i + 1
+
+
+def _skip_fence(lines: list[str], i: int, s: str) -> int:
+    """Past a fenced code block (to its closing fence, or the end)."""
+    marker = _FENCE.match(s)
+    assert marker is not None
+    fence = marker.group(1)
+    n = len(lines)
+    i += 1
+    while i < n:
+        nxt = lines[i]
+        t = nxt.lstrip(" ")
+        i += 1
+        if len(nxt) - len(t) < 4 and t.startswith(fence) and not t.lstrip(fence[0]).strip(" \t"):
+            break
+    return i
+
+
+def _paragraph(lines: list[str], i: int, c: str, out: Blocks) -> int:
+    """A paragraph: up to a blank line or a line that interrupts it."""
+    n = len(lines)
+    j = i + 1
+    while j < n:
+        nxt = lines[j]
+        t = nxt.lstrip(" ")
+        if not t.strip(" \t"):
+            break
+        if t[0] == "\t":
+            return -1
+        if len(nxt) - len(t) < 4:
+            ends = _interrupts(t)
+            if ends is None:
+                return -1
+            if ends:
+                break
+        j += 1
+    raw = lines[i] if j == i + 1 else "\n".join(lines[i:j])
+    if c == "[" and "]:" in raw:
+        return -1  # maybe a link reference definition
+    para = _trim(raw)
+    if para is None:
+        return -1
+    out.append((para, i, j, False))
+    return j

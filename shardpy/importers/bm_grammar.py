@@ -118,18 +118,7 @@ def _observation_parts(raw: str) -> tuple[str | None, str, str | None] | None:
     m = _category_match(content) if bracket else None
     if m is None and not any(part.startswith("#") for part in content.split()):
         return None
-    category: str | None = None
-    if m is not None:
-        category = m.group(1).strip()
-        content = m.group(2).strip()
-        if content[:1] == "@":
-            t = _TEMPORAL.match(content)
-            if t is not None and t.end() < len(content):
-                content = content[t.end() :].strip()
-    elif bracket:
-        e = _EMPTY_CATEGORY.match(content)
-        if e is not None:
-            content = e.group(1).strip()
+    category, content = _category_split(content, m, bracket)
     context: str | None = None
     if content.endswith(")"):
         at = content.rfind("(")
@@ -139,6 +128,23 @@ def _observation_parts(raw: str) -> tuple[str | None, str, str | None] | None:
     if not content:
         return None
     return category, content, context
+
+
+def _category_split(content: str, m: re.Match[str] | None, bracket: bool) -> tuple[str | None, str]:
+    """(category, the rest) of an observation whose ``[category]`` matched as ``m`` (a leading
+    ``@date`` temporal marker dropped); an empty ``[]`` is dropped, no category."""
+    if m is not None:
+        content = m.group(2).strip()
+        if content[:1] == "@":
+            t = _TEMPORAL.match(content)
+            if t is not None and t.end() < len(content):
+                content = content[t.end() :].strip()
+        return m.group(1).strip(), content
+    if bracket:
+        e = _EMPTY_CATEGORY.match(content)
+        if e is not None:
+            content = e.group(1).strip()
+    return None, content
 
 
 def normalize_target(target: str) -> str:

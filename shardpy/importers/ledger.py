@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
+from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
-IMPORTS_DIR = ".shardmind/imports"
 LEDGER_NAME = "ledger.sqlite3"
 
 SCHEMA = """
@@ -144,3 +145,40 @@ class Ledger:
             "SELECT source_path, target FROM records WHERE format=? AND into_dir=? ORDER BY source_path",
             (fmt, into),
         )
+
+
+@contextmanager
+def recording(
+    conn: sqlite3.Connection, vault: Path, *, fmt: str, into: str, run_id: str, now: str
+) -> Iterator[None]:
+    """Stage a finished run's records in the ledger (``apply.batch.complete``'s recorder).
+
+    The ledger is attached to the run journal's connection and every step
+    written (or found already written) becomes the record of its source; the
+    caller's commit inside the block makes records and run state durable
+    together. A damaged ledger is a typed error: the notes are written and
+    the run stays resumable, recording them once the ledger is fixed.
+    """
+    lpath = ledger_path(vault)
+    try:
+        with closing(sqlite3.connect(lpath)) as lconn:
+            lconn.executescript(SCHEMA)
+            lconn.commit()
+        conn.create_function("casefold", 1, str.casefold, deterministic=True)
+        conn.execute("ATTACH DATABASE ? AS ledger", (str(lpath),))
+        try:
+            conn.execute(
+                "INSERT OR REPLACE INTO ledger.records (format, into_dir, source_path, kind, target,"
+                " target_cf, source_hash, render_key, base_sha, base, written_sha, written, run_id,"
+                " updated_at)"
+                " SELECT ?, ?, source_path, kind, target, casefold(target), source_hash, render_key,"
+                " base_sha, CASE WHEN kind = 'note' THEN COALESCE(base, new) END, new_sha,"
+                " CASE WHEN base IS NOT NULL THEN new END, ?, ?"
+                " FROM steps WHERE outcome IN ('written', 'already')",
+                (fmt, into, run_id, now),
+            )
+            yield
+        finally:
+            conn.execute("DETACH DATABASE ledger")
+    except sqlite3.DatabaseError:
+        raise ledger_corrupt() from None

@@ -277,19 +277,7 @@ class Resolver:
         if not found:
             found = self._folded(self._keys_cf, folded)
         if found:
-            if len(found) == 1:
-                return Resolution("resolved", found[0])
-            uniq = sorted(set(found))
-            if len(uniq) > 1 and scope:
-                scoped = [h for h in uniq if h.startswith(scope)]
-                if len(scoped) == 1:
-                    uniq = scoped
-            if len(uniq) == 1:
-                return Resolution("resolved", uniq[0])
-            return Resolution(
-                "ambiguous",
-                reason=f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
-            )
+            return _pick(found, scope)
         return self._resolve_vault(t)
 
     def _resolve_vault(self, t: str) -> Resolution:
@@ -511,3 +499,20 @@ def _md_link(url: str, resolver: Resolver, source_dir: str, target: str) -> Link
         new_url = f"<{rel}{'#' + fragment if fragment else ''}>"
     replacement = None if new_url == url else new_url
     return LinkUse(url, decoded, "resolved", dest, "", replacement)
+
+
+def _pick(found: list[str], scope: str) -> Resolution:
+    """The one imported note among ``found`` (the only one under ``scope`` wins), or ambiguous."""
+    if len(found) == 1:
+        return Resolution("resolved", found[0])
+    uniq = sorted(set(found))
+    if len(uniq) > 1 and scope:
+        scoped = [h for h in uniq if h.startswith(scope)]
+        if len(scoped) == 1:
+            uniq = scoped
+    if len(uniq) == 1:
+        return Resolution("resolved", uniq[0])
+    return Resolution(
+        "ambiguous",
+        reason=f"{len(uniq)} imported notes answer to this name: " + ", ".join(uniq[:3]),
+    )

@@ -17,18 +17,11 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.frontmatter import as_text, render_block, split_frontmatter
-from shardpy.importers.base import (
-    Built,
-    Notice,
-    Provenance,
-    Record,
-    link_signature,
-    provenance_items,
-    sha256,
-)
 from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem, rewrite_body
 from shardpy.importers.markdown import inline_blocks
+from shardpy.importers.models import Built, Notice, Provenance, Record, sha256
 from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.provenance import link_signature, provenance_items
 from shardpy.importers.walk import Skipped
 
 FORMAT = "mcp-memory"
@@ -115,18 +108,7 @@ class McpMemoryAdapter:
             except (ValueError, RecursionError):  # deeply nested: read line by line below
                 whole = None
             if isinstance(whole, dict) and ("entities" in whole or "relations" in whole):
-                for e in whole.get("entities") or []:
-                    if isinstance(e, dict):
-                        e = {
-                            "type": "entity",
-                            **{k: v for k, v in e.items() if k != "type"},
-                            "_t": e.get("type"),
-                        }
-                    yield 0, e, ""
-                for r in whole.get("relations") or []:
-                    if isinstance(r, dict):
-                        r = {**r, "type": "relation"}
-                    yield 0, r, ""
+                yield from _graph_items(whole)
                 return
             if isinstance(whole, list):
                 for obj in whole:
@@ -143,24 +125,7 @@ class McpMemoryAdapter:
                 yield n, None, "invalid JSON: nested too deeply"
 
     def scan(self) -> Iterator[Record | Skipped | Notice]:
-        try:
-            raw = self.file.read_bytes()
-        except OSError as exc:
-            raise ShardpyError(
-                "IMPORT_SOURCE_UNREADABLE",
-                f"Cannot read {self.file}: {exc.strerror or exc}",
-                "Check the file's permissions.",
-                path=str(self.file),
-            ) from exc
-        try:
-            text = raw.decode("utf-8").lstrip("\ufeff")
-        except UnicodeDecodeError as exc:
-            raise ShardpyError(
-                "IMPORT_SOURCE_ENCODING",
-                f"{self.file} is not UTF-8 (byte {exc.start})",
-                "The memory server writes UTF-8; convert the file or pass the right one.",
-                path=str(self.file),
-            ) from None
+        text = self._read_text()
         label = self.label
         by_name: dict[str, Entity] = {}
         relations: list[tuple[int, str, str, str]] = []
@@ -174,66 +139,32 @@ class McpMemoryAdapter:
             if not isinstance(obj, dict):
                 yield Skipped(where, "not a JSON object")
                 continue
-            kind = _classify(obj)
-            if kind == "_aim":
-                yield Notice(where, "mcp-knowledge-graph marker line (ignored)")
-                continue
-            if kind == "unknown":
-                yield Skipped(where, f"unknown record type {obj.get('type')!r}")
-                continue
-            if kind == "relation":
-                frm = _str(obj.get("from", obj.get("from_id")))
-                to = _str(obj.get("to", obj.get("to_id")))
-                rtype = _str(obj.get("relationType", obj.get("relation_type"))) or "links_to"
-                if frm is None or to is None:
-                    yield Skipped(where, "relation without from/to")
-                    continue
-                relations.append((line, frm, to, rtype))
-                continue
-            name = _str(obj.get("name", obj.get("entityName", obj.get("id"))))
-            if name is None:
-                yield Skipped(where, "entity without a name")
-                continue
-            # An empty (or blank) name is a name the memory server accepts: the entity is
-            # imported under the placeholder file name sanitising gives it (`untitled`).
-            etype = _str(obj.get("entityType")) or _str(obj.pop("_t", None)) or "entity"
-            obj.pop("_t", None)
-            observations = [
-                o if isinstance(o, str) else json.dumps(o, ensure_ascii=False)
-                for o in obj.get("observations") or []
-            ]
-            extra = {k: v for k, v in obj.items() if k not in ENTITY_KEYS}
-            first = by_name.get(name)
-            if first is not None:
-                note = f"duplicate entity line for {name!r}; merged into line {first.line}"
-                if etype != first.entity_type:
-                    note += f" (its type {etype!r} differs; keeping {first.entity_type!r})"
-                yield Notice(where, note)
-                for o in observations:
-                    if o not in first.observations:
-                        first.observations.append(o)
-                continue
-            by_name[name] = Entity(name, etype, observations, extra, line)
-        seen: set[tuple[str, str, str]] = set()
-        for line, frm, to, rtype in relations:
-            where = f"{label}#line={line}" if line else label
-            triple = (frm, to, rtype)
-            if triple in seen:
-                yield Notice(where, f"duplicate relation {frm!r} -{rtype}-> {to!r} ignored")
-                continue
-            seen.add(triple)
-            owner = by_name.get(frm)
-            if owner is None:
-                yield Notice(
-                    where,
-                    f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; "
-                    "not imported",
-                )
-                continue
-            owner.relations.append((rtype, to))
+            yield from _gather(obj, line, where, by_name, relations)
+        yield from _attach_relations(label, by_name, relations)
         self.entities = list(by_name.values())
         self.entities.sort(key=lambda e: e.line)
         yield from self._records(label)
+
+    def _read_text(self) -> str:
+        """The graph file as text (UTF-8, a BOM dropped); typed errors when it cannot be."""
+        try:
+            raw = self.file.read_bytes()
+        except OSError as exc:
+            raise ShardpyError(
+                "IMPORT_SOURCE_UNREADABLE",
+                f"Cannot read {self.file}: {exc.strerror or exc}",
+                "Check the file's permissions.",
+                path=str(self.file),
+            ) from exc
+        try:
+            return raw.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise ShardpyError(
+                "IMPORT_SOURCE_ENCODING",
+                f"{self.file} is not UTF-8 (byte {exc.start})",
+                "The memory server writes UTF-8; convert the file or pass the right one.",
+                path=str(self.file),
+            ) from None
 
     def _records(self, label: str) -> Iterator[Record | Notice]:
         groups: dict[str, list[Entity]] = {}
@@ -434,3 +365,87 @@ def observations_in_note(text: str) -> list[str]:
         elif line == "" and out:
             continue
     return out
+
+
+def _gather(
+    obj: dict[str, Any],
+    line: int,
+    where: str,
+    by_name: dict[str, Entity],
+    relations: list[tuple[int, str, str, str]],
+) -> Iterator[Skipped | Notice]:
+    """File one decoded record: an entity into ``by_name`` (duplicates merged), a relation into
+    ``relations``; yields what is skipped or noticed on the way."""
+    kind = _classify(obj)
+    if kind == "_aim":
+        yield Notice(where, "mcp-knowledge-graph marker line (ignored)")
+        return
+    if kind == "unknown":
+        yield Skipped(where, f"unknown record type {obj.get('type')!r}")
+        return
+    if kind == "relation":
+        frm = _str(obj.get("from", obj.get("from_id")))
+        to = _str(obj.get("to", obj.get("to_id")))
+        rtype = _str(obj.get("relationType", obj.get("relation_type"))) or "links_to"
+        if frm is None or to is None:
+            yield Skipped(where, "relation without from/to")
+            return
+        relations.append((line, frm, to, rtype))
+        return
+    name = _str(obj.get("name", obj.get("entityName", obj.get("id"))))
+    if name is None:
+        yield Skipped(where, "entity without a name")
+        return
+    # An empty (or blank) name is a name the memory server accepts: the entity is
+    # imported under the placeholder file name sanitising gives it (`untitled`).
+    etype = _str(obj.get("entityType")) or _str(obj.pop("_t", None)) or "entity"
+    obj.pop("_t", None)
+    observations = [
+        o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in obj.get("observations") or []
+    ]
+    first = by_name.get(name)
+    if first is None:
+        extra = {k: v for k, v in obj.items() if k not in ENTITY_KEYS}
+        by_name[name] = Entity(name, etype, observations, extra, line)
+        return
+    note = f"duplicate entity line for {name!r}; merged into line {first.line}"
+    if etype != first.entity_type:
+        note += f" (its type {etype!r} differs; keeping {first.entity_type!r})"
+    yield Notice(where, note)
+    for o in observations:
+        if o not in first.observations:
+            first.observations.append(o)
+
+
+def _attach_relations(
+    label: str, by_name: dict[str, Entity], relations: list[tuple[int, str, str, str]]
+) -> Iterator[Notice]:
+    """Each relation onto the entity it starts at (duplicates and dangling starts noticed)."""
+    seen: set[tuple[str, str, str]] = set()
+    for line, frm, to, rtype in relations:
+        where = f"{label}#line={line}" if line else label
+        triple = (frm, to, rtype)
+        if triple in seen:
+            yield Notice(where, f"duplicate relation {frm!r} -{rtype}-> {to!r} ignored")
+            continue
+        seen.add(triple)
+        owner = by_name.get(frm)
+        if owner is None:
+            yield Notice(
+                where,
+                f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; not imported",
+            )
+            continue
+        owner.relations.append((rtype, to))
+
+
+def _graph_items(whole: dict[str, Any]) -> Iterator[tuple[int, Any, str]]:
+    """The records of one ``{"entities": [...], "relations": [...]}`` document, typed as lines are."""
+    for e in whole.get("entities") or []:
+        if isinstance(e, dict):
+            e = {"type": "entity", **{k: v for k, v in e.items() if k != "type"}, "_t": e.get("type")}
+        yield 0, e, ""
+    for r in whole.get("relations") or []:
+        if isinstance(r, dict):
+            r = {**r, "type": "relation"}
+        yield 0, r, ""

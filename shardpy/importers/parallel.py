@@ -6,7 +6,7 @@ files as the walk goes on. Second pass (``run_chunks``): rendering,
 resolving links and comparing with the vault is independent per record
 once every record's name is known, so chunks of records go to workers that
 inherit the planning state (records, link resolver, vault index) copy-on-
-write; base.py starts them only within the memory budget. Results come
+write; pool.py starts them only within the memory budget. Results come
 back in order, so a parallel plan is the same plan, step for step, as a
 serial one (tested).
 

@@ -62,34 +62,37 @@ def walk_source(
         subdirs: list[str] = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            shown = prefix + rel
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                yield Skipped(shown, f"unreadable: {exc.strerror or exc}")
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                yield Skipped(shown, "refused: symbolic link")
-                continue
-            is_dir = stat.S_ISDIR(st.st_mode)
-            if entry.name.startswith("."):
-                yield Skipped(shown + ("/" if is_dir else ""), "dot folder" if is_dir else "dot file")
-                continue
-            if ignore is not None and ignore(rel, is_dir):
-                yield Skipped(shown + ("/" if is_dir else ""), "ignored (basic-memory ignore rules)")
-                continue
-            if is_dir:
+            verdict = _classify(entry, rel, prefix + rel, ignore)
+            if verdict is None:
                 subdirs.append(rel)
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                yield Skipped(shown, "not a regular file")
-                continue
-            if st.st_nlink > 1:
-                yield Skipped(shown, "refused: hard link")
-                continue
-            yield Found(rel, entry.path, st.st_size)
+            else:
+                yield verdict
         # Reverse so that popping visits folders in sorted order.
         stack.extend(reversed(subdirs))
+
+
+def _classify(
+    entry: os.DirEntry[str], rel: str, shown: str, ignore: Callable[[str, bool], bool] | None
+) -> Found | Skipped | None:
+    """One folder entry: a file to read, a skipped path, or None for a folder to enter."""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return Skipped(shown, f"unreadable: {exc.strerror or exc}")
+    if stat.S_ISLNK(st.st_mode):
+        return Skipped(shown, "refused: symbolic link")
+    is_dir = stat.S_ISDIR(st.st_mode)
+    if entry.name.startswith("."):
+        return Skipped(shown + ("/" if is_dir else ""), "dot folder" if is_dir else "dot file")
+    if ignore is not None and ignore(rel, is_dir):
+        return Skipped(shown + ("/" if is_dir else ""), "ignored (basic-memory ignore rules)")
+    if is_dir:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return Skipped(shown, "not a regular file")
+    if st.st_nlink > 1:
+        return Skipped(shown, "refused: hard link")
+    return Found(rel, entry.path, st.st_size)
 
 
 def read_text(path: str | Path) -> tuple[bytes, str | None, str | None]:

@@ -10,6 +10,8 @@ CACHED_MANIFEST = f"{SIDECAR}/shard.yaml"
 CACHED_SCHEMA = f"{SIDECAR}/shard-schema.yaml"
 TEMPLATES = f"{SIDECAR}/templates"
 BACKUPS = f"{SIDECAR}/backups"
+# Import runs (journal, plan, result of each) and the import ledger.
+IMPORTS = f"{SIDECAR}/imports"
 PINNED_BASES = f"{SIDECAR}/bases"
 UPDATE_CHECK = f"{SIDECAR}/update-check.json"
 # Machine-local facts (when this machine last updated the vault): never in git.

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shardpy.importers.base import NoteRow, Plan
-from shardpy.importers.service import Outcome, run_import
+from shardpy.flows.importflow import Outcome, run_import
+from shardpy.importers.models import NoteRow, Plan
 
 
 def do_import(fmt: str, source: Path, vault: Path, *, apply: bool = False, **kw: Any) -> Outcome:

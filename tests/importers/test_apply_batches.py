@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from shardpy.importers import apply as apply_mod
-from shardpy.importers import service
-from shardpy.importers.apply import incomplete_runs
-from shardpy.importers.service import abandon_run, resume
+from shardpy.apply import batch as apply_mod
+from shardpy.apply.batch import incomplete_runs
+from shardpy.flows import importflow as service
+from shardpy.flows.importflow import abandon_run, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
 from tests.importers.helpers import do_import
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from shardpy.flows.importflow import make_adapter, merge_function
 from shardpy.importers import parallel
-from shardpy.importers.base import PlanOptions, Step, build_plan
 from shardpy.importers.ledger import Ledger
-from shardpy.importers.service import make_adapter, merge_function
+from shardpy.importers.models import PlanOptions, Step
+from shardpy.importers.planner import build_plan
 from tests.importers.fixtures import basic_memory_project, generated_project
 from tests.importers.helpers import do_import
 
@@ -120,25 +121,25 @@ def test_a_worker_closes_inherited_folder_descriptors(tmp_path: Path) -> None:
 def test_second_pass_workers_fit_the_memory_budget(
     monkeypatch: pytest.MonkeyPatch, rss_mb: int, budget: str | None, expected: int
 ) -> None:
-    from shardpy.importers import base
+    from shardpy.importers import pool
 
-    monkeypatch.delenv(base.WORKERS_ENV, raising=False)
+    monkeypatch.delenv(pool.WORKERS_ENV, raising=False)
     if budget is None:
-        monkeypatch.delenv(base.MEMORY_ENV, raising=False)
+        monkeypatch.delenv(pool.MEMORY_ENV, raising=False)
     else:
-        monkeypatch.setenv(base.MEMORY_ENV, budget)
+        monkeypatch.setenv(pool.MEMORY_ENV, budget)
     monkeypatch.setattr(parallel, "available_workers", lambda: 2)
     monkeypatch.setattr(parallel, "resident_bytes", lambda: rss_mb * 1024 * 1024)
     opts = PlanOptions(into="x", imported_at="t")
-    assert base._worker_count(opts, 50_000, shares_state=True) == expected
-    assert base._worker_count(opts, 50_000) == 2  # reading the source shares no planning state
-    assert base._worker_count(opts, 100) == 1  # too few records to pay for forking
+    assert pool._worker_count(opts, 50_000, shares_state=True) == expected
+    assert pool._worker_count(opts, 50_000) == 2  # reading the source shares no planning state
+    assert pool._worker_count(opts, 100) == 1  # too few records to pay for forking
 
 
 def test_walked_items_travel_to_workers_unchanged() -> None:
     import pickle
 
-    from shardpy.importers.base import LinkRow
+    from shardpy.importers.models import LinkRow
     from shardpy.importers.walk import Found, Skipped
 
     items = [
@@ -152,7 +153,7 @@ def test_walked_items_travel_to_workers_unchanged() -> None:
 def test_planning_leaves_the_collector_on_and_as_it_was(tmp_path: Path) -> None:
     import gc
 
-    from shardpy.importers.base import collector_settled
+    from shardpy.importers.planner import collector_settled
 
     assert gc.isenabled() and gc.get_freeze_count() == 0
     with collector_settled() as settle:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from shardpy.apply import batch as apply_mod
+from shardpy.apply.batch import incomplete_runs
 from shardpy.errors import ShardpyError
-from shardpy.importers import apply as apply_mod
-from shardpy.importers.apply import incomplete_runs
-from shardpy.importers.service import abandon_run, resume
+from shardpy.flows.importflow import abandon_run, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
 from tests.importers.helpers import do_import
 

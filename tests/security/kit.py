@@ -73,8 +73,8 @@ def killed_after(ops: int, *args: str, cwd: Path) -> subprocess.CompletedProcess
 
 IMPORT_KILL = """
 import os, sys
-import shardpy.importers.apply as a
-import shardpy.importers.service as s
+import shardpy.apply.batch as a
+import shardpy.flows.importflow as s
 where = os.environ["KILL_AT"]
 def die(*args, **kwargs):
     os._exit(9)  # as SIGKILL

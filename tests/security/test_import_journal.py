@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shardpy.importers.apply import JOURNAL_NAME, JOURNAL_SCHEMA, PLAN_NAME
+from shardpy.apply.batch import JOURNAL_NAME, JOURNAL_SCHEMA, PLAN_NAME
 from tests.importers.fixtures import basic_memory_project, mcp_lines
 from tests.security.kit import import_killed, killed_after, make_victim
 from tests.shardkit import Cli, make_shard, run_shardpy, tree_snapshot, write_tree

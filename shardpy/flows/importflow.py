@@ -1,19 +1,25 @@
-"""The import command's stages, without any terminal code: resolve, plan, apply, resume, abandon."""
+"""`shardpy import`'s stages, beside install and update: resolve, plan, show, apply, resume, abandon.
+
+Planning is pure (``importers.planner.build_plan``); a dry run writes
+nothing. ``--apply`` journals the whole plan and runs it through the
+transaction's batched mode (``apply.batch``), the one writer; ``--resume``
+and ``--abandon`` finish or roll back a run a killed process left. The
+results know their own JSON form (``to_json``), so the CLI only prints.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import os
-import shutil
+import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from shardpy.errors import ShardpyError, UsageError
-from shardpy.fsutil import check_relpath
-from shardpy.importers.apply import (
+from shardpy.apply.batch import (
     AbandonResult,
     ApplyResult,
     Journal,
@@ -27,8 +33,11 @@ from shardpy.importers.apply import (
     runs_dir,
     set_aside,
 )
-from shardpy.importers.base import Adapter, Plan, PlanOptions, Progress, build_plan
-from shardpy.importers.ledger import Ledger
+from shardpy.errors import ShardpyError, UsageError
+from shardpy.fsutil import check_relpath
+from shardpy.importers.ledger import Ledger, recording
+from shardpy.importers.models import Adapter, Plan, PlanOptions, Progress
+from shardpy.importers.planner import build_plan
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 DEFAULT_MEMORY_ROOT = "memories"
@@ -206,9 +215,18 @@ def _interrupted_error(runs: list[tuple[str, str]]) -> ShardpyError:
 
 @dataclass(slots=True)
 class Outcome:
+    """A planned (and, with --apply, applied) import."""
+
     plan: Plan
     applied: ApplyResult | None = None
-    result: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None  # the run's record (result.json) once it completed
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --json`` prints: the plan, and the run's record when it ran."""
+        data = self.plan.to_dict()
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
 
 def run_import(
@@ -276,27 +294,35 @@ def run_import(
                 adapter, vault=vault, ledger=ledger, opts=opts, sink=journal, progress=progress, merge=merge
             )
         except BaseException:
-            journal.close()
-            shutil.rmtree(journal.dir, ignore_errors=True)
+            journal.discard()
             raise
         finally:
             ledger.close()
         plan.dry_run = False
         if plan.steps == 0:
             # Nothing to write: leave no trace of the run.
-            journal.close()
-            shutil.rmtree(journal.dir, ignore_errors=True)
+            journal.discard()
             return Outcome(plan)
         plan.run_id = run_id
-        journal.seal(plan)
+        journal.seal(plan.json_chunks())
         try:
             applied = execute(journal, apply_progress)
         except KeyboardInterrupt:
             abandon(journal, iso(utc_now()), into_rel)
             raise
-        result = complete(journal, fmt, into_rel, iso(utc_now()))
+        result = _complete(journal, fmt, into_rel)
         _fold_outcomes(plan, applied)
         return Outcome(plan, applied, result)
+
+
+def _complete(journal: Journal, fmt: str, into: str) -> dict[str, Any]:
+    """Close a finished run, its steps recorded in the import ledger as it closes."""
+    now = iso(utc_now())
+
+    def record(conn: sqlite3.Connection) -> AbstractContextManager[None]:
+        return recording(conn, journal.vault, fmt=fmt, into=into, run_id=journal.run_id, now=now)
+
+    return complete(journal, now, record)
 
 
 def _fold_outcomes(plan: Plan, applied: ApplyResult) -> None:
@@ -324,6 +350,39 @@ class ResumeOutcome:
     result: dict[str, Any]
     source_changed: int | None  # records whose source differs now (None: could not check)
 
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --resume --json`` prints."""
+        return {
+            "run_id": self.run_id,
+            "resumed": True,
+            "steps": self.total,
+            "remaining": self.remaining,
+            "written": self.applied.written,
+            "already": self.applied.already,
+            "changed_meanwhile": self.applied.changed,
+            "errors": [{"vault_path": t, "error": e} for t, e in self.applied.errors],
+            "source_changed": self.source_changed,
+        }
+
+
+class AbandonOutcome(NamedTuple):
+    """A rolled-back (or, its journal unreadable, set-aside) run."""
+
+    run_id: str
+    result: AbandonResult
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``shardpy import --abandon --json`` prints."""
+        res = self.result
+        return {
+            "run_id": self.run_id,
+            "abandoned": True,
+            "restored": res.restored,
+            "removed": res.removed,
+            "left": res.left,
+            "journal_unreadable": res.unreadable,
+        }
+
 
 def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -> ResumeOutcome:
     vault = check_vault(vault)
@@ -338,7 +397,7 @@ def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -
         total, done = journal.counts()
         changed = _source_changes(journal, meta)
         applied = execute(journal, progress, resuming=True)
-        result = complete(journal, meta["format"], meta["into"], iso(utc_now()))
+        result = _complete(journal, meta["format"], meta["into"])
         return ResumeOutcome(journal.run_id, meta, total, total - done, applied, result, changed)
 
 
@@ -354,8 +413,7 @@ def _open_interrupted(vault: Path) -> Journal:
     if not journal.sealed():
         # Killed while the plan was being written: no note was written yet. Resuming would
         # "finish" a partial plan and report success for work never done.
-        journal.close()
-        shutil.rmtree(journal.dir, ignore_errors=True)
+        journal.discard()
         raise _plan_incomplete(run_id)
     try:
         journal.check()
@@ -389,7 +447,7 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
     try:
         source = Path(meta["source"])
         adapter = make_adapter(meta["format"], check_source(meta["format"], source), strict=False)
-        from shardpy.importers.base import Record
+        from shardpy.importers.models import Record
 
         now = {r.source_path: r.source_hash for r in adapter.scan() if isinstance(r, Record)}
     except (ShardpyError, OSError, KeyError):
@@ -398,7 +456,7 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
     return sum(1 for sp, h in rows if now.get(sp) != h)
 
 
-def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
+def abandon_run(vault: Path) -> AbandonOutcome:
     vault = check_vault(vault)
     from shardpy.vault.lock import vault_lock
 
@@ -413,6 +471,6 @@ def abandon_run(vault: Path) -> tuple[str, AbandonResult]:
                 raise
             run_id = discard_unsealed(vault, incomplete_runs(vault))[-1][0]
             set_aside(vault, run_id, iso(utc_now()))
-            return run_id, AbandonResult(unreadable=True)
+            return AbandonOutcome(run_id, AbandonResult(unreadable=True))
         meta = journal.meta()
-        return journal.run_id, abandon(journal, iso(utc_now()), meta.get("into", ""))
+        return AbandonOutcome(journal.run_id, abandon(journal, iso(utc_now()), meta.get("into", "")))

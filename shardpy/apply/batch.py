@@ -1,17 +1,26 @@
-"""Applying an import plan: journal first, atomic writes, resume and abandon.
+"""The transaction's batched, resumable mode: one run journal, batched durability, resume, abandon.
 
-Each ``--apply`` run gets ``.shardmind/imports/<run>/`` holding ``plan.json``
-(the plan as ``--json`` prints it) and ``journal.sqlite3``: one row per write
-with the exact bytes to write, the hash the vault file must have before
-(nothing, or the bytes the plan saw) and, when a file is replaced, its
-previous bytes. Both are complete before the first note is written.
+``Transaction`` (transaction.py) applies a small plan all-or-nothing. A plan
+of thousands of notes (an import) runs here instead: it cannot be held in
+memory nor backed up file by file first, and a run killed half-way should be
+finished, not thrown away. The two modes share the journal rules
+(journalcheck.py), fsutil's atomic primitives and the durability rule (a
+batch is on disk before it is recorded as done); only this package writes.
+
+Each run gets ``.shardmind/imports/<run>/`` holding ``plan.json`` (the plan
+as ``--json`` prints it) and ``journal.sqlite3``: one row per write with the
+exact bytes to write, the hash the vault file must have before (nothing, or
+the bytes the plan saw), when a file is replaced its previous bytes, and the
+step's provenance (source record, render key, merge base) for the caller's
+records. Both are complete before the first file is written (``seal``).
 
 Every step is idempotent: a step whose target already holds the new bytes is
 done; one whose target still holds what the plan saw is written; anything
 else was changed by someone else meanwhile and is left alone. So a run killed
-at any point is finished by ``--resume`` with exactly the notes an
-uninterrupted run writes, and rolled back by ``--abandon``. The import
-records (the ledger) are updated in one transaction once every step is done.
+at any point is finished by ``resume`` with exactly the files an
+uninterrupted run writes, and rolled back by ``abandon``. The caller's
+records (the import ledger) are updated in one transaction once every step
+is done (``complete``).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shardpy import fsutil
 from shardpy.apply import journalcheck as jc
@@ -47,8 +56,9 @@ from shardpy.fsutil import (
     safe_target,
     syncfs_all,
 )
-from shardpy.importers.base import Plan, Step, sha256
-from shardpy.importers.ledger import IMPORTS_DIR, SCHEMA, ledger_corrupt, ledger_path
+from shardpy.fsutil import sha256_bytes as sha256
+from shardpy.plan.actions import WRITE_KINDS, WriteKind
+from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -83,8 +93,23 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
+class JournalStep(Protocol):
+    """One write of a run, with its provenance (the import's ``Step`` is one)."""
+
+    index: int
+    action: WriteKind
+    kind: str
+    source_path: str
+    target: str
+    pre_sha: str | None  # what must be at ``target`` before writing (None: nothing)
+    new_sha: str
+    source_hash: str
+    render_key: str
+    base_sha: str
+
+
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
-ACTIONS = frozenset({"create", "update", "merge", "conflict"})  # what base.build_plan emits
+ACTIONS = WRITE_KINDS  # what a step may do (an import plan's writes)
 
 
 def new_run_id(now: _dt.datetime) -> str:
@@ -225,7 +250,7 @@ class Journal:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
         self.conn.commit()
 
-    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
+    def add(self, step: JournalStep, new: bytes, pre: bytes | None, base: bytes | None) -> None:
         self.conn.execute(
             "INSERT INTO steps (idx, action, kind, source_path, target, pre_sha, new_sha, source_hash,"
             " render_key, base_sha, new, pre, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -246,7 +271,7 @@ class Journal:
             ),
         )
 
-    def seal(self, plan: Plan) -> None:
+    def seal(self, plan_json: Iterator[str]) -> None:
         """Make the plan and every step durable; from here on the run is resumable.
 
         Order matters: the steps and their count commit first, then plan.json
@@ -256,11 +281,18 @@ class Journal:
         total, _ = self.counts()
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('steps', ?)", (str(total),))
         self.conn.commit()
-        _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan.json_chunks())
+        _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan_json)
         self.set_meta("state", "applying")
 
     def close(self) -> None:
         self.conn.close()
+
+    def discard(self) -> None:
+        """Close and remove a run that wrote nothing (an empty or failed plan)."""
+        import shutil
+
+        self.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def counts(self) -> tuple[int, int]:
         total, done = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(done), 0) FROM steps").fetchone()
@@ -404,6 +436,16 @@ class ApplyResult:
     changed: list[str] = field(default_factory=list)  # targets left alone: changed meanwhile
     errors: list[tuple[str, str]] = field(default_factory=list)
 
+    def count(self, target: str, outcome: str) -> None:
+        if outcome == "written":
+            self.written += 1
+        elif outcome == "already":
+            self.already += 1
+        elif outcome == "changed":
+            self.changed.append(target)
+        else:
+            self.errors.append((target, outcome))
+
 
 class _Folders:
     """Descriptors of the vault folders a run writes into, opened once each, never through a link.
@@ -498,94 +540,140 @@ def execute(
     own unfinished write. Folders are made here, before a write is handed
     out, so two threads never race to create one folder.
     """
-    vault = journal.vault
     conn = journal.conn
-    delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
-    total, done = journal.counts()
-    todo = [r[0] for r in conn.execute("SELECT idx FROM steps WHERE done=0 ORDER BY idx")]
     if resuming:
         # a write killed between its temporary file and the rename left the former behind.
-        remove_stale_temps(vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")])
-    result = ApplyResult()
-    window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = collections.deque()
-    unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable and marked done
-    finished = 0
-    last_sync = time.monotonic()
+        remove_stale_temps(
+            journal.vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")]
+        )
     from concurrent.futures import ThreadPoolExecutor  # only an apply writes (~5 ms to load)
 
-    pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
-    folders = _Folders(vault)
-
-    def mark_done() -> None:
-        nonlocal last_sync
-        written = [t for _, t, outcome, _ in unsynced if outcome == "written"]
-        if written:
-            _flush(vault, written, pool)
-        conn.executemany(
-            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
-            [(o, json.dumps(d) if d else None, i) for i, _, o, d in unsynced],
-        )
-        conn.commit()
-        unsynced.clear()
-        last_sync = time.monotonic()
-
-    def finish() -> None:
-        nonlocal finished
-        idx, target, made, fut = window.popleft()
-        outcome, created = fut.result()
-        if outcome == "written":
-            result.written += 1
-        elif outcome == "already":
-            result.already += 1
-        elif outcome == "changed":
-            result.changed.append(target)
-        else:
-            result.errors.append((target, outcome))
-        unsynced.append((idx, target, outcome, made + created))
-        finished += 1
-        if delay:
-            time.sleep(delay)
-        if len(unsynced) >= SYNC_EVERY or time.monotonic() - last_sync > 1.0:
-            mark_done()
-        if progress is not None:
-            progress(done + finished, total)
-
+    run = _Run(
+        journal, progress, resuming, ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
+    )
     try:
-        for idx in todo:
-            action, target, pre_sha, new_sha, new, pre = conn.execute(
-                "SELECT action, target, pre_sha, new_sha, new, pre FROM steps WHERE idx=?", (idx,)
-            ).fetchone()
-            folder_fd, made = _folder(folders, target)
-            fut = pool.submit(
-                _do_step,
-                vault,
-                journal.run_id,
-                action,
-                target,
-                pre_sha,
-                new_sha,
-                new,
-                pre,
-                resuming,
-                folder_fd,
-            )
-            window.append((idx, target, made, fut))
-            if len(window) >= WRITERS * 8:
-                finish()
-        while window:
-            finish()
-        if unsynced:
-            mark_done()
+        for row in _pending_steps(conn):
+            run.submit(*row)
+            if len(run.window) >= WRITERS * 8:
+                run.finish_one()
+        while run.window:
+            run.finish_one()
+        if run.unsynced:
+            run.mark_done()
     except BaseException:
-        for *_, fut in window:
+        for *_, fut in run.window:
             fut.cancel()
         raise
     finally:
         # Writes already running finish before the caller rolls back or exits.
-        pool.shutdown(wait=True, cancel_futures=True)
-        folders.close()
+        run.pool.shutdown(wait=True, cancel_futures=True)
+        run.folders.close()
         conn.commit()
-    return result
+    return run.result
+
+
+PENDING_CHUNK = 256  # steps read from the journal at once
+
+
+def _pending_steps(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+    """The steps not yet done, in order, read a chunk at a time.
+
+    Each chunk is read whole before any of it is written: the run marks steps
+    done on the same connection, and SQLite leaves a query undefined while
+    the rows it walks are updated.
+    """
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT idx, action, target, pre_sha, new_sha, new, pre FROM steps WHERE done=0 AND idx>?"
+            " ORDER BY idx LIMIT ?",
+            (last, PENDING_CHUNK),
+        ).fetchall()
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1][0]
+
+
+class _Run:
+    """One ``execute``: the writes in flight, those finished but not yet durable, the tally."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        progress: Callable[[int, int], None] | None,
+        resuming: bool,
+        pool: ThreadPoolExecutor,
+    ) -> None:
+        self.journal = journal
+        self.progress = progress
+        self.resuming = resuming
+        self.pool = pool
+        self.folders = _Folders(journal.vault)
+        self.delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
+        self.total, self.done = journal.counts()
+        self.result = ApplyResult()
+        self.window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = (
+            collections.deque()
+        )
+        self.unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable nor marked
+        self.finished = 0
+        self.last_sync = time.monotonic()
+
+    def submit(
+        self,
+        idx: int,
+        action: str,
+        target: str,
+        pre_sha: str | None,
+        new_sha: str,
+        new: bytes,
+        pre: bytes | None,
+    ) -> None:
+        """Hand step ``idx`` to a writer thread, its folder made first (here, by one thread)."""
+        folder_fd, made = _folder(self.folders, target)
+        fut = self.pool.submit(
+            _do_step,
+            self.journal.vault,
+            self.journal.run_id,
+            action,
+            target,
+            pre_sha,
+            new_sha,
+            new,
+            pre,
+            self.resuming,
+            folder_fd,
+        )
+        self.window.append((idx, target, made, fut))
+
+    def finish_one(self) -> None:
+        """Wait for the oldest write in flight; flush and mark a batch once it is full or old."""
+        idx, target, made, fut = self.window.popleft()
+        outcome, created = fut.result()
+        self.result.count(target, outcome)
+        self.unsynced.append((idx, target, outcome, made + created))
+        self.finished += 1
+        if self.delay:
+            time.sleep(self.delay)
+        if len(self.unsynced) >= SYNC_EVERY or time.monotonic() - self.last_sync > 1.0:
+            self.mark_done()
+        if self.progress is not None:
+            self.progress(self.done + self.finished, self.total)
+
+    def mark_done(self) -> None:
+        """Make the finished writes durable, then record them as done (never the other way round)."""
+        written = [t for _, t, outcome, _ in self.unsynced if outcome == "written"]
+        if written:
+            _flush(self.journal.vault, written, self.pool)
+        conn = self.journal.conn
+        conn.executemany(
+            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
+            [(o, json.dumps(d) if d else None, i) for i, _, o, d in self.unsynced],
+        )
+        conn.commit()
+        self.unsynced.clear()
+        self.last_sync = time.monotonic()
 
 
 def _flush(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
@@ -666,46 +754,27 @@ def _truncated(data: bytes, new: bytes) -> bool:
     return len(data) < len(new) and new.startswith(data)
 
 
-def complete(journal: Journal, fmt: str, into: str, now: str) -> dict[str, Any]:
-    """Record every written step in the ledger (one transaction), then close the run."""
-    vault = journal.vault
-    lpath = ledger_path(vault)
-    lpath.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with contextlib.closing(sqlite3.connect(lpath)) as lconn:
-            lconn.executescript(SCHEMA)
-            lconn.commit()
-        _record(journal, lpath, fmt, into, now)
-    except sqlite3.DatabaseError:
-        # The notes are written; the run stays resumable and records them once the ledger is fixed.
-        raise ledger_corrupt() from None
+Recorder = Callable[[sqlite3.Connection], contextlib.AbstractContextManager[None]]
+
+
+def complete(journal: Journal, now: str, record: Recorder) -> dict[str, Any]:
+    """Record the run's written steps with the caller's ``record``, then close the run.
+
+    ``record(conn)`` stages the caller's records on the journal's connection
+    (the import attaches its ledger and copies the steps' provenance); the
+    run's "complete" state commits in the same SQLite transaction, so the
+    records and the state change together or not at all.
+    """
     conn = journal.conn
+    with record(conn):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'complete')")
+        conn.commit()
     outcomes = dict(
         conn.execute("SELECT COALESCE(outcome, 'pending'), COUNT(*) FROM steps GROUP BY 1").fetchall()
     )
     result = {"run_id": journal.run_id, "state": "complete", "finished_at": now, "outcomes": outcomes}
     _finish(journal, result)
     return result
-
-
-def _record(journal: Journal, lpath: Path, fmt: str, into: str, now: str) -> None:
-    conn = journal.conn
-    conn.create_function("casefold", 1, str.casefold, deterministic=True)
-    conn.execute("ATTACH DATABASE ? AS ledger", (str(lpath),))
-    try:
-        conn.execute(
-            "INSERT OR REPLACE INTO ledger.records (format, into_dir, source_path, kind, target, target_cf,"
-            " source_hash, render_key, base_sha, base, written_sha, written, run_id, updated_at)"
-            " SELECT ?, ?, source_path, kind, target, casefold(target), source_hash, render_key, base_sha,"
-            " CASE WHEN kind = 'note' THEN COALESCE(base, new) END, new_sha,"
-            " CASE WHEN base IS NOT NULL THEN new END, ?, ?"
-            " FROM steps WHERE outcome IN ('written', 'already')",
-            (fmt, into, journal.run_id, now),
-        )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'complete')")
-        conn.commit()
-    finally:
-        conn.execute("DETACH DATABASE ledger")
 
 
 def _finish(journal: Journal, result: dict[str, Any]) -> None:
