@@ -40,7 +40,7 @@ SELECT cid, fid, path, title, heading, line, type, score FROM (
            c.line AS line, f.type AS type, fts.rank AS score,
            row_number() OVER (PARTITION BY f.id ORDER BY fts.rank, c.id) AS rn
     FROM fts JOIN chunks AS c ON c.id = fts.rowid JOIN files AS f ON f.id = c.file_id
-    WHERE fts MATCH :q
+    WHERE fts MATCH :q AND fts.rowid BETWEEN :lo AND :hi
       AND (:type IS NULL OR f.type = :type)
       AND (:path IS NULL OR f.path = :path OR substr(f.path, 1, length(:dir)) = :dir)
 )
@@ -48,6 +48,14 @@ WHERE rn = 1
 ORDER BY score, cid
 LIMIT :limit OFFSET :offset
 """
+# The sections of the notes under a --path: a folder's notes are indexed one after the other, so their
+# section ids mostly form one run, and FTS5 reads only that stretch of each doclist. The join still
+# applies the filter exactly: the range only spares it the sections that cannot pass.
+_PATH_RANGE = (
+    "SELECT min(c.id), max(c.id) FROM files AS f JOIN chunks AS c ON c.file_id = f.id "
+    "WHERE (f.path >= :dir AND f.path < :end) OR f.path = :path"
+)
+ALL_ROWS = (-(2**63), 2**63 - 1)
 CANDIDATE_FACTOR = 3  # candidates per hit wanted: a note's other sections crowd some out
 MIN_CANDIDATES = 64
 # Snippets for the page only, without rank (bm25 would re-count every term's documents per call).
@@ -177,7 +185,21 @@ def _best_sections(conn: sqlite3.Connection, expr: str, params: dict[str, object
                 best.append(row)
         if len(best) >= offset + limit or len(rows) < want:  # filled, or every match was a candidate
             return best[offset : offset + limit]
-    return [(*r[:7], float(r[7])) for r in conn.execute(_RANKED, {"q": expr, **params})]
+    lo, hi = _section_range(conn, params)
+    if lo is None:
+        return []  # no note under that path
+    bound = {"q": expr, **params, "lo": lo, "hi": hi}
+    return [(*r[:7], float(r[7])) for r in conn.execute(_RANKED, bound)]
+
+
+def _section_range(conn: sqlite3.Connection, params: dict[str, object]) -> tuple[int | None, int | None]:
+    """The lowest and highest section id of the notes the path filter keeps (every id without one)."""
+    if params["path"] is None:
+        return ALL_ROWS
+    folder = str(params["dir"])
+    end = folder[:-1] + chr(ord("/") + 1)  # every path starting with "dir/" sorts below "dir0"
+    row = conn.execute(_PATH_RANGE, {"dir": folder, "end": end, "path": params["path"]}).fetchone()
+    return (None, None) if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
 
 def _run(
@@ -214,9 +236,15 @@ def _query(
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
         tr = translate(query, words_only=True)
         return _query(conn, tr, params, query, notices)
-    if hits or tr.fallback is None:
+    if hits or tr.fallback is None or _paged_past(conn, expr, params):
         return "all", hits
     return "any", _run(conn, tr.fallback, params, tr, query)
+
+
+def _paged_past(conn: sqlite3.Connection, expr: str, params: dict[str, object]) -> bool:
+    """An empty page past the end of a non-empty AND result: the end of it, not a reason to answer
+    with the OR fallback (page 2 would otherwise mix in notes missing a word, as "any")."""
+    return bool(params["offset"]) and bool(_best_sections(conn, expr, {**params, "offset": 0, "limit": 1}))
 
 
 def search(

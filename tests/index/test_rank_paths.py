@@ -85,7 +85,7 @@ queries = st.lists(st.sampled_from([*WORDS, "zzz"]), min_size=1, max_size=3).map
     top=st.integers(1, 12),
     offset=st.integers(0, 8),
     kind=st.sampled_from([None, "incident", "project"]),
-    path=st.sampled_from([None, "area-1", "area-2/sub-2"]),
+    path=st.sampled_from([None, "area-1", "area-2/sub-2", "area-1/sub-1/n1.md", "area-9"]),
     few=st.booleans(),
 )
 def test_every_path_ranks_as_scoring_every_match(
@@ -105,3 +105,15 @@ def test_every_path_ranks_as_scoring_every_match(
     got = [(h.path, h.score, h.line) for h in result.hits]
     assert got == oracle(vault, query, top, offset, kind, path)
     assert all(h.snippet for h in result.hits)
+
+
+def test_paging_past_an_and_result_does_not_switch_to_or(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    write(root, "both.md", "# Both\n\n## S\n\nalpha beta\n")
+    write(root, "one.md", "# One\n\n## S\n\nalpha only\n")
+    first = index.search(root, "alpha beta", top=1)
+    assert (first.match, [h.path for h in first.hits]) == ("all", ["both.md"])
+    second = index.search(root, "alpha beta", top=1, offset=1, max_age=float("inf"))
+    assert (second.match, second.hits) == ("all", [])
+    fallback = index.search(root, "alpha gamma", top=1, offset=1, max_age=float("inf"))
+    assert fallback.match == "any" and [h.path for h in fallback.hits] == ["one.md"]

@@ -156,6 +156,22 @@ def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     assert out["withheld"] == 50 and fake.calls == [(20, 0), (20, 20), (20, 40)]
 
 
+def test_search_stops_examining_hits_once_the_limit_is_filled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = build_world(tmp_path)
+    served = tools.Served.open(world.vault)
+    fake = FakeIndex(["brain/Gotchas.md", "work/active/Atlas.md", *["brain/Secret Plans.md"] * 30])
+    monkeypatch.setattr(tools, "_index", lambda: fake)
+    asked: list[str] = []
+    may_read = served.exposure.may_read
+    monkeypatch.setattr(served.exposure, "may_read", lambda p: asked.append(p) or may_read(p))
+    out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2))
+    assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]
+    assert out["withheld"] == 0 and fake.calls == [(20, 0)]
+    assert asked == ["brain/Gotchas.md", "work/active/Atlas.md"]
+
+
 def test_print_config_for_each_client(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     world = build_world(tmp_path)
     monkeypatch.chdir(world.repos["beta-repo"])
