@@ -20,6 +20,7 @@ compile, so with them copier renders as it does itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -111,8 +112,10 @@ def speed_up(worker: Any) -> None:
     if env.bytecode_cache is None:
         from shardpy.cachedir import cache_dir
 
+        # The fingerprint is taken when the first file template loads (most
+        # workers only ask questions and never do).
         env.bytecode_cache = CompiledTemplates(
-            cache_dir() / JINJA_CACHE / env_fingerprint(env), lambda: _reset_yield(env)
+            lambda: cache_dir() / JINJA_CACHE / env_fingerprint(env), lambda: _reset_yield(env)
         )
 
 
@@ -283,6 +286,7 @@ def env_fingerprint(env: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+@functools.cache
 def _version(package: str) -> str:
     try:
         return metadata.version(package)
@@ -304,10 +308,14 @@ class CompiledTemplates(BytecodeCache):
     recorded sha256 is ignored and replaced: a damaged or tampered entry
     is never run."""
 
-    def __init__(self, directory: Path, on_lookup: Callable[[], None]) -> None:
-        self.directory = directory
+    def __init__(self, directory: Callable[[], Path], on_lookup: Callable[[], None]) -> None:
+        self._directory = directory
         self.on_lookup = on_lookup
         self.hits = 0
+
+    @functools.cached_property
+    def directory(self) -> Path:
+        return self._directory()
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         return hashlib.sha256(name.encode("utf-8")).hexdigest()
