@@ -7,6 +7,7 @@ stays cheap for commands that never touch the network.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sys
@@ -23,6 +24,8 @@ from shardpy.sources.archive import max_archive_bytes
 from shardpy.sources.model import ProgressFn
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 USER_AGENT = f"shardpy/{__version__}"
@@ -56,9 +59,23 @@ def http_client(headers: dict[str, str] | None = None) -> Iterator[httpx.Client]
 
     timeout = httpx.Timeout(30.0, connect=10.0)
     with httpx.Client(
-        headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=timeout, follow_redirects=True
+        headers={"User-Agent": USER_AGENT, **(headers or {})},
+        timeout=timeout,
+        follow_redirects=True,
+        verify=_ssl_context(),
     ) as client:
         yield client
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi, or SSL_CERT_FILE / SSL_CERT_DIR),
+    built once per process: loading the CA bundle is ~60 ms, and a command
+    opens a client to resolve and another to download."""
+    _load_httpx()
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _host(url: str) -> str:
