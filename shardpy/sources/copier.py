@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shardpy.errors import ShardpyError
-from shardpy.sources.copierfast import capture_files, import_copier, speed_up
 
 if TYPE_CHECKING:
     from copier._main import Worker
@@ -37,6 +36,14 @@ DEFAULT_ANSWERS_FILE = ".copier-answers.yml"
 Operation = Literal["copy", "update", "adopt"]  # adopt renders only: it runs no task
 _ASK_TRIES = 5
 TRUST_HINT = "Pass --trust if you trust this template (copier's own --trust rule)."
+
+
+def import_copier() -> None:
+    """copier (and the speed-ups module, which loads Jinja) only on this path:
+    every source's load asks ``is_copier_template`` of this module."""
+    from shardpy.sources.copierfast import import_copier as load
+
+    load()
 
 
 def is_copier_template(root: Path) -> bool:
@@ -142,6 +149,8 @@ class CopierTemplate:
             # per file for nothing (or, under a TMPDIR inside a repository, an
             # edit of that repository's index). shardpy writes the modes itself.
             object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
+        from shardpy.sources.copierfast import speed_up
+
         with _copier_errors():
             speed_up(worker)
         return worker
@@ -319,6 +328,8 @@ class CopierTemplate:
         destination stays empty for the caller's own records."""
         import_copier()
         from copier._main import _operation
+
+        from shardpy.sources.copierfast import capture_files
 
         parent = Path(tempfile.mkdtemp(prefix="shardpy-copier-"))
         dst = parent / dest_name

@@ -8,6 +8,8 @@ Jinja, compiling each again on every run. Here a render
   (``<cache>/copier-jinja/``), keyed by the environment's fingerprint, the
   template's name and its source's sha256, each entry checked against the
   sha256 of its payload before it is used,
+- takes copier's output in memory instead of writing a scratch tree and
+  reading it back (``capture_files``),
 
 and copier is imported without the prompt library it loads for prompts
 shardpy never lets it show (``import_copier``).
@@ -20,6 +22,7 @@ compile, so with them copier renders as it does itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -27,7 +30,7 @@ import secrets
 import stat
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -111,8 +114,10 @@ def speed_up(worker: Any) -> None:
     if env.bytecode_cache is None:
         from shardpy.cachedir import cache_dir
 
+        # The fingerprint is taken when the first file template loads (most
+        # workers only ask questions and never do).
         env.bytecode_cache = CompiledTemplates(
-            cache_dir() / JINJA_CACHE / env_fingerprint(env), lambda: _reset_yield(env)
+            lambda: cache_dir() / JINJA_CACHE / env_fingerprint(env), lambda: _reset_yield(env)
         )
 
 
@@ -283,6 +288,7 @@ def env_fingerprint(env: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+@functools.cache
 def _version(package: str) -> str:
     try:
         return metadata.version(package)
@@ -301,13 +307,17 @@ class CompiledTemplates(BytecodeCache):
     is not part of the key (Jinja's own cache keys on it); the code
     loaded is given this run's file name, so errors and tracebacks read
     as after a fresh compile. An entry whose payload does not match its
-    recorded sha256 is ignored and replaced: a damaged or tampered entry
-    is never run."""
+    recorded sha256 is ignored and replaced: a damaged (or half-written, or
+    edited) entry is never run. Like Python's own ``__pycache__``, the
+    folder is trusted as the user's own."""
 
-    def __init__(self, directory: Path, on_lookup: Callable[[], None]) -> None:
-        self.directory = directory
+    def __init__(self, directory: Callable[[], Path], on_lookup: Callable[[], None]) -> None:
+        self._directory = directory
         self.on_lookup = on_lookup
-        self.hits = 0
+
+    @functools.cached_property
+    def directory(self) -> Path:
+        return self._directory()
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         return hashlib.sha256(name.encode("utf-8")).hexdigest()
@@ -317,10 +327,8 @@ class CompiledTemplates(BytecodeCache):
 
     def get_bucket(self, environment: Any, name: str, filename: str | None, source: str) -> Bucket:
         bucket = super().get_bucket(environment, name, filename, source)
-        if bucket.code is not None:
-            self.hits += 1
-            if filename is not None:
-                bucket.code = _with_filename(bucket.code, filename)
+        if bucket.code is not None and filename is not None:
+            bucket.code = _with_filename(bucket.code, filename)
         return bucket
 
     def _path(self, bucket: Bucket) -> Path:
@@ -359,9 +367,3 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
         _with_filename(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     return code.replace(co_filename=filename, co_consts=consts)
-
-
-def cached_entries(directory: Path) -> Iterator[Path]:
-    """The cache's entries (for tests and `cache` listings)."""
-    if directory.is_dir():
-        yield from sorted(directory.rglob("*.jbc"))

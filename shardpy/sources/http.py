@@ -7,8 +7,10 @@ stays cheap for commands that never touch the network.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,21 +24,58 @@ from shardpy.sources.archive import max_archive_bytes
 from shardpy.sources.model import ProgressFn
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 USER_AGENT = f"shardpy/{__version__}"
+
+
+def _load_httpx() -> None:
+    """Import httpx without its command-line client: ``httpx/__init__``
+    imports ``httpx._main`` (click, rich, pygments: more than half of
+    httpx's import time) only for the ``httpx`` console script, and carries
+    on without it when that import fails. The block is lifted at once, so a
+    later ``import httpx._main`` works as usual."""
+    if "httpx" in sys.modules:
+        return
+    blocked = "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]  # None: "import fails"
+    try:
+        import httpx  # noqa: F401
+    finally:
+        if blocked and "httpx._main" in sys.modules and sys.modules["httpx._main"] is None:
+            del sys.modules["httpx._main"]
+
+
 CHUNK = 64 * 1024
 
 
 @contextlib.contextmanager
 def http_client(headers: dict[str, str] | None = None) -> Iterator[httpx.Client]:
+    _load_httpx()
     import httpx
 
     timeout = httpx.Timeout(30.0, connect=10.0)
     with httpx.Client(
-        headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=timeout, follow_redirects=True
+        headers={"User-Agent": USER_AGENT, **(headers or {})},
+        timeout=timeout,
+        follow_redirects=True,
+        verify=_ssl_context(),
     ) as client:
         yield client
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi, or SSL_CERT_FILE / SSL_CERT_DIR),
+    built once per process: loading the CA bundle is ~60 ms, and a command
+    opens a client to resolve and another to download."""
+    _load_httpx()
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _host(url: str) -> str:
@@ -45,6 +84,7 @@ def _host(url: str) -> str:
 
 
 def unreachable(url: str, exc: BaseException) -> ShardpyError:
+    _load_httpx()
     import httpx
 
     why = "timed out" if isinstance(exc, httpx.TimeoutException) else (str(exc) or type(exc).__name__)
@@ -129,6 +169,7 @@ def download(
 
     Caps the body at SHARDPY_MAX_ARCHIVE_BYTES. ``dest`` is removed on any error.
     """
+    _load_httpx()
     import httpx
 
     limit = max_archive_bytes()
@@ -182,6 +223,7 @@ def get_json(client: httpx.Client, url: str, *, params: dict[str, str] | None = 
     Other statuses are returned for the caller to interpret (404 means
     different things for different endpoints).
     """
+    _load_httpx()
     import httpx
 
     try:
