@@ -60,6 +60,14 @@ def _plain_search_command(argv: list[str]) -> int | None:
     return exit_code_of(lambda: search_cmd.run_search(search_args), as_json=search_args.as_json)
 
 
+def _no_pydantic_plugin_scan() -> None:
+    import shardpy
+
+    if shardpy.PYDANTIC_PLUGINS_VAR not in os.environ:
+        os.environ[shardpy.PYDANTIC_PLUGINS_VAR] = "__all__"
+        shardpy.pydantic_plugins_turned_off = True
+
+
 def main() -> None:
     # Typer costs ~130 ms before a command runs (its import, then a pydantic
     # adapter per parameter), so `--version`, plain status and plain imports
@@ -70,6 +78,7 @@ def main() -> None:
 
         print(f"shardpy {__version__}")
         return
+    _no_pydantic_plugin_scan()
     if _plain_status(argv):
         from shardpy.cli.status import show_status
 

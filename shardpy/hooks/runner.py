@@ -123,6 +123,8 @@ def _drain(stream: IO[bytes], sink: bytearray, flags: dict[str, bool]) -> None:
 
 def _env(slot: str, ctx_file: str, js_ctx_file: str) -> dict[str, str]:
     env = dict(os.environ)
+    if shardpy.pydantic_plugins_turned_off:  # set for shardpy's own start-up only
+        env.pop(shardpy.PYDANTIC_PLUGINS_VAR, None)
     package_parent = str(Path(shardpy.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
     for prefix in ("SHARDPY", "SHARDMIND"):

@@ -333,3 +333,22 @@ def test_ctrl_c_during_a_hook_keeps_the_install(tmp_path: Path) -> None:
     assert (vault / ".shardmind/state.json").is_file()
     report = json.loads(run_shardpy("status", "--json", cwd=vault).stdout)
     assert report["counts"]["missing"] == 0 and report["counts"]["modified"] == 0
+
+
+ENV_PROBE = (
+    "import json, os, pathlib\n"
+    "pathlib.Path('probe.json').write_text(json.dumps(os.environ.get('PYDANTIC_DISABLE_PLUGINS')))\n"
+)
+
+
+@pytest.mark.parametrize("user_value", [None, "logfire"])
+def test_a_hook_gets_the_users_pydantic_plugin_setting(tmp_path: Path, user_value: str | None) -> None:
+    # shardpy turns pydantic's plugin scan off for its own start-up only.
+    shard = _shard(tmp_path, {"post-install": ENV_PROBE})
+    vault = tmp_path / "vault"
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if user_value is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = user_value
+    done = run_shardpy("install", shard, vault, "--defaults", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert read_json(vault / "probe.json") == user_value
