@@ -526,4 +526,4 @@ def _apply_and_hooks(
         and any(h.slot == "bootstrap" and h.status != "skipped" for h in run.results)
     ):
         state.hooks["bootstrap_fingerprint"] = bootstrap.fingerprint
-    save_state(vault, state)
+    save_state(vault, state, command="update")
