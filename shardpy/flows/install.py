@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from shardpy.apply.destination import install_folder
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
@@ -46,13 +46,18 @@ class InstallOptions:
     cwd: Path = field(default_factory=Path.cwd)
 
 
+# What install does with one produced file: write it, move the file already there
+# aside (--backup) and write it, or nothing (the bytes are already there).
+InstallAction = Literal["create", "replace", "identical"]
+
+
 @dataclass
 class PlannedFile:
     path: str
     module: str | None
     rendered: bool
     content_class: str
-    action: str  # create | replace (after backup) | identical
+    action: InstallAction
 
 
 @dataclass
