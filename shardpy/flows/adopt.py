@@ -179,7 +179,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         overlay, templates = clone_templates(prep, vault, production, (values, modules, install_date))
         disk = VaultDisk(vault, set(production.outputs), overlay)
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
-        _decide(actions, mode, opts, ui, vault)
+        _decide(actions, mode, opts, ui, disk)
         result.actions = actions
         result.templates_rendered = {templates[p]: p for p in sorted(templates)}
         touched = (
@@ -290,7 +290,7 @@ def _for_mode(action: FileAction, mode: Mode) -> FileAction:
     return action
 
 
-def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, vault: Path) -> None:
+def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, disk: VaultDisk) -> None:
     if mode != "ask" or not ui.interactive or opts.yes:
         return
     for action in actions:
@@ -299,9 +299,8 @@ def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, v
         choices = [(k, v.label) for k, v in action.outcomes.items()]
         if action.merge is not None and action.merge.has_conflicts:
             ui.show_conflict(action.path, action.merge.describe_conflicts())
-        elif "theirs" in action.outcomes and (vault / action.path).is_file():
+        elif "theirs" in action.outcomes and (mine := disk.stored(action.path)) is not None:
             shard = action.outcomes["theirs"].write or b""
-            mine = (vault / action.path).read_bytes()
             ui.show_conflict(action.path, [unified_diff(mine, shard, old_label="yours", new_label="shard")])
         action.choice = ui.choose(action.question, choices, default=action.choice)
 
