@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,30 +146,20 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
     (property-tested in tests/importers/test_fastpaths.py); four times faster
     than even ruamel's C loader for the usual basic-memory block.
     """
+    lines = _content_lines(fm_text)
+    if lines is None:
+        return None
     data: dict[str, Any] = {}
     items: list[Any] | None = None  # the list being filled (after an empty key)
     item_indent = -1
     key = ""
-    for line in fm_text.split("\n"):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line.strip(" "):
-            continue
-        if not line.isprintable():
-            return None  # tabs, CR, control and format characters, unusual spaces
-        c = line[0]
-        if c == " " or c == "-":
-            if items is None:
+    for line in lines:
+        if line[0] == " " or line[0] == "-":
+            item = _list_item(line, item_indent)
+            if item is None or items is None:
                 return None
-            m = _ITEM_LINE.fullmatch(line)
-            if m is None:
-                return None
-            indent = len(m.group(1))
-            if item_indent == -1:
-                item_indent = indent
-            elif indent != item_indent:
-                return None
-            value = None if m.group(2) is None else _simple_scalar(m.group(2))
+            raw, item_indent = item
+            value = None if raw is None else _simple_scalar(raw)
             if value is _NO:
                 return None
             items.append(value)
@@ -176,17 +167,13 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
         if items is not None:
             data[key] = items or None
             items = None
-        m = _KEY_LINE.fullmatch(line)
-        if m is None:
+        entry = _key_line(line, data)
+        if entry is None:
             return None
-        key = m.group(1)
-        if key in data or key.lower() in _PLAIN_WORDS:
-            return None
-        raw = m.group(2)
-        if raw is None or not raw.strip(" "):
+        key, raw = entry
+        if raw is None:  # an empty value: a list of items may follow
             data[key] = None
-            items = []
-            item_indent = -1
+            items, item_indent = [], -1
             continue
         value = _simple_flow(raw) if raw.startswith("[") else _simple_scalar(raw)
         if value is _NO:
@@ -195,6 +182,46 @@ def simple_mapping(fm_text: str) -> dict[str, Any] | None:
     if items is not None:
         data[key] = items or None
     return data or None  # a blank block is YAML's None, decided by the caller
+
+
+def _content_lines(fm_text: str) -> list[str] | None:
+    """The block's non-blank lines without their CR; None when one holds a tab, CR,
+    control or format character or an unusual space (YAML decides those)."""
+    lines: list[str] = []
+    for line in fm_text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line.strip(" "):
+            continue
+        if not line.isprintable():
+            return None
+        lines.append(line)
+    return lines
+
+
+def _list_item(line: str, indent: int) -> tuple[str | None, int] | None:
+    """(the value text or None, the indent) of a ``- item`` line at the list's
+    ``indent`` (-1: the first item sets it); None when it is not one."""
+    m = _ITEM_LINE.fullmatch(line)
+    if m is None:
+        return None
+    found = len(m.group(1))
+    if indent != -1 and found != indent:
+        return None
+    return m.group(2), found
+
+
+def _key_line(line: str, seen: Container[str]) -> tuple[str, str | None] | None:
+    """(key, value text; None when empty) of a ``key: value`` line at column 0 with a
+    new, plain key; None otherwise."""
+    m = _KEY_LINE.fullmatch(line)
+    if m is None:
+        return None
+    key = m.group(1)
+    if key in seen or key.lower() in _PLAIN_WORDS:
+        return None
+    raw = m.group(2)
+    return key, None if raw is None or not raw.strip(" ") else raw
 
 
 _INT = re.compile(r"[0-9]+")
@@ -230,41 +257,30 @@ def simple_keys(fm_text: str) -> list[str] | None:
     this answers, YAML loads a mapping with these keys (property-tested in
     tests/install/test_status_fast.py).
     """
+    lines = _content_lines(fm_text)
+    if lines is None:
+        return None
     keys: list[str] = []
     seen: set[str] = set()
     in_list = False
     item_indent = -1
-    for line in fm_text.split("\n"):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line.strip(" "):
-            continue
-        if not line.isprintable():
-            return None
-        c = line[0]
-        if c == " " or c == "-":
-            m = _ITEM_LINE.fullmatch(line) if in_list else None
-            if m is None:
+    for line in lines:
+        if line[0] == " " or line[0] == "-":
+            item = _list_item(line, item_indent) if in_list else None
+            if item is None:
                 return None
-            indent = len(m.group(1))
-            if item_indent == -1:
-                item_indent = indent
-            elif indent != item_indent:
-                return None
-            if m.group(2) is not None and not _loadable_scalar(m.group(2)):
+            raw, item_indent = item
+            if raw is not None and not _loadable_scalar(raw):
                 return None
             continue
         in_list = False
-        m = _KEY_LINE.fullmatch(line)
-        if m is None:
+        entry = _key_line(line, seen)
+        if entry is None:
             return None
-        key = m.group(1)
-        if key in seen or key.lower() in _PLAIN_WORDS:
-            return None
+        key, raw = entry
         seen.add(key)
         keys.append(key)
-        raw = m.group(2)
-        if raw is None or not raw.strip(" "):
+        if raw is None:
             in_list, item_indent = True, -1
         elif not _loadable_scalar(raw):
             return None

@@ -201,6 +201,18 @@ def status_report(report: StatusReport) -> None:
         if report.error.hint:
             con.print(f"  hint: {report.error.hint}")
         return
+    _status_summary(con, report)
+    _attention_lines(con, report)
+    for w in report.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+    if report.git is not None:
+        git_status(report.git)
+    if report.verbose:
+        _status_details(con, report)
+
+
+def _status_summary(con: Any, report: StatusReport) -> None:
+    """Shard, source, file counts, values, modules, update and missing files."""
     st = report.state
     assert st is not None
     con.print(f"[bold]{st.shard}[/] {st.version}  [dim]{report.vault}[/]")
@@ -232,13 +244,10 @@ def status_report(report: StatusReport) -> None:
         con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
     for path in report.missing:
         con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
-    _attention_lines(con, report)
-    for w in report.warnings:
-        con.print(f"[yellow]warning:[/] {w}")
-    if report.git is not None:
-        git_status(report.git)
-    if not report.verbose:
-        return
+
+
+def _status_details(con: Any, report: StatusReport) -> None:
+    """What --verbose adds: modified files, user files, frontmatter gaps, environment."""
     for item in report.modified:
         stats = f" +{item['added']} −{item['removed']}" if "added" in item else ""
         if item.get("conflict"):

@@ -27,7 +27,7 @@ from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
 from shardpy.plan.links import rewrite_links
-from shardpy.plan.update import FileAction, OnConflict
+from shardpy.plan.update import ADDED, BOTH_CHANGED, DROPPED, ActionKind, FileAction, OnConflict
 from shardpy.shard.migrations import check_scope, load_file_migrations, rename_map, select_migrations
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
@@ -36,6 +36,11 @@ from shardpy.vault import layout
 from shardpy.vault.files import user_files
 from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State
+
+# Summary groups of adopt's plan (typed: a misspelt kind is a mypy error).
+_REPLACED: frozenset[ActionKind] = frozenset({"differs", "update"})  # when the shard's bytes are written
+_KEPT: frozenset[ActionKind] = frozenset({"differs", "keep", "volatile"})
+_SHARD_MAY_WIN: frozenset[ActionKind] = frozenset({"merge", "conflict", "keep"})  # --use-shard takes theirs
 
 
 @dataclass
@@ -87,7 +92,7 @@ class AdoptResult:
         for a in self.actions:
             if a.action == "unchanged":
                 out["matched"] += 1
-            elif a.action in ("add", "restore"):
+            elif a.action in ADDED:
                 out["installed"] += 1
             elif a.action == "missing":
                 out["missing"] += 1
@@ -95,9 +100,9 @@ class AdoptResult:
                 out["conflicted"] += 1
             elif a.action == "merge":
                 out["merged"] += 1
-            elif a.outcome.write is not None and a.action in ("differs", "update"):
+            elif a.outcome.write is not None and a.action in _REPLACED:
                 out["replaced"] += 1
-            elif a.action in ("differs", "keep", "volatile"):
+            elif a.action in _KEPT:
                 out["kept"] += 1
         out["left_alone"] = self.left_alone
         return out
@@ -174,7 +179,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         overlay, templates = clone_templates(prep, vault, production, (values, modules, install_date))
         disk = VaultDisk(vault, set(production.outputs), overlay)
         actions = _plan(prep, vault, disk, values, modules, production.outputs, mode, opts, result)
-        _decide(actions, mode, opts, ui, vault)
+        _decide(actions, mode, opts, ui, disk)
         result.actions = actions
         result.templates_rendered = {templates[p]: p for p in sorted(templates)}
         touched = (
@@ -267,7 +272,7 @@ def _plan(
 
 def _for_mode(action: FileAction, mode: Mode) -> FileAction:
     """An update planned from the detected base, seen through the mode."""
-    if action.action in ("delete", "orphan", "gone"):
+    if action.action in DROPPED:
         # Files the shard stopped producing are left alone by adopt.
         return replace(
             action,
@@ -276,20 +281,16 @@ def _for_mode(action: FileAction, mode: Mode) -> FileAction:
             choice="apply",
             question=None,
         )
-    if (
-        mode == "use-shard"
-        and action.action in ("merge", "conflict", "keep")
-        and action.content_class != "user_content"
-    ):
+    if mode == "use-shard" and action.action in _SHARD_MAY_WIN and action.content_class != "user_content":
         theirs = action.outcomes.get("theirs")
         if theirs is not None:
             return replace(action, choice="theirs")
-    if mode == "keep-mine" and action.action in ("merge", "conflict") and "keep" in action.outcomes:
+    if mode == "keep-mine" and action.action in BOTH_CHANGED and "keep" in action.outcomes:
         return replace(action, choice="keep")
     return action
 
 
-def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, vault: Path) -> None:
+def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, disk: VaultDisk) -> None:
     if mode != "ask" or not ui.interactive or opts.yes:
         return
     for action in actions:
@@ -298,9 +299,8 @@ def _decide(actions: list[FileAction], mode: Mode, opts: AdoptOptions, ui: UI, v
         choices = [(k, v.label) for k, v in action.outcomes.items()]
         if action.merge is not None and action.merge.has_conflicts:
             ui.show_conflict(action.path, action.merge.describe_conflicts())
-        elif "theirs" in action.outcomes and (vault / action.path).is_file():
+        elif "theirs" in action.outcomes and (mine := disk.stored(action.path)) is not None:
             shard = action.outcomes["theirs"].write or b""
-            mine = (vault / action.path).read_bytes()
             ui.show_conflict(action.path, [unified_diff(mine, shard, old_label="yours", new_label="shard")])
         action.choice = ui.choose(action.question, choices, default=action.choice)
 

@@ -58,10 +58,10 @@ def run_first_hooks(
         # The files are written and the state committed: keep them, record
         # what the stopped hook changed, and say so.
         rehash(vault, state)
-        save_state(vault, state)
+        save_state(vault, state, command=command)
         raise KeyboardInterrupt(
             f"Interrupted while a hook ran; the hook was stopped. The {command} itself is "
             "complete (run `shardpy status`)."
         ) from None
-    save_state(vault, state)
+    save_state(vault, state, command=command)
     return run.results

@@ -3,14 +3,13 @@ plan → (dry run stops) → apply in one transaction → hooks → re-hash."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from shardpy.apply.destination import install_folder
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
@@ -47,13 +46,18 @@ class InstallOptions:
     cwd: Path = field(default_factory=Path.cwd)
 
 
+# What install does with one produced file: write it, move the file already there
+# aside (--backup) and write it, or nothing (the bytes are already there).
+InstallAction = Literal["create", "replace", "identical"]
+
+
 @dataclass
 class PlannedFile:
     path: str
     module: str | None
     rendered: bool
     content_class: str
-    action: str  # create | replace (after backup) | identical
+    action: InstallAction
 
 
 @dataclass
@@ -311,26 +315,15 @@ def _recover_first(dest: Path) -> RecoveryReport | None:
 
 
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
-    created_dest = not dest.exists()
-    dest.mkdir(parents=True, exist_ok=True)
-    sidecar_existed = (dest / layout.SIDECAR).exists()
-    try:
-        with vault_lock(dest, command="install"):
-            if recover(dest) is not None:
-                # Another command died here after this install was planned:
-                # the plan may be stale, so start again rather than guess.
-                raise ShardpyError(
-                    "INSTALL_RETRY",
-                    "An interrupted shardpy command in this folder was just rolled back",
-                    "Nothing was installed; run the same install again.",
-                )
-            _check_dest(dest)
-            tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
-            tx.run(ops, progress=ui.progress("Installing", len(ops)))
-    except BaseException:
-        if not (dest / layout.STATE).exists() and not sidecar_existed:
-            shutil.rmtree(dest / layout.SIDECAR, ignore_errors=True)
-        if created_dest:
-            with contextlib.suppress(OSError):
-                dest.rmdir()
-        raise
+    with install_folder(dest) as sidecar_existed, vault_lock(dest, command="install"):
+        if recover(dest) is not None:
+            # Another command died here after this install was planned:
+            # the plan may be stale, so start again rather than guess.
+            raise ShardpyError(
+                "INSTALL_RETRY",
+                "An interrupted shardpy command in this folder was just rolled back",
+                "Nothing was installed; run the same install again.",
+            )
+        _check_dest(dest)
+        tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
+        tx.run(ops, progress=ui.progress("Installing", len(ops)))

@@ -42,7 +42,7 @@ from shardpy.hooks.runner import HookResult
 from shardpy.plan.decide import EDIT, answer, answer_with_edit, open_questions
 from shardpy.plan.links import rewrite_links
 from shardpy.plan.moves import user_move_actions, user_moves
-from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, UpdateInputs, plan_update
+from shardpy.plan.update import ADDED, ConflictStyle, FileAction, OnConflict, UpdateInputs, plan_update
 from shardpy.shard.migrations import (
     FileMigration,
     check_scope,
@@ -501,7 +501,7 @@ def _apply_and_hooks(
         prep, slots, no_hooks=opts.no_hooks, trust=opts.trust, ui=ui, warnings=result.warnings
     ):
         return
-    new_files = sorted(a.path for a in result.actions if a.action in ("add", "restore"))
+    new_files = sorted(a.path for a in result.actions if a.action in ADDED)
     removed = sorted(a.path for a in result.actions if a.outcome.delete and a.action != "moved")
     run = run_slots(
         slots,
@@ -526,4 +526,4 @@ def _apply_and_hooks(
         and any(h.slot == "bootstrap" and h.status != "skipped" for h in run.results)
     ):
         state.hooks["bootstrap_fingerprint"] = bootstrap.fingerprint
-    save_state(vault, state)
+    save_state(vault, state, command="update")

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy import __version__
+from shardpy.apply.followup import commit_writes
 from shardpy.apply.transaction import Op
-from shardpy.fsutil import atomic_write
 from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
 from shardpy.shard.values import render_values_file
 from shardpy.vault import layout
@@ -131,6 +131,7 @@ def state_op(state: State) -> Op:
     return Op.write(layout.STATE, state.to_json().encode("utf-8"))
 
 
-def save_state(vault_root: Path, state: State) -> None:
-    state.engine = f"shardpy {__version__}"
-    atomic_write(vault_root, layout.STATE, state.to_json().encode("utf-8"))
+def save_state(vault_root: Path, state: State, *, command: str) -> None:
+    """The state after the hooks re-hashed it, saved in a transaction of its own
+    (``<command>-hooks``); nothing is written when the bytes did not change."""
+    commit_writes(vault_root, f"{command}-hooks", [state_op(state)])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.fsutil import atomic_write, sha256_file
+from shardpy.fsutil import sha256_file
 from shardpy.hooks.runner import HookResult, run_hook
 from shardpy.shard.manifest import Manifest
 from shardpy.vault.ownership import classify
@@ -81,15 +81,17 @@ def _managed_snapshot(vault_root: Path, state: State, skip: set[str]) -> dict[st
 
 
 def enforce_additive(vault_root: Path, before: dict[str, bytes]) -> list[str]:
-    """Invariant 3: restore managed files a post-update hook changed."""
-    restored: list[str] = []
+    """Invariant 3: restore managed files a post-update hook changed (one
+    transaction, ``hook-guard``)."""
+    from shardpy.apply.followup import restore_files
+
+    changed: dict[str, bytes] = {}
     for path, data in before.items():
         target = vault_root / path
         current = target.read_bytes() if target.is_file() else None
         if current != data:
-            atomic_write(vault_root, path, data)
-            restored.append(path)
-    return restored
+            changed[path] = data
+    return restore_files(vault_root, "hook-guard", changed)
 
 
 def rehash(vault_root: Path, state: State) -> bool:

@@ -224,6 +224,176 @@ def _reduce(
     return ha, rindex
 
 
+# One edit more in one direction: its diagonals lo and hi, whether it saw a long
+# snake, and where it met the other direction's paths (None: not yet).
+_Step = tuple[int, int, bool, tuple[int, int] | None]
+
+
+class _Box:
+    """One xdl_split search: the box ``off1..lim1`` x ``off2..lim2`` of the
+    records ``ha1`` and ``ha2``, and the forward and backward furthest-reaching
+    paths ``kvdf``/``kvdb`` (indexed by diagonal + ``ko``)."""
+
+    __slots__ = ("ha1", "ha2", "ko", "kvdb", "kvdf", "lim1", "lim2", "off1", "off2")
+
+    def __init__(
+        self,
+        ha1: list[int],
+        box: tuple[int, int, int, int],
+        ha2: list[int],
+        kv: tuple[list[int], list[int], int],
+    ) -> None:
+        self.ha1, self.ha2 = ha1, ha2
+        self.off1, self.lim1, self.off2, self.lim2 = box
+        self.kvdf, self.kvdb, self.ko = kv
+
+    def forward(self, fmin: int, fmax: int, meet: bool, bmin: int, bmax: int) -> _Step:
+        """One edit more forward: widen the diagonals ``fmin..fmax`` and extend each
+        along its snake; with ``meet``, stop where one reaches a backward path of
+        ``bmin..bmax``."""
+        ha1, ha2, kvdf, kvdb, ko = self.ha1, self.ha2, self.kvdf, self.kvdb, self.ko
+        lim1, lim2 = self.lim1, self.lim2
+        fmin, fmax = _grow(kvdf, ko, fmin, fmax, self.off1 - lim2, lim1 - self.off2, -1)
+        got_snake = False
+        for d in range(fmax, fmin - 1, -2):
+            lo = kvdf[d - 1 + ko]
+            hi = kvdf[d + 1 + ko]
+            i1 = lo + 1 if lo >= hi else hi
+            prev1 = i1
+            i2 = i1 - d
+            if i1 < lim1 and i2 < lim2 and ha1[i1] == ha2[i2]:
+                run = _run_fwd(ha1, ha2, i1, i2, min(lim1 - i1, lim2 - i2))
+                i1 += run
+                i2 += run
+            if i1 - prev1 > _SNAKE_CNT:
+                got_snake = True
+            kvdf[d + ko] = i1
+            if meet and bmin <= d <= bmax and kvdb[d + ko] <= i1:
+                return fmin, fmax, got_snake, (i1, i2)
+        return fmin, fmax, got_snake, None
+
+    def backward(self, bmin: int, bmax: int, meet: bool, fmin: int, fmax: int) -> _Step:
+        """The same backward, for the diagonals ``bmin..bmax``, meeting a forward
+        path of ``fmin..fmax``."""
+        ha1, ha2, kvdf, kvdb, ko = self.ha1, self.ha2, self.kvdf, self.kvdb, self.ko
+        off1, off2 = self.off1, self.off2
+        bmin, bmax = _grow(kvdb, ko, bmin, bmax, off1 - self.lim2, self.lim1 - off2, _LINE_MAX)
+        got_snake = False
+        for d in range(bmax, bmin - 1, -2):
+            lo = kvdb[d - 1 + ko]
+            hi = kvdb[d + 1 + ko]
+            i1 = lo if lo < hi else hi - 1
+            prev1 = i1
+            i2 = i1 - d
+            if i1 > off1 and i2 > off2 and ha1[i1 - 1] == ha2[i2 - 1]:
+                run = _run_bwd(ha1, ha2, i1, i2, min(i1 - off1, i2 - off2))
+                i1 -= run
+                i2 -= run
+            if prev1 - i1 > _SNAKE_CNT:
+                got_snake = True
+            kvdb[d + ko] = i1
+            if meet and fmin <= d <= fmax and i1 <= kvdf[d + ko]:
+                return bmin, bmax, got_snake, (i1, i2)
+        return bmin, bmax, got_snake, None
+
+    def forward_snake(self, fmin: int, fmax: int, fmid: int, ec: int) -> tuple[int, int] | None:
+        """The heuristic's split on a forward path: the best one ending in a
+        snake of _SNAKE_CNT equal records, if it is good enough."""
+        ha1, ha2, kvdf, ko = self.ha1, self.ha2, self.kvdf, self.ko
+        off1, lim1, off2, lim2 = self.off1, self.lim1, self.off2, self.lim2
+        best = 0
+        spl1 = spl2 = 0
+        for d in range(fmax, fmin - 1, -2):
+            dd = d - fmid if d > fmid else fmid - d
+            i1 = kvdf[d + ko]
+            i2 = i1 - d
+            v = (i1 - off1) + (i2 - off2) - dd
+            if (
+                v > _K_HEUR * ec
+                and v > best
+                and off1 + _SNAKE_CNT <= i1 < lim1
+                and off2 + _SNAKE_CNT <= i2 < lim2
+            ):
+                k = 1
+                while ha1[i1 - k] == ha2[i2 - k]:
+                    if k == _SNAKE_CNT:
+                        best = v
+                        spl1, spl2 = i1, i2
+                        break
+                    k += 1
+        return (spl1, spl2) if best > 0 else None
+
+    def backward_snake(self, bmin: int, bmax: int, bmid: int, ec: int) -> tuple[int, int] | None:
+        """The same on a backward path."""
+        ha1, ha2, kvdb, ko = self.ha1, self.ha2, self.kvdb, self.ko
+        off1, lim1, off2, lim2 = self.off1, self.lim1, self.off2, self.lim2
+        best = 0
+        spl1 = spl2 = 0
+        for d in range(bmax, bmin - 1, -2):
+            dd = d - bmid if d > bmid else bmid - d
+            i1 = kvdb[d + ko]
+            i2 = i1 - d
+            v = (lim1 - i1) + (lim2 - i2) - dd
+            if (
+                v > _K_HEUR * ec
+                and v > best
+                and off1 < i1 <= lim1 - _SNAKE_CNT
+                and off2 < i2 <= lim2 - _SNAKE_CNT
+            ):
+                k = 0
+                while ha1[i1 + k] == ha2[i2 + k]:
+                    if k == _SNAKE_CNT - 1:
+                        best = v
+                        spl1, spl2 = i1, i2
+                        break
+                    k += 1
+        return (spl1, spl2) if best > 0 else None
+
+    def furthest(self, fwd: tuple[int, int], back: tuple[int, int]) -> tuple[int, int, bool, bool]:
+        """The cost cut-off's split: the furthest-reaching path of either direction."""
+        kvdf, kvdb, ko = self.kvdf, self.kvdb, self.ko
+        off1, lim1, off2, lim2 = self.off1, self.lim1, self.off2, self.lim2
+        fbest = fbest1 = -1
+        for d in range(fwd[1], fwd[0] - 1, -2):
+            i1 = min(kvdf[d + ko], lim1)
+            i2 = i1 - d
+            if lim2 < i2:
+                i1 = lim2 + d
+                i2 = lim2
+            if fbest < i1 + i2:
+                fbest = i1 + i2
+                fbest1 = i1
+        bbest = bbest1 = _LINE_MAX
+        for d in range(back[1], back[0] - 1, -2):
+            i1 = max(off1, kvdb[d + ko])
+            i2 = i1 - d
+            if i2 < off2:
+                i1 = off2 + d
+                i2 = off2
+            if i1 + i2 < bbest:
+                bbest = i1 + i2
+                bbest1 = i1
+        if (lim1 + lim2) - bbest < fbest - (off1 + off2):
+            return fbest1, fbest - fbest1, True, False
+        return bbest1, bbest - bbest1, False, True
+
+
+def _grow(kv: list[int], ko: int, lo: int, hi: int, dmin: int, dmax: int, sentinel: int) -> tuple[int, int]:
+    """Widen the diagonals ``lo..hi`` by one on each side the box allows (narrow
+    where it does not), marking the diagonal beyond each new end unreachable."""
+    if lo > dmin:
+        lo -= 1
+        kv[lo - 1 + ko] = sentinel
+    else:
+        lo += 1
+    if hi < dmax:
+        hi += 1
+        kv[hi + 1 + ko] = sentinel
+    else:
+        hi -= 1
+    return lo, hi
+
+
 def _split(
     ha1: list[int],
     off1: int,
@@ -238,11 +408,10 @@ def _split(
     mxcost: int,
 ) -> tuple[int, int, bool, bool]:
     """Find the split point of a box (xdl_split); returns (i1, i2, min_lo, min_hi)."""
-    dmin = off1 - lim2
-    dmax = lim1 - off2
+    box = _Box(ha1, (off1, lim1, off2, lim2), ha2, (kvdf, kvdb, ko))
     fmid = off1 - off2
     bmid = lim1 - lim2
-    odd = (fmid - bmid) & 1
+    odd = (fmid - bmid) & 1 == 1
     fmin = fmax = fmid
     bmin = bmax = bmid
     kvdf[fmid + ko] = off1
@@ -250,133 +419,23 @@ def _split(
     ec = 0
     while True:
         ec += 1
-        got_snake = False
-
-        if fmin > dmin:
-            fmin -= 1
-            kvdf[fmin - 1 + ko] = -1
-        else:
-            fmin += 1
-        if fmax < dmax:
-            fmax += 1
-            kvdf[fmax + 1 + ko] = -1
-        else:
-            fmax -= 1
-        for d in range(fmax, fmin - 1, -2):
-            lo = kvdf[d - 1 + ko]
-            hi = kvdf[d + 1 + ko]
-            i1 = lo + 1 if lo >= hi else hi
-            prev1 = i1
-            i2 = i1 - d
-            if i1 < lim1 and i2 < lim2 and ha1[i1] == ha2[i2]:
-                run = _run_fwd(ha1, ha2, i1, i2, min(lim1 - i1, lim2 - i2))
-                i1 += run
-                i2 += run
-            if i1 - prev1 > _SNAKE_CNT:
-                got_snake = True
-            kvdf[d + ko] = i1
-            if odd and bmin <= d <= bmax and kvdb[d + ko] <= i1:
-                return i1, i2, True, True
-
-        if bmin > dmin:
-            bmin -= 1
-            kvdb[bmin - 1 + ko] = _LINE_MAX
-        else:
-            bmin += 1
-        if bmax < dmax:
-            bmax += 1
-            kvdb[bmax + 1 + ko] = _LINE_MAX
-        else:
-            bmax -= 1
-        for d in range(bmax, bmin - 1, -2):
-            lo = kvdb[d - 1 + ko]
-            hi = kvdb[d + 1 + ko]
-            i1 = lo if lo < hi else hi - 1
-            prev1 = i1
-            i2 = i1 - d
-            if i1 > off1 and i2 > off2 and ha1[i1 - 1] == ha2[i2 - 1]:
-                run = _run_bwd(ha1, ha2, i1, i2, min(i1 - off1, i2 - off2))
-                i1 -= run
-                i2 -= run
-            if prev1 - i1 > _SNAKE_CNT:
-                got_snake = True
-            kvdb[d + ko] = i1
-            if not odd and fmin <= d <= fmax and i1 <= kvdf[d + ko]:
-                return i1, i2, True, True
-
+        fmin, fmax, snake_f, met = box.forward(fmin, fmax, odd, bmin, bmax)
+        if met is not None:
+            return met[0], met[1], True, True
+        bmin, bmax, snake_b, met = box.backward(bmin, bmax, not odd, fmin, fmax)
+        if met is not None:
+            return met[0], met[1], True, True
         if need_min:
             continue
-
-        if got_snake and ec > _HEUR_MIN_COST:
-            best = 0
-            spl1 = spl2 = 0
-            for d in range(fmax, fmin - 1, -2):
-                dd = d - fmid if d > fmid else fmid - d
-                i1 = kvdf[d + ko]
-                i2 = i1 - d
-                v = (i1 - off1) + (i2 - off2) - dd
-                if (
-                    v > _K_HEUR * ec
-                    and v > best
-                    and off1 + _SNAKE_CNT <= i1 < lim1
-                    and off2 + _SNAKE_CNT <= i2 < lim2
-                ):
-                    k = 1
-                    while ha1[i1 - k] == ha2[i2 - k]:
-                        if k == _SNAKE_CNT:
-                            best = v
-                            spl1, spl2 = i1, i2
-                            break
-                        k += 1
-            if best > 0:
-                return spl1, spl2, True, False
-
-            best = 0
-            for d in range(bmax, bmin - 1, -2):
-                dd = d - bmid if d > bmid else bmid - d
-                i1 = kvdb[d + ko]
-                i2 = i1 - d
-                v = (lim1 - i1) + (lim2 - i2) - dd
-                if (
-                    v > _K_HEUR * ec
-                    and v > best
-                    and off1 < i1 <= lim1 - _SNAKE_CNT
-                    and off2 < i2 <= lim2 - _SNAKE_CNT
-                ):
-                    k = 0
-                    while ha1[i1 + k] == ha2[i2 + k]:
-                        if k == _SNAKE_CNT - 1:
-                            best = v
-                            spl1, spl2 = i1, i2
-                            break
-                        k += 1
-            if best > 0:
-                return spl1, spl2, False, True
-
+        if (snake_f or snake_b) and ec > _HEUR_MIN_COST:
+            at = box.forward_snake(fmin, fmax, fmid, ec)
+            if at is not None:
+                return at[0], at[1], True, False
+            at = box.backward_snake(bmin, bmax, bmid, ec)
+            if at is not None:
+                return at[0], at[1], False, True
         if ec >= mxcost:
-            fbest = fbest1 = -1
-            for d in range(fmax, fmin - 1, -2):
-                i1 = min(kvdf[d + ko], lim1)
-                i2 = i1 - d
-                if lim2 < i2:
-                    i1 = lim2 + d
-                    i2 = lim2
-                if fbest < i1 + i2:
-                    fbest = i1 + i2
-                    fbest1 = i1
-            bbest = bbest1 = _LINE_MAX
-            for d in range(bmax, bmin - 1, -2):
-                i1 = max(off1, kvdb[d + ko])
-                i2 = i1 - d
-                if i2 < off2:
-                    i1 = off2 + d
-                    i2 = off2
-                if i1 + i2 < bbest:
-                    bbest = i1 + i2
-                    bbest1 = i1
-            if (lim1 + lim2) - bbest < fbest - (off1 + off2):
-                return fbest1, fbest - fbest1, True, False
-            return bbest1, bbest - bbest1, False, True
+            return box.furthest((fmin, fmax), (bmin, bmax))
 
 
 def _myers(
@@ -438,61 +497,9 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
         oe += 1
     while True:
         if ge != gs:
-            while True:
-                groupsize = ge - gs
-                end_matching_other = -1
-                # Slide the group up as far as equal lines allow (joining groups it meets)...
-                while gs > 0 and recs[gs - 1] == recs[ge - 1]:
-                    gs -= 1
-                    ch[gs + 1] = 1
-                    ge -= 1
-                    ch[ge + 1] = 0
-                    while ch[gs]:
-                        gs -= 1
-                    if os_ == 0:
-                        raise AssertionError("group sync broken sliding up")
-                    oe = os_ - 1
-                    os_ = oe
-                    while cho[os_]:
-                        os_ -= 1
-                earliest_end = ge
-                if oe > os_:
-                    end_matching_other = ge
-                # ...then down as far as possible, noting where it lines up with a change opposite.
-                while ge < n and recs[gs] == recs[ge]:
-                    ch[gs + 1] = 0
-                    gs += 1
-                    ch[ge + 1] = 1
-                    ge += 1
-                    while ch[ge + 1]:
-                        ge += 1
-                    if oe == no:
-                        raise AssertionError("group sync broken sliding down")
-                    os_ = oe + 1
-                    oe = os_
-                    while cho[oe + 1]:
-                        oe += 1
-                    if oe > os_:
-                        end_matching_other = ge
-                if groupsize == ge - gs:
-                    break
-            if ge != earliest_end and end_matching_other != -1:
-                # Move back up to the lowest position facing a change in the other file.
-                while oe == os_:
-                    if not (gs > 0 and recs[gs - 1] == recs[ge - 1]):
-                        raise AssertionError("match disappeared")
-                    gs -= 1
-                    ch[gs + 1] = 1
-                    ge -= 1
-                    ch[ge + 1] = 0
-                    while ch[gs]:
-                        gs -= 1
-                    if os_ == 0:
-                        raise AssertionError("group sync broken sliding to match")
-                    oe = os_ - 1
-                    os_ = oe
-                    while cho[os_]:
-                        os_ -= 1
+            # Only a group with an equal line just above or at its end can move.
+            if (gs > 0 and recs[gs - 1] == recs[ge - 1]) or (ge < n and recs[gs] == recs[ge]):
+                gs, ge, os_, oe = _slide(ch, recs, cho, (gs, ge, os_, oe))
         elif oe == os_:
             # Both groups are empty: skip the run of lines unchanged on both
             # sides in one step (each side advances by the same count).
@@ -504,16 +511,87 @@ def _compact(ch: bytearray, recs: Sequence[int], cho: bytearray) -> None:
                 os_ = oe
         if ge == n:
             break
-        gs = ge + 1
-        ge = gs
+        gs = ge = ge + 1
         while ch[ge + 1]:
             ge += 1
         if oe == no:
             raise AssertionError("group sync broken moving to next group")
-        os_ = oe + 1
-        oe = os_
+        os_ = oe = oe + 1
         while cho[oe + 1]:
             oe += 1
+
+
+def _group_end(flags: bytearray, start: int) -> int:
+    """Where the group starting at record ``start`` ends (the first unchanged record
+    from there): ``flags[end + 1]`` is the first zero flag after ``flags[start]``."""
+    return flags.find(0, start + 1) - 1
+
+
+_Groups = tuple[int, int, int, int]  # gs, ge, os_, oe as in _compact
+
+
+def _slide(ch: bytearray, recs: Sequence[int], cho: bytearray, at: _Groups) -> _Groups:
+    """Slide one non-empty group up and down as equal lines allow, joining the
+    groups it meets, and leave it at the lowest place facing a change in the other file."""
+    n = len(ch) - 2
+    gs, ge, os_, oe = at
+    while True:
+        groupsize = ge - gs
+        end_matching_other = -1
+        # Slide the group up as far as equal lines allow (joining groups it meets)...
+        while gs > 0 and recs[gs - 1] == recs[ge - 1]:
+            gs, ge, os_, oe = _up(ch, cho, (gs, ge, os_, oe), "group sync broken sliding up")
+        earliest_end = ge
+        if oe > os_:
+            end_matching_other = ge
+        # ...then down as far as possible, noting where it lines up with a change opposite.
+        while ge < n and recs[gs] == recs[ge]:
+            gs, ge, os_, oe = _down(ch, cho, (gs, ge, os_, oe))
+            if oe > os_:
+                end_matching_other = ge
+        if groupsize == ge - gs:
+            break
+    if ge != earliest_end and end_matching_other != -1:
+        # Move back up to the lowest position facing a change in the other file.
+        while oe == os_:
+            if not (gs > 0 and recs[gs - 1] == recs[ge - 1]):
+                raise AssertionError("match disappeared")
+            gs, ge, os_, oe = _up(ch, cho, (gs, ge, os_, oe), "group sync broken sliding to match")
+    return gs, ge, os_, oe
+
+
+def _up(ch: bytearray, cho: bytearray, at: _Groups, broken: str) -> _Groups:
+    """The group one record up (joining a group above it), the other file's group in step."""
+    gs, ge, os_, oe = at
+    gs -= 1
+    ch[gs + 1] = 1
+    ge -= 1
+    ch[ge + 1] = 0
+    while ch[gs]:
+        gs -= 1
+    if os_ == 0:
+        raise AssertionError(broken)
+    oe = os_ - 1
+    os_ = oe
+    while cho[os_]:
+        os_ -= 1
+    return gs, ge, os_, oe
+
+
+def _down(ch: bytearray, cho: bytearray, at: _Groups) -> _Groups:
+    """The group one record down (joining a group below it), the other file's group in step."""
+    gs, ge, os_, oe = at
+    ch[gs + 1] = 0
+    gs += 1
+    ch[ge + 1] = 1
+    ge += 1
+    while ch[ge + 1]:
+        ge += 1
+    if oe == len(cho) - 2:
+        raise AssertionError("group sync broken sliding down")
+    os_ = oe + 1
+    oe = _group_end(cho, os_)
+    return gs, ge, os_, oe
 
 
 def _build_script(ch1: bytearray, ch2: bytearray) -> list[Change]:

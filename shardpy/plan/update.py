@@ -48,6 +48,11 @@ ActionKind = Literal[
     "left",  # a rename the planner could not follow
     "links",  # wikilinks rewritten to follow renamed notes
 ]
+# Groups of kinds the flows test for, typed so a misspelt member is a mypy
+# error (a tuple of literals in an ``in`` test is not checked member by member).
+ADDED: frozenset[ActionKind] = frozenset({"add", "restore"})  # a file the vault did not have
+DROPPED: frozenset[ActionKind] = frozenset({"delete", "orphan", "gone"})  # the shard stopped producing it
+BOTH_CHANGED: frozenset[ActionKind] = frozenset({"merge", "conflict"})
 
 
 class DiskView(Protocol):

@@ -63,13 +63,7 @@ def check_value(key: str, vdef: ValueDef, value: Any) -> Any:
             raise _err(key, f"expected text, got {type(value).__name__} {value!r}", "Quote it in YAML.")
         return value
     if t == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise _err(key, f"expected a number, got {value!r}")
-        if vdef.min is not None and value < vdef.min:
-            raise _err(key, f"{value} is below the minimum {vdef.min:g}")
-        if vdef.max is not None and value > vdef.max:
-            raise _err(key, f"{value} is above the maximum {vdef.max:g}")
-        return value
+        return _check_number(key, vdef, value)
     if t == "boolean":
         if not isinstance(value, bool):
             raise _err(key, f"expected true or false, got {value!r}")
@@ -79,9 +73,24 @@ def check_value(key: str, vdef: ValueDef, value: Any) -> Any:
         if value not in allowed or isinstance(value, bool) != any(isinstance(a, bool) for a in allowed):
             raise _err(key, f"{value!r} is not one of {allowed}")
         return value
+    return _check_list(key, vdef, value, allowed)
+
+
+def _check_number(key: str, vdef: ValueDef, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _err(key, f"expected a number, got {value!r}")
+    if vdef.min is not None and value < vdef.min:
+        raise _err(key, f"{value} is below the minimum {vdef.min:g}")
+    if vdef.max is not None and value > vdef.max:
+        raise _err(key, f"{value} is above the maximum {vdef.max:g}")
+    return value
+
+
+def _check_list(key: str, vdef: ValueDef, value: Any, allowed: list[Any]) -> Any:
+    """A multiselect (items among ``allowed``) or a list of text or mappings, within min/max items."""
     if not isinstance(value, list):
         raise _err(key, f"expected a list, got {type(value).__name__}")
-    if t == "multiselect":
+    if vdef.type == "multiselect":
         bad = [v for v in value if v not in allowed]
         if bad:
             raise _err(key, f"{bad} not among the options {allowed}")

@@ -114,35 +114,47 @@ def parse_source(text: str, *, cwd: Path) -> SourceSpec:
         if "//" not in text and _SCP_RE.match(text) is None and os.path.lexists(whole):
             return _classify_path(whole, None, None, None, raw)
 
-    head, version, ref, subdir = _split(body, raw)
+    parts = _split(body, raw)
+    head = parts[0]
     if not head:
         raise _invalid(raw, "no location before the version, ref or subdir")
-
     if prefix == "github":
         repo = head.removesuffix(".git")
         if not GITHUB_REPO_RE.match(repo):
             raise _invalid(raw, f"{head!r} is not owner/repo")
-        return SourceSpec("github", repo, version, ref, subdir, raw)
-
+        return SourceSpec("github", repo, parts[1], parts[2], parts[3], raw)
     scheme_match = _SCHEME_RE.match(head)
     if scheme_match:
-        scheme = scheme_match.group(1).lower()
-        if scheme not in GIT_SCHEMES:
-            raise _invalid(raw, f"unsupported URL scheme {scheme!r}")
-        if prefix is None and _has_tarball_suffix(urlsplit(head).path):
-            if version or ref:
-                raise _invalid(raw, "an archive has no versions or refs")
-            if scheme == "file":
-                return _classify_path(_file_url_path(head), None, None, subdir, raw)
-            if scheme not in ("http", "https"):
-                raise _invalid(raw, f"archives are downloaded over http(s), not {scheme}")
-            return SourceSpec("tarball", head, None, None, subdir, raw)
-        if scheme == "file" and not Path(_file_url_path(head)).exists():
-            raise _not_found(raw, _file_url_path(head))
-        return SourceSpec("git", head, version, ref, subdir, raw)
+        return _url_source(scheme_match.group(1).lower(), parts, prefix, raw)
     if _SCP_RE.match(head):
-        return SourceSpec("git", head, version, ref, subdir, raw)
+        return SourceSpec("git", head, parts[1], parts[2], parts[3], raw)
+    return _path_source(parts, prefix, raw, cwd)
 
+
+_Parts = tuple[str, str | None, str | None, str | None]  # location, version, ref, subdir
+
+
+def _url_source(scheme: str, parts: _Parts, prefix: str | None, raw: str) -> SourceSpec:
+    """A location with a URL scheme: a git remote, or an archive to download."""
+    head, version, ref, subdir = parts
+    if scheme not in GIT_SCHEMES:
+        raise _invalid(raw, f"unsupported URL scheme {scheme!r}")
+    if prefix is None and _has_tarball_suffix(urlsplit(head).path):
+        if version or ref:
+            raise _invalid(raw, "an archive has no versions or refs")
+        if scheme == "file":
+            return _classify_path(_file_url_path(head), None, None, subdir, raw)
+        if scheme not in ("http", "https"):
+            raise _invalid(raw, f"archives are downloaded over http(s), not {scheme}")
+        return SourceSpec("tarball", head, None, None, subdir, raw)
+    if scheme == "file" and not Path(_file_url_path(head)).exists():
+        raise _not_found(raw, _file_url_path(head))
+    return SourceSpec("git", head, version, ref, subdir, raw)
+
+
+def _path_source(parts: _Parts, prefix: str | None, raw: str, cwd: Path) -> SourceSpec:
+    """A location without a scheme: a local folder, archive or repository, or a registry name."""
+    head, version, ref, subdir = parts
     path = _local_path(head, cwd)
     if prefix == "git":
         if not os.path.isdir(path):
