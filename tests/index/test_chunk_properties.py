@@ -14,7 +14,8 @@ LINE = st.one_of(
         ["# Title", "## Alpha", "## Beta", "### Sub", "#### Deep", "```", "~~~", "", "  ", "#tag"]
     ),
     st.text(alphabet="abc xyz#`\t", min_size=0, max_size=30),
-    st.text(min_size=0, max_size=400),
+    # A line holds no "\n" (the chunker splits on it): "0\n" would be two lines.
+    st.text(alphabet=st.characters(blacklist_characters="\n"), min_size=0, max_size=400),
 )
 
 
