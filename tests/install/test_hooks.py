@@ -342,13 +342,18 @@ ENV_PROBE = (
 
 
 @pytest.mark.parametrize("user_value", [None, "logfire"])
-def test_a_hook_gets_the_users_pydantic_plugin_setting(tmp_path: Path, user_value: str | None) -> None:
-    # shardpy turns pydantic's plugin scan off for its own start-up only.
+def test_a_hook_gets_the_users_pydantic_plugin_setting(
+    tmp_path: Path, user_value: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # shardpy turns pydantic's plugin scan off for its own start-up only. (An in-process
+    # command earlier in this test process may have set it here, so the user's value is set
+    # or cleared explicitly.)
     shard = _shard(tmp_path, {"post-install": ENV_PROBE})
     vault = tmp_path / "vault"
-    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    if user_value is not None:
-        env["PYDANTIC_DISABLE_PLUGINS"] = user_value
-    done = run_shardpy("install", shard, vault, "--defaults", cwd=tmp_path, env=env)
+    if user_value is None:
+        monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    else:
+        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", user_value)
+    done = run_shardpy("install", shard, vault, "--defaults", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert read_json(vault / "probe.json") == user_value
