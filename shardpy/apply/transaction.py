@@ -533,6 +533,13 @@ def _finish(root: Path, journal: _Checked) -> None:
     _prune_backups(root)
 
 
+def interrupted(root: Path) -> bool:
+    """A killed transaction left something for :func:`recover`: its journal, or the temporary
+    file of a journal it was still writing. (Cheap: one read attempt and one small scandir,
+    so read-only commands ask it before deciding whether to take the vault lock.)"""
+    return pending_journal(root) is not None or bool(_journal_temps(root))
+
+
 def pending_journal(root: Path) -> dict[str, Any] | None:
     """The journal an interrupted transaction left (unchecked: :func:`recover` checks it)."""
     path = root / JOURNAL
@@ -560,6 +567,7 @@ def recover(root: Path) -> RecoveryReport | None:
     checked first (:func:`_check`); one that breaks a rule is refused with
     nothing changed, and so is a rollback whose backups do not match.
     """
+    _remove_journal_temps(root)
     data = pending_journal(root)
     if data is None:
         return None
@@ -570,6 +578,31 @@ def recover(root: Path) -> RecoveryReport | None:
         return RecoveryReport("completed", journal.label, count, journal.started_at)
     kept = _rollback(root, journal)
     return RecoveryReport("rolled-back", journal.label, count, journal.started_at, kept)
+
+
+# The journal's own temporary file (fsutil.atomic_write's name for it): a kill while the
+# journal is being written leaves it beside a journal that was never renamed into place.
+_JOURNAL_TEMP = re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-" + re.escape(Path(JOURNAL).name))
+
+
+def _journal_temps(root: Path) -> list[str]:
+    if not jc.real_folder(root, SIDECAR):
+        return []
+    try:
+        with os.scandir(root / SIDECAR) as it:
+            return [
+                e.path for e in it if _JOURNAL_TEMP.fullmatch(e.name) and e.is_file(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
+
+
+def _remove_journal_temps(root: Path) -> None:
+    """Remove what a kill mid-way through writing the journal left (the caller holds the
+    vault lock, so no live writer is writing one); only names this module's writes make."""
+    for path in _journal_temps(root):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 def _prune_emptied(root: Path, paths: list[str]) -> None:

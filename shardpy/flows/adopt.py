@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.clonetemplates import clone_templates, template_ops
@@ -159,7 +159,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
             "ADOPT_NOT_A_DIRECTORY", f"{vault} is not a directory", "Run adopt inside your vault."
         )
     recovery = None
-    if pending_journal(vault) is not None:
+    if interrupted(vault):
         with vault_lock(vault, command="adopt"):
             recovery = recover(vault)
     _refuse(vault)

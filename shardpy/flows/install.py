@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shardpy.apply.destination import install_folder
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.hookflow import run_first_hooks
@@ -308,7 +308,7 @@ def _skipped(production: Production) -> dict[str, list[str]]:
 
 
 def _recover_first(dest: Path) -> RecoveryReport | None:
-    if not dest.is_dir() or pending_journal(dest) is None:
+    if not dest.is_dir() or not interrupted(dest):
         return None
     with vault_lock(dest, command="install"):
         return recover(dest)

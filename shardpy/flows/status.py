@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import RecoveryReport, pending_journal, recover
+from shardpy.apply.transaction import RecoveryReport, interrupted, recover
 from shardpy.errors import ShardpyError
 from shardpy.gitsync.report import GitReport, git_report
 from shardpy.vault import layout
@@ -277,7 +277,7 @@ def status(start: Path, *, verbose: bool = False, progress: StatusProgress | Non
     report = StatusReport(vault=vault, verbose=verbose)
     if vault is None:
         return report
-    if pending_journal(vault) is not None:
+    if interrupted(vault):
         from shardpy.vault.lock import vault_lock
 
         try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, pending_journal, recover
+from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
 from shardpy.flows.choices import (
@@ -359,7 +359,7 @@ def _ops(
 
 @contextlib.contextmanager
 def _maybe_lock(vault: Path, dry_run: bool) -> Iterator[None]:
-    if dry_run and pending_journal(vault) is None:
+    if dry_run and not interrupted(vault):
         yield
         return
     with vault_lock(vault, command="update"):
@@ -369,7 +369,7 @@ def _maybe_lock(vault: Path, dry_run: bool) -> Iterator[None]:
 def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -> UpdateResult:
     vault = find_vault(opts.cwd)
     with _maybe_lock(vault, opts.dry_run):
-        recovery = recover(vault) if pending_journal(vault) is not None else None
+        recovery = recover(vault) if interrupted(vault) else None
         state = load_state(vault)
         result = UpdateResult(
             vault, state.shard, state.version, state.version, dry_run=opts.dry_run, recovery=recovery

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from shardpy.apply.transaction import Op, Transaction, pending_journal, recover
+from shardpy.apply.transaction import Op, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
 from shardpy.frontmatter import render_block, split_fences, split_frontmatter
 from shardpy.vault.lock import vault_lock
@@ -60,7 +60,7 @@ def mark_superseded(path: str, current: bytes, by: str) -> Rewrite:
 def apply_plan(vault: Path, plan: WritePlan) -> None:
     """Apply ``plan`` atomically; refuse (writing nothing) when the vault moved under it."""
     with vault_lock(vault, command=f"serve {plan.label}", wait=LOCK_WAIT):
-        if pending_journal(vault) is not None:
+        if interrupted(vault):
             recover(vault)
         if (vault / plan.create).exists() or (vault / plan.create).is_symlink():
             raise ShardpyError(

@@ -139,3 +139,21 @@ def test_second_writer_is_refused(sc: Scenario) -> None:
     assert proc.wait() == 0
     assert second.returncode == 1
     assert json.loads(second.stdout)["error"]["code"] == "VAULT_LOCKED"
+
+
+def test_a_journal_half_written_at_a_kill_is_removed_by_the_next_command(sc: Scenario) -> None:
+    # A kill inside atomic_write of the journal leaves its temporary file and no journal;
+    # found by test_killed_update_is_all_old_or_all_new (trial 13 of a loaded run).
+    sc.shard("1.0.0", files(1))
+    sc.install("--defaults")
+    before = signature(sc.vault)
+    side = sc.vault / ".shardmind"
+    half = side / ".shardpy-tmp-0a1b2c3d-journal.json"
+    half.write_text('{"version": 2, "pha')
+    other = side / ".shardpy-tmp-0a1b2c3d-notes.txt"  # not the journal's temporary: left alone
+    other.write_text("x")
+    assert shardpy(sc.vault, "status").wait() == 0
+    assert not half.exists()
+    assert other.exists()
+    other.unlink()
+    assert signature(sc.vault) == before
