@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from shardpy.cli.render import plain_table
+import io
+from collections.abc import Sequence
+
+from shardpy.cli.table import write_plain
 from tests.update.kit import Scenario
 
 DEEP = "reference/" + "/".join(f"level-{i}-with-a-long-folder-name" for i in range(4))
@@ -21,6 +24,12 @@ def test_piped_plan_lists_every_path_in_full(sc: Scenario) -> None:
     assert "…" not in out and "│" not in out and "\x1b[" not in out
     header = out.splitlines()[out.splitlines().index(rows[0]) - 2]
     assert header.split() == ["action", "path", "class", "details"]
+
+
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    out = io.StringIO()
+    write_plain(out, columns, rows)
+    return out.getvalue()
 
 
 def test_plain_table_pads_columns_and_keeps_cells_whole() -> None:
