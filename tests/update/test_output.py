@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from collections.abc import Sequence
 
 from shardpy.cli.table import write_plain
@@ -40,3 +41,25 @@ def test_plain_table_pads_columns_and_keeps_cells_whole() -> None:
     assert lines[2] == "add     x/" + "y" * 100 + "  new"
     assert lines[3] == "delete  z" + " " * 103 + "gone"
     assert text.endswith("\n")
+
+
+def _cells(text: str) -> int:
+    """Terminal cells, measured apart from the printer: wide (CJK) characters are two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def test_piped_plan_aligns_wide_paths_by_terminal_cells(sc: Scenario) -> None:
+    paths = ["brain/a.md", "brain/日本語のノート.md", "brain/설계-결정.md", "brain/plain-name.md"]
+    sc.shard("1.0.0", {p: "one\n" for p in paths})
+    sc.install("--defaults")
+    sc.shard("1.1.0", {p: "one\ntwo\n" for p in paths})
+    lines = sc.update("--yes").out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split() == ["action", "path", "class", "details"])
+    class_at = lines[header].index("class")  # the header is ASCII: characters are cells
+    rows = [line for line in lines[header + 2 :] if line.startswith("update ")]
+    assert sorted(row.split()[1] for row in rows) == sorted(paths)
+    for row in rows:
+        path = row.split()[1]
+        end = row.index(path) + len(path)
+        gap = len(row[end:]) - len(row[end:].lstrip(" "))
+        assert _cells(row[:end]) + gap == class_at, row  # the class column lines up on a terminal grid
