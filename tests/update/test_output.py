@@ -6,7 +6,9 @@ import io
 import unicodedata
 from collections.abc import Sequence
 
-from shardpy.cli.table import write_plain
+from rich.console import Console
+
+from shardpy.cli.table import RICH_ROWS_MAX, show, write_plain
 from tests.update.kit import Scenario
 
 DEEP = "reference/" + "/".join(f"level-{i}-with-a-long-folder-name" for i in range(4))
@@ -63,3 +65,23 @@ def test_piped_plan_aligns_wide_paths_by_terminal_cells(sc: Scenario) -> None:
         end = row.index(path) + len(path)
         gap = len(row[end:]) - len(row[end:].lstrip(" "))
         assert _cells(row[:end]) + gap == class_at, row  # the class column lines up on a terminal grid
+
+
+def _terminal(buf: io.StringIO) -> Console:
+    return Console(file=buf, force_terminal=True, no_color=True, width=60)
+
+
+def test_terminal_table_shows_plain_cells_as_written_and_folds_long_ones() -> None:
+    buf = io.StringIO()
+    long = "notes/" + "x" * 100 + ".md"
+    show(buf, _terminal(buf), ["name", "path"], [["[bold]draft[/]", long]], terminal=True)
+    text = buf.getvalue()
+    assert "[bold]draft[/]" in text  # import cells are text, not console markup
+    assert "…" not in text and "".join(text.split()).count("x" * 100) == 1  # folded, not cut
+
+
+def test_terminal_table_above_the_row_cap_is_plain() -> None:
+    rows = [[f"r{i}", "x"] for i in range(RICH_ROWS_MAX + 1)]
+    buf = io.StringIO()
+    show(buf, _terminal(buf), ["row", "v"], rows, terminal=True)
+    assert buf.getvalue() == plain_table(["row", "v"], rows)
