@@ -30,9 +30,6 @@ ApplyProgress = Callable[[int, int], None]
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 ON_CONFLICT = ("keep", "theirs", "markers")
-# Above this many rows a table is printed as plain padded text: rich measures
-# every cell, which takes seconds for a 100,000-note plan.
-RICH_ROWS_MAX = 2000
 UNCHANGED_LISTED_MAX = 50
 
 
@@ -84,91 +81,13 @@ def _progress(enabled: bool) -> Iterator[tuple[Progress | None, ApplyProgress | 
 
 
 def _table(console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    from shardpy.cli import table
+
     console.print(f"\n{title}:", markup=False)
     if not rows:
         console.print("  (none)", markup=False)
         return
-    if len(rows) <= RICH_ROWS_MAX and console.is_terminal:
-        from rich import box
-        from rich.table import Table
-
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        for h in headers:
-            table.add_column(h, overflow="fold")
-        for r in rows:
-            table.add_row(*r)
-        console.print(table)
-        return
-    # Plain padded columns (stable for pipes, fast for huge plans).
-    from rich.cells import cell_len as rich_cell_len
-
-    def cell_len(text: str) -> int:
-        # Printable ASCII is one cell per character; rich's measure costs ~1 us a cell.
-        return len(text) if text.isascii() and text.isprintable() else rich_cell_len(text)
-
-    last = len(headers) - 1
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in headers]
-    # One test per column (C speed on the joined text) instead of one per cell.
-    plain = [_plain_ascii(column) for column in columns]
-    if all(plain[:last]):
-        _plain_table(headers, rows, columns)
-        return
-    widths: list[int] = []
-    padded: list[Sequence[str]] = []
-    for i, (header, column) in enumerate(zip(headers, columns, strict=True)):
-        ascii_only = plain[i]
-        measure = len if ascii_only else cell_len
-        width = max(len(header), max(map(measure, column), default=0))
-        widths.append(width)  # the last column is not padded, but its dashes are as wide
-        if i == last:
-            padded.append(column)
-        elif ascii_only:
-            padded.append([c.ljust(width) for c in column])
-        else:
-            padded.append([c + " " * (width - cell_len(c)) for c in column])
-    out = sys.stdout
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c if i == last else c + " " * (widths[i] - cell_len(c)) for i, c in enumerate(cells)
-        ).rstrip()
-
-    out.write(line(headers) + "\n")
-    out.write(line(["-" * w for w in widths]) + "\n")
-    for start in range(0, len(rows), 4096):  # in slices: never one string of the whole table
-        out.write(
-            "\n".join(
-                "  ".join(cells).rstrip()
-                for cells in zip(*(p[start : start + 4096] for p in padded), strict=True)
-            )
-        )
-        out.write("\n")
-    out.flush()
-
-
-def _plain_ascii(column: Sequence[str]) -> bool:
-    """Every cell is printable ASCII: one terminal cell per character."""
-    text = "".join(column)
-    return text.isascii() and text.isprintable()
-
-
-def _plain_table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[Sequence[str]]
-) -> None:
-    """The padded-columns table when every padded column is printable ASCII.
-
-    Each line is one ``%`` formatting (padding done in C): at 100,000 rows this is
-    several times faster than padding cell by cell, for the same text.
-    """
-    widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns, strict=True)]
-    line = "  ".join([*(f"%-{w}s" for w in widths[:-1]), "%s"])  # the last column is not padded
-    out = sys.stdout
-    out.write((line % tuple(headers)).rstrip() + "\n")
-    out.write((line % tuple("-" * w for w in widths)).rstrip() + "\n")
-    for start in range(0, len(rows), 4096):  # in slices: never one string of the whole table
-        out.write("\n".join([(line % tuple(cells)).rstrip() for cells in rows[start : start + 4096]]))
-        out.write("\n")
-    out.flush()
+    table.show(sys.stdout, console, headers, rows, terminal=console.is_terminal)
 
 
 def _print_plan(plan: Plan, *, verbose: bool, header: str) -> None:

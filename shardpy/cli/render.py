@@ -1,10 +1,10 @@
 """Human-readable output of flow results.
 
-Tables go through rich on a terminal. Written to a pipe or a file they are
-plain text columns instead: every cell in full (a log keeps each path
-whole, where rich would cut it to the 80-column width it assumes off a
-terminal) and hundreds of rows in a few milliseconds instead of rich's
-full layout pass.
+Tables print through shardpy.cli.table: rich on a terminal; written to a
+pipe or a file, plain text columns instead: every cell in full (a log keeps
+each path whole, where rich would cut it to the 80-column width it assumes
+off a terminal) and hundreds of rows in a few milliseconds instead of
+rich's full layout pass.
 """
 
 from __future__ import annotations
@@ -35,21 +35,6 @@ def _on_terminal() -> bool:
     return sys.stdout.isatty()
 
 
-def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """``rows`` under ``columns`` as text: columns two spaces apart, a rule under
-    the header, nothing cut or wrapped; every line ends in a newline."""
-    widths = [len(c) for c in columns]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-    last = len(columns) - 1
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip() + "\n"
-
-    return "".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-
-
 def _table(
     columns: Sequence[str],
     plain: Sequence[Sequence[str]],
@@ -58,23 +43,17 @@ def _table(
     right: Sequence[str] = (),
     title: str | None = None,
 ) -> None:
-    """A table: rich (from the ``marked`` cells) on a terminal, else plain text
-    (from the ``plain`` cells, the same text without markup)."""
+    """A table (shardpy.cli.table): rich from the ``marked`` cells on a terminal,
+    else plain text from the ``plain`` cells (the same text without markup)."""
     if not plain:
         return
-    if not _on_terminal():
-        out = console().file  # what rich would write to (a test's capture, a pipe)
-        out.write((f"{title}\n" if title else "") + plain_table(columns, plain))
-        out.flush()
-        return
-    from rich.table import Table
+    from shardpy.cli import table
 
-    table = Table(title=title, show_edge=False)
-    for col in columns:
-        table.add_column(col, justify="right" if col in right else "left")
-    for row in marked:
-        table.add_row(*row)
-    console().print(table)
+    con = console()
+    # con.file: what rich would write to (a test's capture, a pipe).
+    table.show(
+        con.file, con, columns, plain, terminal=_on_terminal(), marked=marked, right=right, title=title
+    )
 
 
 def recovery_line(report: RecoveryReport | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,11 +124,11 @@ def _padded_reference(headers: list[str], rows: list[list[str]]) -> str:
 def test_plain_table_equals_padding_cell_by_cell(
     capsys: pytest.CaptureFixture[str], rows: list[list[str]]
 ) -> None:
-    from shardpy.cli.import_cmd import _plain_table
+    from shardpy.cli.table import write_plain
 
     headers = ["action", "x", "y", "z"][: len(rows[0])]
     capsys.readouterr()
-    _plain_table(headers, rows, list(zip(*rows, strict=True)))
+    write_plain(sys.stdout, headers, rows)
     assert capsys.readouterr().out == _padded_reference(headers, rows)
 
 
