@@ -11,10 +11,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from shardpy.frontmatter import simple_keys
+from shardpy.frontmatter import fenced_block, simple_keys
 from shardpy.shard.schema import Schema
-
-_FM_RE = re.compile(r"^\ufeff?---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.S)
 
 
 @lru_cache(maxsize=256)
@@ -91,8 +89,8 @@ class KeyRules:
 
 def parse_frontmatter(text: str) -> dict[str, Any] | None:
     """The note's YAML frontmatter mapping; None when it has none or it is broken."""
-    match = _FM_RE.match(text)
-    if not match:
+    block = fenced_block(text)
+    if block is None:
         return None
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
@@ -100,7 +98,7 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
     from shardpy.yamlsafe import load
 
     try:
-        data = load(match.group(1), YAML(typ="safe", pure=True))
+        data = load(block, YAML(typ="safe", pure=True))
     except (YAMLError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -109,10 +107,10 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
 def frontmatter_keys(text: str) -> list[Any]:
     """The keys of the note's frontmatter mapping ([] when it has none or it is
     broken): read without YAML when the block is simple, as most notes' are."""
-    match = _FM_RE.match(text)
-    if not match:
+    block = fenced_block(text)
+    if block is None:
         return []
-    keys = simple_keys(match.group(1))
+    keys = simple_keys(block)
     if keys is not None:
         return keys
     return list(parse_frontmatter(text) or {})
