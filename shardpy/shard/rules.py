@@ -72,15 +72,19 @@ class KeyRules:
 
     def required(self, path: str) -> tuple[str | None, list[str]]:
         """(the note's type or None, the keys it must have)."""
+        kind, keys = self._rule(path)
+        return kind, list(keys)
+
+    def _rule(self, path: str) -> tuple[str | None, list[str]]:
+        """As :meth:`required`, the compiled lists themselves (not to be changed)."""
         m = self.match(path) if self.match is not None else None
         if m is None or m.lastgroup is None:
-            return None, list(self.base)
-        name, keys = self.types[int(m.lastgroup[1:])]
-        return name, list(keys)
+            return None, self.base
+        return self.types[int(m.lastgroup[1:])]
 
     def missing(self, path: str, text: str) -> tuple[str | None, list[str]]:
         """(note type, required keys absent from the note's frontmatter)."""
-        kind, keys = self.required(path)
+        kind, keys = self._rule(path)
         if not keys:
             return kind, []
         present = frontmatter_keys(text)
