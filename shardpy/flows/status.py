@@ -229,10 +229,11 @@ def _frontmatter(
     paths, and each note's keys read without YAML when its block is simple.
     """
     from shardpy.fsutil import read_text
-    from shardpy.shard.rules import missing_keys
+    from shardpy.shard.rules import KeyRules
 
     if schema is None or not schema.frontmatter:
         return
+    missing_keys = KeyRules(schema).missing
     base = os.fspath(vault)
     for i, rel in enumerate(notes, 1):
         if progress is not None and i % PROGRESS_EVERY == 0:
@@ -241,7 +242,7 @@ def _frontmatter(
             text = read_text(f"{base}/{rel}")
         except (OSError, UnicodeDecodeError):
             continue
-        kind, missing = missing_keys(rel, text, schema)
+        kind, missing = missing_keys(rel, text)
         if missing:
             report.frontmatter.setdefault(kind or "global", []).append({"path": rel, "missing": missing})
     if progress is not None:

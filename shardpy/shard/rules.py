@@ -7,12 +7,12 @@ segments (CONTRACT §2).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from shardpy.frontmatter import fenced_block, simple_keys
 from shardpy.shard.schema import Schema
-
-_FM_RE = re.compile(r"^\ufeff?---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.S)
 
 
 @lru_cache(maxsize=256)
@@ -40,27 +40,61 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 def note_type(path: str, schema: Schema) -> str | None:
     """The first declared note type whose `path_match` matches ``path``."""
-    for name, rule in schema.frontmatter.items():
-        if name != "global" and rule.path_match and glob_regex(rule.path_match).match(path):
-            return name
-    return None
+    return KeyRules(schema).note_type(path)
 
 
 def required_keys(path: str, schema: Schema) -> tuple[str | None, list[str]]:
-    kind = note_type(path, schema)
-    keys: list[str] = []
-    glob = schema.frontmatter.get("global")
-    if glob is not None:
-        keys.extend(glob.required)
-    if kind is not None:
-        keys.extend(k for k in schema.frontmatter[kind].required if k not in keys)
-    return kind, keys
+    return KeyRules(schema).required(path)
+
+
+class KeyRules:
+    """The schema's frontmatter rules compiled once, for loops over many notes:
+    each note type's glob and its required keys (the global ones first)."""
+
+    def __init__(self, schema: Schema) -> None:
+        glob = schema.frontmatter.get("global")
+        self.base: list[str] = list(glob.required) if glob is not None else []
+        self.types: list[tuple[str, list[str]]] = []
+        alternatives = []
+        for name, rule in schema.frontmatter.items():
+            if name != "global" and rule.path_match:
+                keys = list(self.base)
+                keys.extend(k for k in rule.required if k not in keys)  # lazily: repeats dropped too
+                # Ordered alternatives: the first declared type that matches wins, in one match call.
+                alternatives.append(f"(?P<t{len(self.types)}>{glob_regex(rule.path_match).pattern})")
+                self.types.append((name, keys))
+        self.match: Callable[[str], re.Match[str] | None] | None = (
+            re.compile("|".join(alternatives)).match if alternatives else None
+        )
+
+    def note_type(self, path: str) -> str | None:
+        return self.required(path)[0]
+
+    def required(self, path: str) -> tuple[str | None, list[str]]:
+        """(the note's type or None, the keys it must have)."""
+        kind, keys = self._rule(path)
+        return kind, list(keys)
+
+    def _rule(self, path: str) -> tuple[str | None, list[str]]:
+        """As :meth:`required`, the compiled lists themselves (not to be changed)."""
+        m = self.match(path) if self.match is not None else None
+        if m is None or m.lastgroup is None:
+            return None, self.base
+        return self.types[int(m.lastgroup[1:])]
+
+    def missing(self, path: str, text: str) -> tuple[str | None, list[str]]:
+        """(note type, required keys absent from the note's frontmatter)."""
+        kind, keys = self._rule(path)
+        if not keys:
+            return kind, []
+        present = frontmatter_keys(text)
+        return kind, [k for k in keys if k not in present]
 
 
 def parse_frontmatter(text: str) -> dict[str, Any] | None:
     """The note's YAML frontmatter mapping; None when it has none or it is broken."""
-    match = _FM_RE.match(text)
-    if not match:
+    block = fenced_block(text)
+    if block is None:
         return None
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
@@ -68,7 +102,7 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
     from shardpy.yamlsafe import load
 
     try:
-        data = load(match.group(1), YAML(typ="safe", pure=True))
+        data = load(block, YAML(typ="safe", pure=True))
     except (YAMLError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -77,21 +111,15 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
 def frontmatter_keys(text: str) -> list[Any]:
     """The keys of the note's frontmatter mapping ([] when it has none or it is
     broken): read without YAML when the block is simple, as most notes' are."""
-    match = _FM_RE.match(text)
-    if not match:
+    block = fenced_block(text)
+    if block is None:
         return []
-    from shardpy.frontmatter import simple_keys
-
-    keys = simple_keys(match.group(1))
+    keys = simple_keys(block)
     if keys is not None:
-        return list(keys)
+        return keys
     return list(parse_frontmatter(text) or {})
 
 
 def missing_keys(path: str, text: str, schema: Schema) -> tuple[str | None, list[str]]:
     """(note type, required keys absent from the note's frontmatter)."""
-    kind, keys = required_keys(path, schema)
-    if not keys:
-        return kind, []
-    present = frontmatter_keys(text)
-    return kind, [k for k in keys if k not in present]
+    return KeyRules(schema).missing(path, text)
