@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from childenv import child_env
+from childenv import checkout_env, child_env
 from obsidian_mind import (
     FLOOR_INSTALL,
     FLOOR_UPDATE,
@@ -89,10 +89,7 @@ def codes(compare: Path | None, base_env: dict[str, str], shardmind: Path | None
     if shardmind is not None:
         out.append(Code("ShardMind 0.1.2", [node, str(shardmind)], dict(base_env), peer=True))
     if compare is not None:
-        import compileall
-
-        compileall.compile_dir(compare / "shardpy", quiet=1)
-        env = {**base_env, "PYTHONPATH": str(compare)}
+        env = checkout_env(base_env, compare)
         out.append(Code(f"compare ({compare})", [sys.executable, "-m", "shardpy"], env))
     return out
 

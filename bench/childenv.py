@@ -27,6 +27,13 @@ def child_env(**extra: str) -> dict[str, str]:
     return out
 
 
+def checkout_env(base: dict[str, str], checkout: Path) -> dict[str, str]:
+    """``base`` running the shardpy of another checkout (``--compare DIR``: e.g. the code
+    before a change, ``git archive REV | tar -x -C DIR``), byte-compiled like this one."""
+    compileall.compile_dir(checkout / "shardpy", quiet=1)
+    return {**base, "PYTHONPATH": str(checkout.resolve())}
+
+
 def reference_loop_ms() -> float:
     """CPU speed right now: ms for a 10-million-step Python loop (~450 ms on a
     quiet modern core). Shared machines vary by 2x over a day; printing this

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from childenv import child_env
+from childenv import checkout_env, child_env
 
 BIN = Path(sys.executable).parent
 GIT = {
@@ -174,10 +174,7 @@ def main() -> None:
     env = {**child_env(), **GIT}
     variants = {"shardpy": env}
     if args.compare is not None:
-        import compileall
-
-        compileall.compile_dir(args.compare / "shardpy", quiet=1)
-        variants["compare"] = {**env, "PYTHONPATH": str(args.compare.resolve())}
+        variants["compare"] = checkout_env(env, args.compare)
     with tempfile.TemporaryDirectory(prefix="copier-bench-") as tmp:
         root = Path(tmp)
         template = root / "template"

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from childenv import child_env
+from childenv import checkout_env, child_env
 
 HTTP = (
     "from shardpy.sources.http import http_client\n"
@@ -61,10 +61,7 @@ def main() -> None:
     env = child_env()
     codes = {"this checkout": env}
     if args.compare is not None:
-        import compileall
-
-        compileall.compile_dir(args.compare / "shardpy", quiet=1)
-        codes["compare"] = {**env, "PYTHONPATH": str(args.compare.resolve())}
+        codes["compare"] = checkout_env(env, args.compare)
     samples: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="startup-probe-") as tmp:
         for _ in range(args.runs):

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench_update import add_notes, ok, timed
-from childenv import ROOT, child_env, reference_loop_ms
+from childenv import ROOT, checkout_env, child_env, reference_loop_ms
 
 FLOOR = r"""
 import os, sys
@@ -54,10 +54,7 @@ def main() -> None:
     env = child_env()
     variants = {"this checkout": env}
     if args.compare is not None:
-        import compileall
-
-        compileall.compile_dir(args.compare / "shardpy", quiet=1)
-        variants[f"compare ({args.compare})"] = {**env, "PYTHONPATH": str(args.compare)}
+        variants[f"compare ({args.compare})"] = checkout_env(env, args.compare)
     root = Path(tempfile.mkdtemp(prefix="shardpy-bench-sv-"))
     vault = root / "vault"
     ok(
