@@ -154,7 +154,10 @@ def safe_target(root: Path, rel: str) -> Path:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    written = os.write(fd, data)  # one call writes a whole note: no view is made unless it did not
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]
@@ -317,6 +320,71 @@ def replace_with(
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+RENAME_NOREPLACE = 1  # renameat2(2) flag: fail with EEXIST instead of replacing the target
+
+
+@lru_cache(maxsize=1)
+def _renameat2_function() -> Callable[[int, bytes, int, bytes, int], int] | None:
+    """libc's renameat2 (glibc 2.28+, Linux 3.15+), looked up at the first exclusive create."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        func = ctypes.CDLL(None, use_errno=True).renameat2
+        func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        func.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    return cast(Callable[[int, bytes, int, bytes, int], int], func)
+
+
+_NO_RENAMEAT2: set[int] = set()  # devices whose filesystem refused RENAME_NOREPLACE (EINVAL)
+
+
+def create_new(name: str, data: bytes, *, dir_fd: int, device: int) -> bool | None:
+    """Write ``data`` as the new file ``name`` in the folder ``dir_fd``, atomically, never replacing one.
+
+    A temporary file is written and renamed with ``RENAME_NOREPLACE``, so a
+    file that appeared at ``name`` since the plan looked (the user's, or a
+    link) is never overwritten: True when the file was created, False when
+    ``name`` exists (nothing was changed), None when this system or
+    filesystem cannot rename exclusively (the caller takes the checked path).
+    Not durable: the caller flushes (see ``apply/batch.py``).
+    """
+    func = _renameat2_function()
+    if func is None or device in _NO_RENAMEAT2:
+        return None
+    tmp = f"{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(name)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=dir_fd)
+    try:
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        if func(dir_fd, os.fsencode(tmp), dir_fd, os.fsencode(name), RENAME_NOREPLACE) == 0:
+            return True
+        err = ctypes_errno()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.unlink(tmp, dir_fd=dir_fd)
+    if err == errno.EEXIST:
+        return False
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        _NO_RENAMEAT2.add(device)
+        return None
+    raise OSError(err, os.strerror(err), name)
+
+
+def ctypes_errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
 
 
 def remove_file(root: Path, rel: str) -> bool:

@@ -67,6 +67,7 @@ JOURNAL_NAME = "journal.sqlite3"
 PLAN_NAME = "plan.json"
 RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
+ADD_BATCH = 256  # planned steps inserted into the journal at once
 SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
 WRITERS = 4  # note-writing threads (see execute)
 
@@ -172,7 +173,7 @@ class Journal:
         self.vault = vault
         self.run_id = run_id
         self.conn = conn
-        self._pending = 0
+        self._rows: list[tuple[Any, ...]] = []  # steps added, not yet inserted (see ``add``)
 
     @property
     def dir(self) -> Path:
@@ -251,9 +252,8 @@ class Journal:
         self.conn.commit()
 
     def add(self, step: JournalStep, new: bytes, pre: bytes | None, base: bytes | None) -> None:
-        self.conn.execute(
-            "INSERT INTO steps (idx, action, kind, source_path, target, pre_sha, new_sha, source_hash,"
-            " render_key, base_sha, new, pre, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        """Stage one step; rows go to SQLite ``ADD_BATCH`` at a time (committed by ``seal``)."""
+        self._rows.append(
             (
                 step.index,
                 step.action,
@@ -268,8 +268,19 @@ class Journal:
                 new,
                 pre,
                 base,
-            ),
+            )
         )
+        if len(self._rows) >= ADD_BATCH:
+            self._insert_staged()
+
+    def _insert_staged(self) -> None:
+        if self._rows:
+            self.conn.executemany(
+                "INSERT INTO steps (idx, action, kind, source_path, target, pre_sha, new_sha, source_hash,"
+                " render_key, base_sha, new, pre, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                self._rows,
+            )
+            self._rows.clear()
 
     def seal(self, plan_json: Iterator[str]) -> None:
         """Make the plan and every step durable; from here on the run is resumable.
@@ -295,6 +306,7 @@ class Journal:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def counts(self) -> tuple[int, int]:
+        self._insert_staged()
         total, done = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(done), 0) FROM steps").fetchone()
         return int(total), int(done)
 
@@ -461,6 +473,7 @@ class _Folders:
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self.fds: dict[str, int] = {"": os.open(vault, os.O_RDONLY | os.O_DIRECTORY)}
+        self.devices: dict[int, int] = {}  # descriptor -> st_dev (which filesystem rules its renames)
         try:
             soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         except (OSError, ValueError):
@@ -496,6 +509,12 @@ class _Folders:
         self.fds[folder] = fd
         return fd, made
 
+    def device(self, fd: int) -> int:
+        found = self.devices.get(fd)
+        if found is None:
+            found = self.devices[fd] = os.fstat(fd).st_dev
+        return found
+
     def close(self) -> None:
         for fd in self.fds.values():
             with contextlib.suppress(OSError):
@@ -504,7 +523,14 @@ class _Folders:
 
 
 def atomic_write(
-    root: Path, rel: str, data: bytes, *, durable: bool = True, folder_fd: int | None = None
+    root: Path,
+    rel: str,
+    data: bytes,
+    *,
+    durable: bool = True,
+    folder_fd: int | None = None,
+    device: int = 0,
+    exclusive: bool = False,
 ) -> list[str]:
     """Write a vault file atomically: ``fsutil.atomic_write``, or the same contract on ``folder_fd``.
 
@@ -513,11 +539,25 @@ def atomic_write(
     refused, the permission bits are kept), written to a temporary file with
     the same name pattern (``remove_stale_temps`` finds it) and renamed.
     ``durable=False`` leaves the fsync to the caller (see ``execute``).
+    ``exclusive`` (with ``folder_fd``): the file must not exist yet;
+    FileExistsError, with nothing changed, when it does. Where the
+    filesystem can, the rename itself refuses to replace (``fsutil.create_new``),
+    so a file that appears meanwhile is never overwritten.
     """
     if folder_fd is None:
         return fsutil.atomic_write(root, rel, data, durable=durable)
     name = rel.rpartition("/")[2]
+    if exclusive:
+        created = fsutil.create_new(name, data, dir_fd=folder_fd, device=device)
+        if created is False:
+            raise FileExistsError(errno.EEXIST, "exists", rel)
+        if created:
+            if durable:
+                os.fsync(folder_fd)
+            return []
     mode = fsutil.replaced_mode(name, rel, dir_fd=folder_fd)
+    if exclusive and mode is not None:
+        raise FileExistsError(errno.EEXIST, "exists", rel)
     fsutil.replace_with(name, (data,), mode=mode, durable=durable, dir_fd=folder_fd)
     if durable:
         os.fsync(folder_fd)
@@ -551,17 +591,21 @@ def execute(
     run = _Run(
         journal, progress, resuming, ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
     )
+    # A test's per-step delay needs per-step progress; otherwise a writer takes a chunk at a time
+    # (one future per chunk, not per note: the per-note hand-over cost more than the write), never
+    # more than a batch, so each batch is flushed and recorded as soon as it is written.
+    chunk = 1 if run.delay else min(WRITE_CHUNK, SYNC_EVERY)
     try:
-        for row in _pending_steps(conn):
-            run.submit(*row)
-            if len(run.window) >= WRITERS * 8:
+        for rows in _pending_chunks(conn, chunk):
+            run.submit(rows)
+            if len(run.window) > WRITERS:
                 run.finish_one()
         while run.window:
             run.finish_one()
         if run.unsynced:
             run.mark_done()
     except BaseException:
-        for *_, fut in run.window:
+        for _, fut in run.window:
             fut.cancel()
         raise
     finally:
@@ -573,26 +617,32 @@ def execute(
 
 
 PENDING_CHUNK = 256  # steps read from the journal at once
+WRITE_CHUNK = 64  # steps one writer thread takes at a time
 
 
-def _pending_steps(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
-    """The steps not yet done, in order, read a chunk at a time.
+def _pending_chunks(conn: sqlite3.Connection, size: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The steps not yet done, in order, ``size`` at a time.
 
-    Each chunk is read whole before any of it is written: the run marks steps
-    done on the same connection, and SQLite leaves a query undefined while
-    the rows it walks are updated.
+    Each read from the journal is fetched whole before any of it is written:
+    the run marks steps done on the same connection, and SQLite leaves a
+    query undefined while the rows it walks are updated.
     """
     last = -1
     while True:
         rows = conn.execute(
             "SELECT idx, action, target, pre_sha, new_sha, new, pre FROM steps WHERE done=0 AND idx>?"
             " ORDER BY idx LIMIT ?",
-            (last, PENDING_CHUNK),
+            (last, max(PENDING_CHUNK, size)),
         ).fetchall()
         if not rows:
             return
-        yield from rows
+        for lo in range(0, len(rows), size):
+            yield rows[lo : lo + size]
         last = rows[-1][0]
+
+
+# One step handed to a writer: (action, target, pre_sha, new_sha, new, pre, folder descriptor, device).
+_Task = tuple[str, str, str | None, str, bytes, bytes | None, int | None, int]
 
 
 class _Run:
@@ -613,49 +663,34 @@ class _Run:
         self.delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
         self.total, self.done = journal.counts()
         self.result = ApplyResult()
-        self.window: collections.deque[tuple[int, str, list[str], Future[tuple[str, list[str]]]]] = (
-            collections.deque()
-        )
+        # Chunks in flight: (idx, target, folders made for it) of each step, and the chunk's future.
+        self.window: collections.deque[
+            tuple[list[tuple[int, str, list[str]]], Future[list[tuple[str, list[str]]]]]
+        ] = collections.deque()
         self.unsynced: list[tuple[int, str, str, list[str]]] = []  # finished, not yet durable nor marked
         self.finished = 0
         self.last_sync = time.monotonic()
 
-    def submit(
-        self,
-        idx: int,
-        action: str,
-        target: str,
-        pre_sha: str | None,
-        new_sha: str,
-        new: bytes,
-        pre: bytes | None,
-    ) -> None:
-        """Hand step ``idx`` to a writer thread, its folder made first (here, by one thread)."""
-        folder_fd, made = _folder(self.folders, target)
-        fut = self.pool.submit(
-            _do_step,
-            self.journal.vault,
-            self.journal.run_id,
-            action,
-            target,
-            pre_sha,
-            new_sha,
-            new,
-            pre,
-            self.resuming,
-            folder_fd,
-        )
-        self.window.append((idx, target, made, fut))
+    def submit(self, rows: list[tuple[Any, ...]]) -> None:
+        """Hand a chunk of steps to a writer thread, their folders made first (here, by one thread)."""
+        steps: list[tuple[int, str, list[str]]] = []
+        tasks: list[_Task] = []
+        for idx, action, target, pre_sha, new_sha, new, pre in rows:
+            folder_fd, device, made = _folder(self.folders, target)
+            steps.append((idx, target, made))
+            tasks.append((action, target, pre_sha, new_sha, new, pre, folder_fd, device))
+        fut = self.pool.submit(_do_steps, self.journal.vault, self.journal.run_id, tasks, self.resuming)
+        self.window.append((steps, fut))
 
     def finish_one(self) -> None:
-        """Wait for the oldest write in flight; flush and mark a batch once it is full or old."""
-        idx, target, made, fut = self.window.popleft()
-        outcome, created = fut.result()
-        self.result.count(target, outcome)
-        self.unsynced.append((idx, target, outcome, made + created))
-        self.finished += 1
-        if self.delay:
-            time.sleep(self.delay)
+        """Wait for the oldest chunk in flight; flush and mark a batch once it is full or old."""
+        steps, fut = self.window.popleft()
+        for (idx, target, made), (outcome, created) in zip(steps, fut.result(), strict=True):
+            self.result.count(target, outcome)
+            self.unsynced.append((idx, target, outcome, made + created))
+            self.finished += 1
+            if self.delay:
+                time.sleep(self.delay)
         if len(self.unsynced) >= SYNC_EVERY or time.monotonic() - self.last_sync > 1.0:
             self.mark_done()
         if self.progress is not None:
@@ -698,14 +733,23 @@ def _fsync_each(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> No
     list(pool.map(fsync_path, [vault / f if f else vault for f in folders]))
 
 
-def _folder(folders: _Folders, target: str) -> tuple[int | None, list[str]]:
-    """(descriptor of ``target``'s folder, folders created for it), made before its write is handed out."""
+def _folder(folders: _Folders, target: str) -> tuple[int | None, int, list[str]]:
+    """(descriptor of ``target``'s folder, its device, folders created for it), made before its write
+    is handed out."""
     folder = target.rpartition("/")[0]
     try:
         fd, made = folders.fd(folder)
     except (ShardpyError, OSError):
-        return None, []  # the write itself reports the problem
-    return fd, made
+        return None, 0, []  # the write itself reports the problem
+    return fd, (folders.device(fd) if fd is not None else 0), made
+
+
+def _do_steps(vault: Path, run_id: str, tasks: list[_Task], resuming: bool) -> list[tuple[str, list[str]]]:
+    """A writer thread's chunk: each step in order (a step's failure is its outcome, not the chunk's)."""
+    return [
+        _do_step(vault, run_id, action, target, pre_sha, new_sha, new, pre, resuming, fd, device)
+        for action, target, pre_sha, new_sha, new, pre, fd, device in tasks
+    ]
 
 
 def _do_step(
@@ -719,8 +763,18 @@ def _do_step(
     pre: bytes | None,
     resuming: bool = False,
     folder_fd: int | None = None,
+    device: int = 0,
 ) -> tuple[str, list[str]]:
     try:
+        if pre_sha is None and folder_fd is not None:
+            # A new note (the common case) is written without reading first: created exclusively,
+            # so whatever appeared at the target since the plan looked is never replaced; only
+            # then is it read and compared below (written already, or changed meanwhile).
+            with contextlib.suppress(FileExistsError):
+                made = atomic_write(
+                    vault, target, new, durable=False, folder_fd=folder_fd, device=device, exclusive=True
+                )
+                return "written", made
         data, problem = _current(vault, target, folder_fd)
         if problem:
             return f"error: {problem}", []

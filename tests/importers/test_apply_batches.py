@@ -157,3 +157,63 @@ def test_many_conflicts_in_one_folder_are_all_backed_up(tmp_path: Path) -> None:
     backups = list((vault / ".shardmind/imports" / str(out.plan.run_id) / "backups").rglob("*.md"))
     assert len(backups) == 24
     assert all("mine" in p.read_text("utf-8") for p in backups)
+
+
+@pytest.mark.parametrize("exclusive_rename", [True, False])
+def test_a_file_that_appears_at_a_new_notes_path_is_never_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exclusive_rename: bool
+) -> None:
+    """New notes are created without a read first; whatever is at the path by then stays (both ways)."""
+    from shardpy import fsutil
+
+    if not exclusive_rename:  # a system or filesystem without renameat2(RENAME_NOREPLACE)
+        monkeypatch.setattr(fsutil, "_renameat2_function", lambda: None)
+    src = _source(tmp_path)
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    now = service.utc_now()  # the same imported_at in both vaults
+    do_import("basic-memory", src, ref, apply=True, now=now)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    real = service.execute
+    planted: dict[str, bytes] = {}
+
+    def meanwhile(journal: apply_mod.Journal, progress: Any = None, **kw: Any) -> Any:
+        rows = journal.conn.execute("SELECT target FROM steps ORDER BY idx LIMIT 3").fetchall()
+        for (target,) in rows:
+            (vault / target).parent.mkdir(parents=True, exist_ok=True)
+            (vault / target).write_bytes(b"the user's own words\n")
+            planted[target] = b"the user's own words\n"
+        return real(journal, progress, **kw)
+
+    monkeypatch.setattr(service, "execute", meanwhile)
+    out = do_import("basic-memory", src, vault, apply=True, now=now)
+    assert out.applied is not None and sorted(out.applied.changed) == sorted(planted)
+    for target, data in planted.items():
+        assert (vault / target).read_bytes() == data
+    assert not [p for p in vault.rglob("*") if p.name.startswith(fsutil.TMP_MARK)]
+    expected = {k: v for k, v in _notes(ref).items() if k not in planted}
+    assert {k: v for k, v in _notes(vault).items() if k not in planted} == expected
+
+
+def test_create_new_never_replaces_a_file_or_a_link(tmp_path: Path) -> None:
+    import os
+
+    from shardpy import fsutil
+
+    (tmp_path / "there.md").write_bytes(b"old")
+    (tmp_path / "link.md").symlink_to(tmp_path / "elsewhere.md")  # dangling: still a name taken
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        dev = os.fstat(fd).st_dev
+        made = fsutil.create_new("new.md", b"new", dir_fd=fd, device=dev)
+        if made is None:
+            pytest.skip("no renameat2(RENAME_NOREPLACE) here")
+        assert made is True and (tmp_path / "new.md").read_bytes() == b"new"
+        assert fsutil.create_new("there.md", b"x", dir_fd=fd, device=dev) is False
+        assert fsutil.create_new("link.md", b"x", dir_fd=fd, device=dev) is False
+    finally:
+        os.close(fd)
+    assert (tmp_path / "there.md").read_bytes() == b"old"
+    assert (tmp_path / "link.md").is_symlink() and not (tmp_path / "elsewhere.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.md", "new.md", "there.md"]
