@@ -1,4 +1,4 @@
-"""The one action vocabulary (shardpy/plan/actions.py).
+"""The one action vocabulary (shardpy/plan/actions.py) and its one table style map.
 
 mypy --strict checks the rest: a word in a subset but not in the vocabulary
 (``_in_vocabulary``), a misspelt group member or style key, and any ``==``
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import get_args
 
+from shardpy.cli.table import ACTION_STYLE, action_cell
 from shardpy.flows.install import PlannedFile
 from shardpy.importers.models import NoteRow, Step
 from shardpy.plan import actions
@@ -49,6 +50,28 @@ def test_every_word_has_one_meaning() -> None:
         assert meaning.strip(), word
 
 
+def test_every_word_has_a_table_style() -> None:
+    assert set(ACTION_STYLE) == set(VOCABULARY)
+
+
+def test_the_update_table_keeps_its_colours() -> None:
+    styled = {w: s for w, s in ACTION_STYLE.items() if s}
+    assert styled == {
+        "add": "green",
+        "update": "cyan",
+        "merge": "cyan",
+        "conflict": "bold red",
+        "delete": "red",
+        "orphan": "yellow",
+        "keep": "magenta",
+        "missing": "yellow",
+        "restore": "green",
+        "links": "blue",
+        "move": "blue",
+        "moved": "blue",
+    }
+
+
 def test_two_words_for_one_concept_never_meet_in_one_command() -> None:
     for word, same in actions.SAME_AS.items():
         assert {word, same} <= set(VOCABULARY)
@@ -86,3 +109,8 @@ def test_every_plan_entry_names_its_action_and_target() -> None:
         ("create", "Imported/n.md"),
         ("identical", "x.md"),
     ]
+
+
+def test_action_cell_colours_by_the_one_map() -> None:
+    assert action_cell(_file_action("conflict")) == "[bold red]conflict[/]"
+    assert action_cell(_file_action("unchanged")) == "unchanged"
