@@ -57,7 +57,7 @@ from shardpy.fsutil import (
     syncfs_all,
 )
 from shardpy.fsutil import sha256_bytes as sha256
-from shardpy.plan.actions import WRITE_KINDS, WriteKind
+from shardpy.plan.actions import WRITE_KINDS, PlannedAction, WriteKind
 from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
 if TYPE_CHECKING:
@@ -94,8 +94,9 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
-class JournalStep(Protocol):
-    """One write of a run, with its provenance (the import's ``Step`` is one)."""
+class JournalStep(PlannedAction, Protocol):
+    """One write of a run: a file action (``action``, ``target``; the plan's vocabulary,
+    ``plan.actions``) with its expected hashes and its provenance (the import's ``Step`` is one)."""
 
     index: int
     action: WriteKind
@@ -110,7 +111,6 @@ class JournalStep(Protocol):
 
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
-ACTIONS = WRITE_KINDS  # what a step may do (an import plan's writes)
 
 
 def new_run_id(now: _dt.datetime) -> str:
@@ -152,7 +152,7 @@ def _step_problems(vault: Path, row: tuple[Any, ...]) -> list[str]:
         rel = jc.vault_path(vault, target, f"{what} target")
         if rel.split("/", 1)[0].lower() in (".shardmind", ".git"):
             problems.append(f"{what} targets the engine's own folder ({rel})")
-        if action not in ACTIONS:
+        if action not in WRITE_KINDS:  # what a step may do (an import plan's writes)
             problems.append(f"{what} has an unknown action")
         jc.digest(pre_sha, f"{what} pre_sha")
         jc.digest(new_sha, f"{what} new_sha", optional=False)

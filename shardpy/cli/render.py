@@ -276,23 +276,9 @@ def git_status(g: GitReport) -> None:
             con.print(f"  [bold red]conflict markers[/] {path} (edit the note to resolve them)")
 
 
-_ACTION_STYLE = {
-    "add": "green",
-    "update": "cyan",
-    "merge": "cyan",
-    "conflict": "bold red",
-    "delete": "red",
-    "orphan": "yellow",
-    "keep": "magenta",
-    "missing": "yellow",
-    "restore": "green",
-    "links": "blue",
-    "move": "blue",
-    "moved": "blue",
-}
-
-
 def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
+    from shardpy.cli import table
+
     plain: list[list[str]] = []
     marked: list[list[str]] = []
     for a in actions:
@@ -311,11 +297,10 @@ def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
             extras.append(f"(from {a.from_path})")
         if a.links_rewritten:
             extras.append(f"({a.links_rewritten} link(s) rewritten)")
-        style = _ACTION_STYLE.get(a.action, "")
         plain.append([a.action, a.path, a.content_class, "".join([details, *(f" {e}" for e in extras)])])
         marked.append(
             [
-                f"[{style}]{a.action}[/]" if style else a.action,
+                table.action_cell(a),
                 a.path,
                 a.content_class,
                 "".join([details, *(f" [dim]{e}[/]" for e in extras)]),

@@ -14,16 +14,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO, Any, Protocol
 
+from shardpy.plan.actions import FileActionKind, PlannedAction
+
 # Above this many rows a table is plain even on a terminal (rich's layout pass
 # costs seconds at 100,000 rows).
 RICH_ROWS_MAX = 2000
 _SLICE = 4096  # rows per write: never one string of the whole table
+
+# The colour of every word of the one action vocabulary (plan/actions.py) in a
+# plan's table on a terminal; "" prints it plain. The install and import tables
+# print their cells as text, never markup (a note's name may hold "[...]"), so
+# their own words (create, replace, identical, collision, error) are plain here.
+ACTION_STYLE: dict[FileActionKind, str] = {
+    "add": "green",
+    "create": "",
+    "restore": "green",
+    "update": "cyan",
+    "replace": "",
+    "merge": "cyan",
+    "conflict": "bold red",
+    "unchanged": "",
+    "identical": "",
+    "keep": "magenta",
+    "missing": "yellow",
+    "volatile": "",
+    "differs": "",
+    "collision": "",
+    "error": "",
+    "delete": "red",
+    "orphan": "yellow",
+    "gone": "",
+    "left": "",
+    "move": "blue",
+    "moved": "blue",
+    "links": "blue",
+}
 
 
 class Printer(Protocol):
     """What prints a rich table (a rich Console, or the CLI's console())."""
 
     def print(self, *objects: Any) -> None: ...
+
+
+def action_cell(entry: PlannedAction) -> str:
+    """The action column's cell of one plan entry, in console markup (its ``ACTION_STYLE``)."""
+    style = ACTION_STYLE[entry.action]
+    return f"[{style}]{entry.action}[/]" if style else entry.action
 
 
 def show(

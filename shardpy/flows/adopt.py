@@ -25,9 +25,17 @@ from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import action_ops, cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
 from shardpy.merge.document import unified_diff
+from shardpy.plan.actions import (
+    ADDED,
+    ADOPT_KEPT,
+    ADOPT_REPLACED,
+    ADOPT_SHARD_MAY_WIN,
+    BOTH_CHANGED,
+    DROPPED,
+)
 from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
 from shardpy.plan.links import rewrite_links
-from shardpy.plan.update import ADDED, BOTH_CHANGED, DROPPED, ActionKind, FileAction, OnConflict
+from shardpy.plan.update import FileAction, OnConflict
 from shardpy.shard.migrations import check_scope, load_file_migrations, rename_map, select_migrations
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
@@ -36,11 +44,6 @@ from shardpy.vault import layout
 from shardpy.vault.files import user_files
 from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State
-
-# Summary groups of adopt's plan (typed: a misspelt kind is a mypy error).
-_REPLACED: frozenset[ActionKind] = frozenset({"differs", "update"})  # when the shard's bytes are written
-_KEPT: frozenset[ActionKind] = frozenset({"differs", "keep", "volatile"})
-_SHARD_MAY_WIN: frozenset[ActionKind] = frozenset({"merge", "conflict", "keep"})  # --use-shard takes theirs
 
 
 @dataclass
@@ -100,9 +103,9 @@ class AdoptResult:
                 out["conflicted"] += 1
             elif a.action == "merge":
                 out["merged"] += 1
-            elif a.outcome.write is not None and a.action in _REPLACED:
+            elif a.outcome.write is not None and a.action in ADOPT_REPLACED:
                 out["replaced"] += 1
-            elif a.action in _KEPT:
+            elif a.action in ADOPT_KEPT:
                 out["kept"] += 1
         out["left_alone"] = self.left_alone
         return out
@@ -281,7 +284,11 @@ def _for_mode(action: FileAction, mode: Mode) -> FileAction:
             choice="apply",
             question=None,
         )
-    if mode == "use-shard" and action.action in _SHARD_MAY_WIN and action.content_class != "user_content":
+    if (
+        mode == "use-shard"
+        and action.action in ADOPT_SHARD_MAY_WIN
+        and action.content_class != "user_content"
+    ):
         theirs = action.outcomes.get("theirs")
         if theirs is not None:
             return replace(action, choice="theirs")

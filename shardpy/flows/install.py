@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from shardpy.apply.destination import install_folder
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
@@ -19,6 +19,7 @@ from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, va
 from shardpy.fsutil import safe_target, sha256_file
 from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
+from shardpy.plan.actions import InstallAction
 from shardpy.plan.records import record_for
 from shardpy.shard.produce import Output, Production
 from shardpy.shard.values import values_are_defaults
@@ -46,18 +47,18 @@ class InstallOptions:
     cwd: Path = field(default_factory=Path.cwd)
 
 
-# What install does with one produced file: write it, move the file already there
-# aside (--backup) and write it, or nothing (the bytes are already there).
-InstallAction = Literal["create", "replace", "identical"]
-
-
 @dataclass
 class PlannedFile:
     path: str
     module: str | None
     rendered: bool
     content_class: str
-    action: InstallAction
+    action: InstallAction  # plan.actions: write it, back up what is there and write, or nothing
+
+    @property
+    def target(self) -> str:
+        """The path, under the name every plan's entry has (``plan.actions.PlannedAction``)."""
+        return self.path
 
 
 @dataclass

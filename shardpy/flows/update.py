@@ -39,10 +39,11 @@ from shardpy.flows.vaultfiles import (
 from shardpy.fsutil import sha256_file
 from shardpy.hooks.lifecycle import run_slots, update_slots
 from shardpy.hooks.runner import HookResult
+from shardpy.plan.actions import ADDED
 from shardpy.plan.decide import EDIT, answer, answer_with_edit, open_questions
 from shardpy.plan.links import rewrite_links
 from shardpy.plan.moves import user_move_actions, user_moves
-from shardpy.plan.update import ADDED, ConflictStyle, FileAction, OnConflict, UpdateInputs, plan_update
+from shardpy.plan.update import ConflictStyle, FileAction, OnConflict, UpdateInputs, plan_update
 from shardpy.shard.migrations import (
     FileMigration,
     check_scope,

@@ -11,10 +11,9 @@ from typing import Any, Literal, Protocol
 from shardpy.importers.links import LinkUse, Resolver
 from shardpy.importers.planjson import json_array, link_dict, note_dict
 from shardpy.importers.walk import Skipped
-from shardpy.plan.actions import IMPORT_ACTIONS, ImportAction, WriteKind
+from shardpy.plan.actions import IMPORT_ACTIONS, IMPORT_FAILED, IMPORTED, ImportAction, WriteKind
 
 OnConflict = Literal["keep", "theirs", "markers"]
-ACTIONS = IMPORT_ACTIONS
 # Bumped when the rendering of notes changes, so earlier imports re-render.
 RENDER_VERSION = "1"
 
@@ -119,6 +118,11 @@ class NoteRow:
     warnings: tuple[str, ...] = ()
     step: int | None = None  # index of the journal step that writes it
 
+    @property
+    def target(self) -> str:
+        """The vault path, under the name every plan's entry has (``plan.actions.PlannedAction``)."""
+        return self.vault_path
+
 
 @dataclass(frozen=True, slots=True)
 class LinkRow:
@@ -179,8 +183,8 @@ class Plan:
     run_id: str | None = None
     steps: int = 0
 
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = dict.fromkeys(ACTIONS, 0)
+    def counts(self) -> dict[ImportAction, int]:
+        out: dict[ImportAction, int] = dict.fromkeys(IMPORT_ACTIONS, 0)
         for row in self.notes:
             out[row.action] = out.get(row.action, 0) + 1
         return out
@@ -188,12 +192,12 @@ class Plan:
     @property
     def failed(self) -> bool:
         c = self.counts()
-        return c["collision"] > 0 or c["error"] > 0
+        return any(c[a] > 0 for a in IMPORT_FAILED)
 
     def summary_line(self) -> str:
         c = self.counts()
-        parts = [f"{c[a]} {a}" for a in ACTIONS]
-        obs = sum(r.observations for r in self.notes if r.action in ("create", "update", "merge"))
+        parts = [f"{c[a]} {a}" for a in IMPORT_ACTIONS]
+        obs = sum(r.observations for r in self.notes if r.action in IMPORTED)
         lc = self.link_counts
         return (
             f"Summary: {len(self.notes)} record(s): " + ", ".join(parts) + f"; {obs} observation(s) added; "
@@ -224,9 +228,7 @@ class Plan:
                 "links": dict(self.link_counts),
                 "links_rewritten": self.rewritten_links,
                 "skipped": len(self.skipped),
-                "observations_added": sum(
-                    r.observations for r in self.notes if r.action in ("create", "update", "merge")
-                ),
+                "observations_added": sum(r.observations for r in self.notes if r.action in IMPORTED),
             },
         }
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from shardpy.fsutil import sha256_bytes
+from shardpy.plan.actions import ActionKind
 from shardpy.plan.records import record_for
 from shardpy.plan.update import (
-    ActionKind,
     DiskView,
     FileAction,
     OnConflict,

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.merge.document import DocumentMerge, merge_document
+from shardpy.plan.actions import ActionKind
 from shardpy.plan.records import record_for
 from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
@@ -27,32 +28,6 @@ from shardpy.vault.state import FileRecord
 
 OnConflict = Literal["keep", "theirs", "markers"]
 ConflictStyle = Literal["merge", "diff3"]
-# What the plan does with one path; checked by mypy wherever an action is
-# compared, so a misspelt kind is an error, not a branch that never runs.
-ActionKind = Literal[
-    "add",  # new in the shard, nothing on disk
-    "restore",  # the user deleted a managed file the shard still has (or adopt brings it back)
-    "update",  # unmodified file, the shard changed it
-    "merge",  # both changed it: a clean three-way merge
-    "conflict",  # both changed the same lines
-    "keep",  # kept as it is on disk
-    "unchanged",
-    "missing",  # a managed file the user deleted stays deleted
-    "volatile",  # the user maintains it
-    "delete",  # unmodified file the shard dropped
-    "orphan",  # the shard dropped it but it was edited: kept as the user's
-    "gone",  # the shard dropped it and it is already absent
-    "differs",  # adopt: the clone's bytes differ from the detected release
-    "move",  # a user file moved with its renamed folder (new path)
-    "moved",  # ... and its old path
-    "left",  # a rename the planner could not follow
-    "links",  # wikilinks rewritten to follow renamed notes
-]
-# Groups of kinds the flows test for, typed so a misspelt member is a mypy
-# error (a tuple of literals in an ``in`` test is not checked member by member).
-ADDED: frozenset[ActionKind] = frozenset({"add", "restore"})  # a file the vault did not have
-DROPPED: frozenset[ActionKind] = frozenset({"delete", "orphan", "gone"})  # the shard stopped producing it
-BOTH_CHANGED: frozenset[ActionKind] = frozenset({"merge", "conflict"})
 
 
 class DiskView(Protocol):
@@ -109,6 +84,11 @@ class FileAction:
     @property
     def outcome(self) -> Outcome:
         return self.outcomes[self.choice]
+
+    @property
+    def target(self) -> str:
+        """The path, under the name every plan's entry has (``plan.actions.PlannedAction``)."""
+        return self.path
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
