@@ -91,7 +91,21 @@ CREATE TABLE IF NOT EXISTS steps (
   outcome TEXT,
   created_dirs TEXT
 );
+CREATE TABLE IF NOT EXISTS progress (
+  idx INTEGER PRIMARY KEY,
+  outcome TEXT NOT NULL,
+  created_dirs TEXT
+);
 """
+# A step is done when it has a ``progress`` row. It is a table of its own because SQLite rewrites a
+# whole row on UPDATE: marking a step done in ``steps`` rewrote every note's bytes a second time.
+# (``steps.done``/``outcome``/``created_dirs`` are where older journals kept it; ``open``
+# carries their progress over, and they are otherwise unused.)
+_CARRY_OVER = (
+    "INSERT OR IGNORE INTO progress SELECT idx, COALESCE(outcome, 'written'), created_dirs FROM steps"
+    " WHERE done=1"
+)
+_NOT_DONE = "NOT EXISTS (SELECT 1 FROM progress p WHERE p.idx = steps.idx)"
 
 
 class JournalStep(PlannedAction, Protocol):
@@ -205,6 +219,9 @@ class Journal:
             rows = conn.execute("PRAGMA quick_check").fetchall()
             if rows != [("ok",)]:
                 raise sqlite3.DatabaseError(str(rows[:3]))
+            conn.executescript(JOURNAL_SCHEMA)  # a journal from before the progress table
+            conn.execute(_CARRY_OVER)
+            conn.commit()
             journal = cls(vault, run_id, conn)
             journal.meta()
             journal.counts()
@@ -223,7 +240,8 @@ class Journal:
             if not isinstance(meta.get(key), str):
                 problems.append(f"its {key} is missing")
         rows = self.conn.execute(
-            "SELECT idx, action, target, pre_sha, new_sha, created_dirs FROM steps ORDER BY idx"
+            "SELECT s.idx, s.action, s.target, s.pre_sha, s.new_sha, p.created_dirs"
+            " FROM steps s LEFT JOIN progress p USING (idx) ORDER BY s.idx"
         )
         for row in rows:
             problems.extend(_step_problems(self.vault, tuple(row)))
@@ -295,6 +313,10 @@ class Journal:
         _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan_json)
         self.set_meta("state", "applying")
 
+    def pending_sources(self) -> list[tuple[str, str]]:
+        """(source path, source hash) of every step not yet done."""
+        return self.conn.execute(f"SELECT source_path, source_hash FROM steps WHERE {_NOT_DONE}").fetchall()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -307,7 +329,9 @@ class Journal:
 
     def counts(self) -> tuple[int, int]:
         self._insert_staged()
-        total, done = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(done), 0) FROM steps").fetchone()
+        total, done = self.conn.execute(
+            "SELECT COUNT(*), COUNT(p.idx) FROM steps s LEFT JOIN progress p USING (idx)"
+        ).fetchone()
         return int(total), int(done)
 
 
@@ -584,7 +608,7 @@ def execute(
     if resuming:
         # a write killed between its temporary file and the rename left the former behind.
         remove_stale_temps(
-            journal.vault, [r[0] for r in conn.execute("SELECT target FROM steps WHERE done=0")]
+            journal.vault, [r[0] for r in conn.execute(f"SELECT target FROM steps WHERE {_NOT_DONE}")]
         )
     from concurrent.futures import ThreadPoolExecutor  # only an apply writes (~5 ms to load)
 
@@ -630,8 +654,8 @@ def _pending_chunks(conn: sqlite3.Connection, size: int) -> Iterator[list[tuple[
     last = -1
     while True:
         rows = conn.execute(
-            "SELECT idx, action, target, pre_sha, new_sha, new, pre FROM steps WHERE done=0 AND idx>?"
-            " ORDER BY idx LIMIT ?",
+            "SELECT idx, action, target, pre_sha, new_sha, new, pre FROM steps"
+            f" WHERE idx>? AND {_NOT_DONE} ORDER BY idx LIMIT ?",
             (last, max(PENDING_CHUNK, size)),
         ).fetchall()
         if not rows:
@@ -703,8 +727,8 @@ class _Run:
             _flush(self.journal.vault, written, self.pool)
         conn = self.journal.conn
         conn.executemany(
-            "UPDATE steps SET done=1, outcome=?, created_dirs=? WHERE idx=?",
-            [(o, json.dumps(d) if d else None, i) for i, _, o, d in self.unsynced],
+            "INSERT OR REPLACE INTO progress (idx, outcome, created_dirs) VALUES (?, ?, ?)",
+            [(i, o, json.dumps(d) if d else None) for i, _, o, d in self.unsynced],
         )
         conn.commit()
         self.unsynced.clear()
@@ -824,7 +848,10 @@ def complete(journal: Journal, now: str, record: Recorder) -> dict[str, Any]:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', 'complete')")
         conn.commit()
     outcomes = dict(
-        conn.execute("SELECT COALESCE(outcome, 'pending'), COUNT(*) FROM steps GROUP BY 1").fetchall()
+        conn.execute(
+            "SELECT COALESCE(p.outcome, 'pending'), COUNT(*) FROM steps s LEFT JOIN progress p USING (idx)"
+            " GROUP BY 1"
+        ).fetchall()
     )
     result = {"run_id": journal.run_id, "state": "complete", "finished_at": now, "outcomes": outcomes}
     _finish(journal, result)
@@ -871,7 +898,8 @@ def abandon(journal: Journal, now: str, into: str = "") -> AbandonResult:
     result = AbandonResult()
     dirs: list[str] = []
     rows = conn.execute(
-        "SELECT idx, target, pre_sha, new_sha, created_dirs, done FROM steps ORDER BY idx DESC"
+        "SELECT s.idx, s.target, s.pre_sha, s.new_sha, p.created_dirs, p.idx IS NOT NULL"
+        " FROM steps s LEFT JOIN progress p USING (idx) ORDER BY s.idx DESC"
     ).fetchall()
     remove_stale_temps(vault, [r[1] for r in rows])
     # Folders of --into that existed before the run are never removed.

@@ -452,8 +452,7 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
         now = {r.source_path: r.source_hash for r in adapter.scan() if isinstance(r, Record)}
     except (ShardpyError, OSError, KeyError):
         return None
-    rows = journal.conn.execute("SELECT source_path, source_hash FROM steps WHERE done=0").fetchall()
-    return sum(1 for sp, h in rows if now.get(sp) != h)
+    return sum(1 for sp, h in journal.pending_sources() if now.get(sp) != h)
 
 
 def abandon_run(vault: Path) -> AbandonOutcome:

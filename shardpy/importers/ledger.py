@@ -174,7 +174,7 @@ def recording(
                 " SELECT ?, ?, source_path, kind, target, casefold(target), source_hash, render_key,"
                 " base_sha, CASE WHEN kind = 'note' THEN COALESCE(base, new) END, new_sha,"
                 " CASE WHEN base IS NOT NULL THEN new END, ?, ?"
-                " FROM steps WHERE outcome IN ('written', 'already')",
+                " FROM steps JOIN progress p USING (idx) WHERE p.outcome IN ('written', 'already')",
                 (fmt, into, run_id, now),
             )
             yield

@@ -217,3 +217,48 @@ def test_create_new_never_replaces_a_file_or_a_link(tmp_path: Path) -> None:
     assert (tmp_path / "there.md").read_bytes() == b"old"
     assert (tmp_path / "link.md").is_symlink() and not (tmp_path / "elsewhere.md").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.md", "new.md", "there.md"]
+
+
+def test_a_journal_from_before_the_progress_table_resumes_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Older journals marked progress in ``steps`` itself; resume carries it over and finishes."""
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    real = service.execute
+
+    def half(journal: apply_mod.Journal, progress: Any = None, **kw: Any) -> Any:
+        monkeypatch.setattr(apply_mod, "SYNC_EVERY", 8)
+        calls = {"n": 0}
+        mark = apply_mod._Run.mark_done
+
+        def dying(self: Any) -> None:
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise RuntimeError("killed")
+            mark(self)
+
+        monkeypatch.setattr(apply_mod._Run, "mark_done", dying)
+        return real(journal, progress, **kw)
+
+    monkeypatch.setattr(service, "execute", half)
+    with pytest.raises(RuntimeError):
+        do_import("basic-memory", src, vault, apply=True)
+    monkeypatch.undo()
+    ((run_id, _),) = incomplete_runs(vault)
+    conn = __import__("sqlite3").connect(vault / ".shardmind/imports" / run_id / apply_mod.JOURNAL_NAME)
+    done = conn.execute("SELECT COUNT(*) FROM progress").fetchone()[0]
+    assert done == 16
+    conn.executescript(
+        "UPDATE steps SET done=1, outcome=(SELECT outcome FROM progress p WHERE p.idx=steps.idx),"
+        " created_dirs=(SELECT created_dirs FROM progress p WHERE p.idx=steps.idx)"
+        " WHERE idx IN (SELECT idx FROM progress); DROP TABLE progress;"
+    )
+    conn.close()
+    out = resume(vault)
+    assert out.applied.changed == [] and out.applied.errors == []
+    assert out.total - out.remaining == done  # the 16 marked in the old way are not done again
+    assert out.applied.written + out.applied.already == out.remaining
+    again = do_import("basic-memory", src, vault).plan.counts()
+    assert again["create"] == again["update"] == again["error"] == 0
