@@ -69,7 +69,7 @@ RESULT_NAME = "result.json"
 STEP_DELAY_ENV = "SHARDPY_TEST_IMPORT_STEP_DELAY"  # test-only: seconds to sleep after each write
 ADD_BATCH = 256  # planned steps inserted into the journal at once
 SYNC_EVERY = 1024  # steps made durable and marked done together (see execute)
-WRITERS = 4  # note-writing threads (see execute)
+WRITERS = 2  # note-writing threads (see execute)
 
 JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -613,7 +613,11 @@ def execute(
     from concurrent.futures import ThreadPoolExecutor  # only an apply writes (~5 ms to load)
 
     run = _Run(
-        journal, progress, resuming, ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write")
+        journal,
+        progress,
+        resuming,
+        ThreadPoolExecutor(WRITERS, thread_name_prefix="shardpy-import-write"),
+        ThreadPoolExecutor(1, thread_name_prefix="shardpy-import-flush"),
     )
     # A test's per-step delay needs per-step progress; otherwise a writer takes a chunk at a time
     # (one future per chunk, not per note: the per-note hand-over cost more than the write), never
@@ -628,20 +632,23 @@ def execute(
             run.finish_one()
         if run.unsynced:
             run.mark_done()
+        run.record_flushed()
     except BaseException:
         for _, fut in run.window:
             fut.cancel()
         raise
     finally:
-        # Writes already running finish before the caller rolls back or exits.
+        # Writes and a flush already running finish before the caller rolls back or exits; a
+        # batch whose flush was not seen to finish is not recorded (resume re-checks it).
         run.pool.shutdown(wait=True, cancel_futures=True)
+        run.flusher.shutdown(wait=True, cancel_futures=True)
         run.folders.close()
         conn.commit()
     return run.result
 
 
 PENDING_CHUNK = 256  # steps read from the journal at once
-WRITE_CHUNK = 64  # steps one writer thread takes at a time
+WRITE_CHUNK = 256  # steps one writer thread takes at a time
 
 
 def _pending_chunks(conn: sqlite3.Connection, size: int) -> Iterator[list[tuple[Any, ...]]]:
@@ -678,11 +685,15 @@ class _Run:
         progress: Callable[[int, int], None] | None,
         resuming: bool,
         pool: ThreadPoolExecutor,
+        flusher: ThreadPoolExecutor,
     ) -> None:
         self.journal = journal
         self.progress = progress
         self.resuming = resuming
         self.pool = pool
+        self.flusher = flusher
+        # The batch being made durable by the flusher thread while the writers go on, and its steps.
+        self.flushing: tuple[Future[None] | None, list[tuple[int, str, str, list[str]]]] | None = None
         self.folders = _Folders(journal.vault)
         self.delay = float(os.environ.get(STEP_DELAY_ENV, "0") or 0)
         self.total, self.done = journal.counts()
@@ -721,18 +732,33 @@ class _Run:
             self.progress(self.done + self.finished, self.total)
 
     def mark_done(self) -> None:
-        """Make the finished writes durable, then record them as done (never the other way round)."""
-        written = [t for _, t, outcome, _ in self.unsynced if outcome == "written"]
-        if written:
-            _flush(self.journal.vault, written, self.pool)
+        """Make the finished writes durable, then record them as done (never the other way round).
+
+        The flush (a syncfs, ~10 ms per batch) runs in the flusher thread while the writers go
+        on with the next batch; the batch is recorded by the next call (or ``record_flushed``)
+        once its flush has returned.
+        """
+        batch, self.unsynced = self.unsynced, []
+        written = [t for _, t, outcome, _ in batch if outcome == "written"]
+        fut = self.flusher.submit(_flush, self.journal.vault, written, self.pool) if written else None
+        self.record_flushed()
+        self.flushing = (fut, batch)
+        self.last_sync = time.monotonic()
+
+    def record_flushed(self) -> None:
+        """Wait for the batch being flushed, then mark its steps done in the journal."""
+        if self.flushing is None:
+            return
+        fut, batch = self.flushing
+        self.flushing = None
+        if fut is not None:
+            fut.result()
         conn = self.journal.conn
         conn.executemany(
             "INSERT OR REPLACE INTO progress (idx, outcome, created_dirs) VALUES (?, ?, ?)",
-            [(i, o, json.dumps(d) if d else None) for i, _, o, d in self.unsynced],
+            [(i, o, json.dumps(d) if d else None) for i, _, o, d in batch],
         )
         conn.commit()
-        self.unsynced.clear()
-        self.last_sync = time.monotonic()
 
 
 def _flush(vault: Path, written: list[str], pool: ThreadPoolExecutor) -> None:
