@@ -23,7 +23,12 @@ notes/s, apply's time over the floor's (``apply_over_floor``), and, since
 --apply also plans (the dry run's work), its writing part: apply's time minus
 the dry run's, over the floor's (``write_over_floor``).
 
-    python bench/import_bench.py [SIZE ...]      (default: 20000 100000)
+    python bench/import_bench.py [SIZE ...] [--compare DIR]      (default: 20000 100000)
+
+Each size runs IMPORT_BENCH_ROUNDS (default 3) rounds of dry run, --apply into
+an empty vault and floor, each after a sync; each figure is the fastest of its
+rounds. --compare DIR (another checkout, e.g. ``git archive REV | tar -x -C DIR``)
+runs the same dry run and --apply in the same rounds.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from childenv import child_env, reference_loop_ms  # noqa: E402
+from childenv import checkout_env, child_env, reference_loop_ms  # noqa: E402
 
 from tests.importers.fixtures import generated_note  # noqa: E402
 
@@ -111,7 +116,7 @@ class Sampler(threading.Thread):
             self.stop.wait(0.5)
 
 
-def run(args: list[str]) -> tuple[float, int, int]:
+def run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(wall seconds of the child, its peak RSS MB, peak total PSS MB of its process tree)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -119,7 +124,7 @@ def run(args: list[str]) -> tuple[float, int, int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env(PYTHONPATH=str(ROOT)),
+        env=env if env is not None else child_env(PYTHONPATH=str(ROOT)),
     )
     sampler = Sampler(proc.pid)
     sampler.start()
@@ -172,7 +177,7 @@ def floor(vault: Path, dest: Path) -> float:
     return float(done.stdout.split()[0])
 
 
-def bench(count: int, work: Path) -> dict[str, Any]:
+def bench(count: int, work: Path, compare: Path | None = None) -> dict[str, Any]:
     src = work / f"src-{count}"
     vault = work / f"vault-{count}"
     t = time.perf_counter()
@@ -186,18 +191,17 @@ def bench(count: int, work: Path) -> dict[str, Any]:
     # sync (the disk here stalls now and then while it writes back an earlier run's ~80 MB): each
     # figure is the fastest of its rounds, and every round's figure is printed beside it.
     times: dict[str, list[float]] = {"dry_run": [], "apply": [], "floor": []}
+    variants: list[tuple[str, dict[str, str] | None]] = [("", None)]
+    if compare is not None:  # the other checkout runs in the same rounds, right after this one
+        variants.append(("compare_", checkout_env(child_env(), compare)))
+        times |= {"compare_dry_run": [], "compare_apply": []}
     for r in range(ROUNDS):
-        target = vault if r == 0 else work / f"vault-{count}-{r}"
-        target.mkdir()
-        base = ["import", "--from", "basic-memory", str(src), str(target)]
-        for label, args in (("dry_run", base), ("apply", [*base, "--apply"])):
-            os.sync()
-            wall, rss, pss = run(args)
-            times[label].append(wall)
-            out[f"{label}_peak_rss_mb"] = max(rss, int(out.get(f"{label}_peak_rss_mb", 0)))
-            out[f"{label}_peak_pss_total_mb"] = max(pss, int(out.get(f"{label}_peak_pss_total_mb", 0)))
-        written = sum(1 for _ in (target / "memories").rglob("*.md"))
-        assert written == count, (written, count)
+        for prefix, env in variants:
+            target = vault if r == 0 and not prefix else work / f"{prefix}vault-{count}-{r}"
+            target.mkdir()
+            _round(times, out, prefix, env, ["import", "--from", "basic-memory", str(src), str(target)])
+            written = sum(1 for _ in (target / "memories").rglob("*.md"))
+            assert written == count, (written, count)
         os.sync()
         times["floor"].append(floor(vault, work / f"floor-{count}-{r}"))
     os.sync()
@@ -210,22 +214,49 @@ def bench(count: int, work: Path) -> dict[str, Any]:
         out[f"{label}_notes_per_s"] = round(count / best)
         out[f"{label}_all_s"] = [round(v, 2) for v in values]
     ref = float(out["floor_s"])
-    out["apply_vs_floor"] = round(ref / float(out["apply_s"]), 2)
-    out["apply_over_floor"] = round(float(out["apply_s"]) / ref, 2)
-    out["write_over_floor"] = round((float(out["apply_s"]) - float(out["dry_run_s"])) / ref, 2)
+    for prefix, _ in variants:
+        out[f"{prefix}apply_vs_floor"] = round(ref / float(out[f"{prefix}apply_s"]), 2)
+        out[f"{prefix}apply_over_floor"] = round(float(out[f"{prefix}apply_s"]) / ref, 2)
+        out[f"{prefix}write_over_floor"] = round(
+            (float(out[f"{prefix}apply_s"]) - float(out[f"{prefix}dry_run_s"])) / ref, 2
+        )
     return out
+
+
+def _round(
+    times: dict[str, list[float]],
+    out: dict[str, Any],
+    prefix: str,
+    env: dict[str, str] | None,
+    base: list[str],
+) -> None:
+    """One dry run and one --apply (into an empty vault) of one code variant, each after a sync."""
+    for label, args in (("dry_run", base), ("apply", [*base, "--apply"])):
+        os.sync()
+        wall, rss, pss = run(args, env)
+        label = prefix + label
+        times[label].append(wall)
+        out[f"{label}_peak_rss_mb"] = max(rss, int(out.get(f"{label}_peak_rss_mb", 0)))
+        out[f"{label}_peak_pss_total_mb"] = max(pss, int(out.get(f"{label}_peak_pss_total_mb", 0)))
 
 
 ROUNDS = int(os.environ.get("IMPORT_BENCH_ROUNDS", "3"))
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 100_000]
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("sizes", nargs="*", type=int, default=[20_000, 100_000])
+    parser.add_argument("--compare", type=Path, help="another checkout to time in the same rounds")
+    args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="shardpy-import-bench-"))
     results = []
     try:
-        for n in sizes:
-            result = bench(n, work)
+        for n in args.sizes:
+            result = bench(n, work, args.compare)
             results.append(result)
             print(json.dumps(result), flush=True)
     finally:
@@ -233,20 +264,26 @@ def main() -> None:
     print()
     print(f"load {os.getloadavg()[0]:.2f}; reference loop {reference_loop_ms():.0f} ms (bench/childenv.py)")
     head = ("notes", "run", "seconds", "notes/s", "peak RSS MB", "peak PSS total MB", "every round (s)")
-    print(f"{head[0]:>7}  {head[1]:<8} {head[2]:>8} {head[3]:>8} {head[4]:>12} {head[5]:>18}  {head[6]}")
+    print(f"{head[0]:>7}  {head[1]:<16} {head[2]:>8} {head[3]:>8} {head[4]:>12} {head[5]:>18}  {head[6]}")
     for r in results:
-        for label in ("dry_run", "apply", "rerun"):
+        labels = [k[: -len("_all_s")] for k in r if k.endswith("_all_s") and not k.startswith("floor")]
+        for label in labels:
             print(
-                f"{r['notes']:>7}  {label:<8} {r[f'{label}_s']:>8} {r[f'{label}_notes_per_s']:>8}"
-                f" {r[f'{label}_peak_rss_mb']:>12} {r[f'{label}_peak_pss_total_mb']:>18}"
+                f"{r['notes']:>7}  {label:<16} {r[f'{label}_s']:>8} {r[f'{label}_notes_per_s']:>8}"
+                f" {r.get(f'{label}_peak_rss_mb', ''):>12} {r.get(f'{label}_peak_pss_total_mb', ''):>18}"
                 f"  {' '.join(str(v) for v in r[f'{label}_all_s'])}"
             )
         print(
-            f"{r['notes']:>7}  {'floor':<8} {r['floor_s']:>8} {r['floor_notes_per_s']:>8}"
-            f"   (apply takes {r['apply_over_floor']}x the floor's time, its writing part"
-            f" {r['write_over_floor']}x; target <= 1.5; floor rounds"
-            f" {' '.join(str(v) for v in r['floor_all_s'])})"
+            f"{r['notes']:>7}  {'floor':<16} {r['floor_s']:>8} {r['floor_notes_per_s']:>8}"
+            f"  every round {' '.join(str(v) for v in r['floor_all_s'])}"
         )
+        for prefix in ("", "compare_"):
+            if f"{prefix}apply_over_floor" in r:
+                print(
+                    f"  {prefix.rstrip('_') or 'this checkout'}: apply takes {r[f'{prefix}apply_over_floor']}x"
+                    f" the floor's time, its writing part (apply - dry run) {r[f'{prefix}write_over_floor']}x"
+                    " (goal <= 1.5)"
+                )
 
 
 if __name__ == "__main__":
