@@ -279,8 +279,9 @@ def main() -> None:
         )
         for prefix in ("", "compare_"):
             if f"{prefix}apply_over_floor" in r:
+                name = prefix.rstrip("_") or "this checkout"
                 print(
-                    f"  {prefix.rstrip('_') or 'this checkout'}: apply takes {r[f'{prefix}apply_over_floor']}x"
+                    f"  {name}: apply takes {r[f'{prefix}apply_over_floor']}x"
                     f" the floor's time, its writing part (apply - dry run) {r[f'{prefix}write_over_floor']}x"
                     " (goal <= 1.5)"
                 )
