@@ -68,6 +68,47 @@ def _no_pydantic_plugin_scan() -> None:
     if shardpy.PYDANTIC_PLUGINS_VAR not in os.environ:
         os.environ[shardpy.PYDANTIC_PLUGINS_VAR] = "__all__"
         shardpy.pydantic_plugins_turned_off = True
+    if os.environ[shardpy.PYDANTIC_PLUGINS_VAR] in _ALL_PLUGINS_OFF:
+        _light_plugin_loader(shardpy.PYDANTIC_PLUGINS_VAR)
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+_ALL_PLUGINS_OFF = ("__all__", "1", "true")  # the values for which pydantic's get_plugins() returns ()
+
+
+def _light_plugin_loader(variable: str) -> None:
+    """Stand in for pydantic's plugin loader while every plugin is turned off.
+
+    pydantic asks its loader for plugins when it builds the first model; the
+    loader imports importlib.metadata (and with it email, ~15 ms) at its top,
+    then sees the variable and returns none. The stand-in returns none too
+    while the variable says so, and imports the real loader for anything else.
+    """
+    if _PLUGIN_LOADER in sys.modules:
+        return
+    import types
+
+    module = types.ModuleType(_PLUGIN_LOADER, "pydantic's plugin loader, imported when needed (shardpy)")
+
+    def real() -> Any:
+        import importlib
+
+        if sys.modules.get(_PLUGIN_LOADER) is module:
+            del sys.modules[_PLUGIN_LOADER]
+        return importlib.import_module(_PLUGIN_LOADER)
+
+    def get_plugins() -> Any:
+        if os.environ.get(variable) in _ALL_PLUGINS_OFF:
+            return ()
+        return real().get_plugins()
+
+    def attribute(name: str) -> Any:
+        if name.startswith("__"):  # the import system asking (__path__, __file__): not the loader's
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    module.__dict__.update(get_plugins=get_plugins, __getattr__=attribute)
+    sys.modules[_PLUGIN_LOADER] = module
 
 
 def main() -> None:
