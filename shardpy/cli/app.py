@@ -5,10 +5,11 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
-    from shardpy.cli.import_cmd import ImportArgs
+    from collections.abc import Callable
 
 _STATUS_FLAGS = frozenset({"--verbose", "-v", "--json"})
 
@@ -26,14 +27,15 @@ def _plain_status(argv: list[str]) -> bool:
     return not argv or (argv[0] == "status" and set(argv[1:]) <= _STATUS_FLAGS)
 
 
-def _run_plain_import(args: ImportArgs) -> int:
-    """``run_command`` as Typer's standalone mode runs a command (Ctrl-C, a closed pipe)."""
-    from shardpy.cli.import_cmd import run_command
-
+def _run_plain(command: Callable[[], int]) -> int:
+    """A plain command as Typer's standalone mode runs one (Ctrl-C, end of input, a closed pipe)."""
     try:
-        return run_command(args)
+        return command()
     except KeyboardInterrupt:
         return 130
+    except EOFError:
+        sys.stderr.write("\nAborted.\n")
+        return 1
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
@@ -66,12 +68,54 @@ def _no_pydantic_plugin_scan() -> None:
     if shardpy.PYDANTIC_PLUGINS_VAR not in os.environ:
         os.environ[shardpy.PYDANTIC_PLUGINS_VAR] = "__all__"
         shardpy.pydantic_plugins_turned_off = True
+    if os.environ[shardpy.PYDANTIC_PLUGINS_VAR] in _ALL_PLUGINS_OFF:
+        _light_plugin_loader(shardpy.PYDANTIC_PLUGINS_VAR)
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+_ALL_PLUGINS_OFF = ("__all__", "1", "true")  # the values for which pydantic's get_plugins() returns ()
+
+
+def _light_plugin_loader(variable: str) -> None:
+    """Stand in for pydantic's plugin loader while every plugin is turned off.
+
+    pydantic asks its loader for plugins when it builds the first model; the
+    loader imports importlib.metadata (and with it email, ~15 ms) at its top,
+    then sees the variable and returns none. The stand-in returns none too
+    while the variable says so, and imports the real loader for anything else.
+    """
+    if _PLUGIN_LOADER in sys.modules:
+        return
+    import types
+
+    module = types.ModuleType(_PLUGIN_LOADER, "pydantic's plugin loader, imported when needed (shardpy)")
+
+    def real() -> Any:
+        import importlib
+
+        if sys.modules.get(_PLUGIN_LOADER) is module:
+            del sys.modules[_PLUGIN_LOADER]
+        return importlib.import_module(_PLUGIN_LOADER)
+
+    def get_plugins() -> Any:
+        if os.environ.get(variable) in _ALL_PLUGINS_OFF:
+            return ()
+        return real().get_plugins()
+
+    def attribute(name: str) -> Any:
+        if name.startswith("__"):  # the import system asking (__path__, __file__): not the loader's
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    module.__dict__.update(get_plugins=get_plugins, __getattr__=attribute)
+    sys.modules[_PLUGIN_LOADER] = module
 
 
 def main() -> None:
     # Typer costs ~130 ms before a command runs (its import, then a pydantic
-    # adapter per parameter), so `--version`, plain status and plain imports
-    # (import_cmd.plain_args), plain index and search (search_cmd) bypass it.
+    # adapter per parameter), so `--version`, plain status, install and update
+    # (install_update), plain imports (import_cmd.plain_args), plain index and
+    # search (search_cmd) bypass it.
     argv = sys.argv[1:]
     if argv == ["--version"]:
         from shardpy import __version__
@@ -104,11 +148,13 @@ def _plain_command(argv: list[str]) -> None:
 
         sys.exit(merge_file(argv[1:]))
     elif verb == "import":
-        from shardpy.cli.import_cmd import plain_args
+        from shardpy.cli.import_cmd import plain_args, run_command
 
         args = plain_args(argv[1:])
         if args is not None:
-            sys.exit(_run_plain_import(args))
+            sys.exit(_run_plain(lambda: run_command(args)))
+    elif verb in ("install", "update"):
+        _plain_install_or_update(argv)
     elif verb == "serve":
         plain = _plain_serve(argv[1:])
         if plain is not None:
@@ -121,6 +167,25 @@ def _plain_command(argv: list[str]) -> None:
                     lambda: run_serve(vault, project=project, print_config=print_config, client=client)
                 )
             )
+
+
+def _plain_install_or_update(argv: list[str]) -> None:
+    """`install` / `update` with plain arguments: run without Typer, then exit."""
+    from shardpy.cli import install_update as cmd
+    from shardpy.cli.output import exit_code_of
+
+    body: Callable[[], int | None]
+    if argv[0] == "install":
+        install_args = cmd.plain_install_args(argv[1:])
+        if install_args is None:
+            return
+        body, as_json = partial(cmd.run_install, install_args), install_args.as_json
+    else:
+        update_args = cmd.plain_update_args(argv[1:])
+        if update_args is None:
+            return
+        body, as_json = partial(cmd.run_update, update_args), update_args.as_json
+    sys.exit(_run_plain(lambda: exit_code_of(body, as_json=as_json)))
 
 
 def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str] | None:

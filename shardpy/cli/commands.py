@@ -3,14 +3,13 @@ options, calling a flow and printing its result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from shardpy import __version__
-from shardpy.cli import git_cmd, import_options
+from shardpy.cli import git_cmd, import_options, install_update
 from shardpy.cli.output import guarded, print_json
 
 HELP_NAMES = ["-h", "--help"]
@@ -40,31 +39,12 @@ def root(
         status(verbose=False, as_json=False)
 
 
-def _ui(*, non_interactive: bool = False) -> Any:
-    import sys
+# Shared with adopt; install's and update's bodies live in install_update (no Typer there).
+_ui = install_update.ui
+_download_progress = install_update.download_progress
+_split_positionals = install_update.split_positionals
+CONFLICTS_LEFT = install_update.CONFLICTS_LEFT
 
-    from shardpy.ui import Headless
-
-    if non_interactive or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return Headless()
-    from shardpy.cli.prompts import TerminalUI
-
-    return TerminalUI()
-
-
-def _split_positionals(first: str | None, second: str | None) -> tuple[str | None, Path]:
-    """`install [SOURCE] [DEST]`: one argument is a SOURCE when it clearly names
-    one, otherwise it is the DEST of the bundled shard."""
-    if second is not None:
-        return first, Path(second)
-    if first is None:
-        return None, Path.cwd()
-    from shardpy.cli.args import looks_like_source
-
-    return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
-
-
-CONFLICTS_LEFT = 3  # update finished and left conflicts for the user (README "Exit codes")
 
 # Flags several commands share, declared once so their spelling and help stay the same.
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
@@ -113,41 +93,23 @@ def install(
     ] = False,
 ) -> None:
     """Install a shard into a vault folder."""
-
-    def run() -> None:
-        from shardpy.cli import render
-        from shardpy.flows.install import InstallOptions
-        from shardpy.flows.install import install as do_install
-
-        src, target = _split_positionals(source, dest)
-        opts = InstallOptions(
-            dest=target,
-            source=src,
-            defaults=defaults,
-            values_file=values,
-            data=list(data or []),
-            yes=yes,
-            exclude=list(exclude_module or []),
-            dry_run=dry_run,
-            trust=trust,
-            no_hooks=no_hooks,
-            backup=backup,
-            include_prerelease=include_prerelease,
-        )
-        ui = _ui(non_interactive=as_json or defaults)
-        result = do_install(opts, ui, progress=_download_progress())
-        if as_json:
-            print_json(result.to_json())
-        else:
-            render.install_result(result, verbose=verbose)
-
-    guarded(run, as_json=as_json)
-
-
-def _download_progress() -> Callable[[str, int, int | None], None] | None:
-    from shardpy.cli.progress import download_progress
-
-    return download_progress()
+    args = install_update.InstallArgs(
+        source=source,
+        dest=dest,
+        defaults=defaults,
+        values=values,
+        data=list(data or []),
+        yes=yes,
+        exclude_module=list(exclude_module or []),
+        dry_run=dry_run,
+        as_json=as_json,
+        trust=trust,
+        no_hooks=no_hooks,
+        backup=backup,
+        include_prerelease=include_prerelease,
+        verbose=verbose,
+    )
+    guarded(lambda: install_update.run_install(args), as_json=as_json)
 
 
 @app.command()
@@ -197,40 +159,23 @@ def update(
     trust: TrustFlag = False,
 ) -> None:
     """Upgrade the vault to a newer shard release with a three-way merge."""
-
-    def run() -> None:
-        from shardpy.cli import render
-        from shardpy.errors import UsageError
-        from shardpy.flows.update import UpdateOptions
-        from shardpy.flows.update import update as do_update
-
-        if on_conflict not in (None, "keep", "theirs", "markers"):
-            raise UsageError(f"--on-conflict must be keep, theirs or markers (got {on_conflict})")
-        if conflict_style not in ("merge", "diff3"):
-            raise UsageError(f"--conflict-style must be merge or diff3 (got {conflict_style})")
-        opts = UpdateOptions(
-            release=release,
-            include_prerelease=include_prerelease,
-            yes=yes,
-            on_conflict=on_conflict,  # type: ignore[arg-type]
-            style=conflict_style,  # type: ignore[arg-type]
-            add_modules=list(add_module or []),
-            remove_modules=list(remove_module or []),
-            restore_missing=restore_missing,
-            data=list(data or []),
-            dry_run=dry_run,
-            no_hooks=no_hooks,
-            trust=trust,
-        )
-        result = do_update(opts, _ui(non_interactive=as_json or yes), progress=_download_progress())
-        if as_json:
-            print_json(result.to_json())
-        else:
-            render.update_result(result, verbose=verbose)
-        if result.conflicts_left():
-            raise typer.Exit(CONFLICTS_LEFT)  # done, but not silently: scripts see the conflicts
-
-    guarded(run, as_json=as_json)
+    args = install_update.UpdateArgs(
+        release=release,
+        include_prerelease=include_prerelease,
+        yes=yes,
+        on_conflict=on_conflict,
+        conflict_style=conflict_style,
+        add_module=list(add_module or []),
+        remove_module=list(remove_module or []),
+        restore_missing=restore_missing,
+        data=list(data or []),
+        dry_run=dry_run,
+        as_json=as_json,
+        verbose=verbose,
+        no_hooks=no_hooks,
+        trust=trust,
+    )
+    guarded(lambda: install_update.run_update(args), as_json=as_json)
 
 
 @app.command()

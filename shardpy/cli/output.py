@@ -194,7 +194,7 @@ def usage_error_json(message: str) -> None:
     print_json({"error": UsageError(message, "Read `shardpy COMMAND --help`.").to_dict()})
 
 
-def guarded(fn: Callable[[], None], *, as_json: bool = False) -> None:
+def guarded(fn: Callable[[], int | None], *, as_json: bool = False) -> None:
     """:func:`exit_code_of` for a Typer command (a non-zero code exits)."""
     code = exit_code_of(fn, as_json=as_json)
     if code:

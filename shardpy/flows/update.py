@@ -269,10 +269,19 @@ def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, di
     """Per value key, what changed since the last render (old → new)."""
     if _same_value(before, after):
         return {}  # the usual update: no value changed, and deepdiff (~150 ms to import) is not needed
-    from deepdiff import DeepDiff
+    # DeepDiff compares a mapping key by key: a key added or removed changed, a key whose
+    # values are surely the same did not, and only the rest need deepdiff (an update that
+    # just adds a value does not import it).
+    changed: set[Any] = set(before.keys() ^ after.keys())
+    unsure = [k for k in before if k in after and not _same_value(before[k], after[k])]
+    if unsure:
+        from deepdiff import DeepDiff
 
-    diff = DeepDiff(before, after, ignore_numeric_type_changes=True)
-    return {str(key): _change(before, after, key) for key in sorted(diff.affected_root_keys, key=str)}
+        diff = DeepDiff(
+            {k: before[k] for k in unsure}, {k: after[k] for k in unsure}, ignore_numeric_type_changes=True
+        )
+        changed.update(diff.affected_root_keys)
+    return {str(key): _change(before, after, key) for key in sorted(changed, key=str)}
 
 
 def _change(before: dict[str, Any], after: dict[str, Any], key: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ left behind when a hook changed a file after rendering.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,8 +45,13 @@ class FileRecord:
         )
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
+        # Every field is a str, a bool or None: read directly, not through asdict's deep copy
+        # (a state write turns every record of the vault into JSON).
+        out = {name: getattr(self, name) for name in _RECORD_FIELDS}
         return {k: v for k, v in out.items() if v is not None and not (k == "volatile" and v is False)}
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(FileRecord))
 
 
 @dataclass

@@ -226,3 +226,31 @@ def test_verbose_lists_violations_in_path_order_with_a_count_of_the_rest(vault: 
     assert lines[at + 1 : at + 12] == [f"    people/{n}.md: title" for n in names[:10]] + [
         "    … and 15 more (`shardpy status --verbose --json` lists all)"
     ]
+
+
+def test_tool_versions_are_read_beside_the_work(tmp_path: Path) -> None:
+    import os
+    import sys
+    import time
+
+    from shardpy.flows.status import _tool_versions
+
+    argvs = {
+        "py": [sys.executable, "-c", "print(' v1.2 ')"],
+        "none": [str(tmp_path / "no-such-tool"), "--version"],
+        "silent": [sys.executable, "-c", "pass"],
+    }
+    with _tool_versions(argvs) as tools:
+        assert tools() == {"py": "v1.2", "none": "not found", "silent": "unknown"}
+    pid_file = tmp_path / "pid"
+    hang = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
+    ]
+    with _tool_versions({"hang": hang}):
+        while not pid_file.exists() or not pid_file.read_text():
+            time.sleep(0.01)
+    # Never read (the work failed, say): the tool does not outlive the command.
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
