@@ -366,7 +366,7 @@ def create_new(name: str, data: bytes, *, dir_fd: int, device: int) -> bool | No
             os.close(fd)
         if func(dir_fd, os.fsencode(tmp), dir_fd, os.fsencode(name), RENAME_NOREPLACE) == 0:
             return True
-        err = ctypes_errno()
+        err = _ctypes_errno()
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
@@ -381,7 +381,8 @@ def create_new(name: str, data: bytes, *, dir_fd: int, device: int) -> bool | No
     raise OSError(err, os.strerror(err), name)
 
 
-def ctypes_errno() -> int:
+def _ctypes_errno() -> int:
+    """errno of the last ctypes call on this thread (``use_errno=True`` keeps it per thread)."""
     import ctypes
 
     return ctypes.get_errno()
