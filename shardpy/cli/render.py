@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardpy.cli.output import console
-from shardpy.gitsync.report import SETUP_HINT
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
@@ -260,6 +259,8 @@ def git_setup_result(plan: SetupPlan) -> None:
 
 def git_status(g: GitReport) -> None:
     """The git vault's lines of `status` (shardpy.gitsync.report)."""
+    from shardpy.gitsync.report import SETUP_HINT  # only status needs it (install and update load less)
+
     con = console()
     if g.installed:
         con.print("git: merge driver installed")
