@@ -86,10 +86,7 @@ CREATE TABLE IF NOT EXISTS steps (
   base_sha TEXT NOT NULL,
   new BLOB NOT NULL,
   pre BLOB,
-  base BLOB,
-  done INTEGER NOT NULL DEFAULT 0,
-  outcome TEXT,
-  created_dirs TEXT
+  base BLOB
 );
 CREATE TABLE IF NOT EXISTS progress (
   idx INTEGER PRIMARY KEY,
@@ -100,8 +97,8 @@ CREATE TABLE IF NOT EXISTS progress (
 # A step is done when it has a ``progress`` row. It is a table of its own because SQLite re-encodes
 # a whole row on UPDATE: marking 20,000 steps done in ``steps`` copied every note's bytes again in
 # memory (~0.2 s); a row of its own is a small insert.
-# (``steps.done``/``outcome``/``created_dirs`` are where older journals kept it; ``open``
-# carries their progress over, and they are otherwise unused.)
+# Older journals kept it in columns ``steps.done``/``outcome``/``created_dirs``; ``open`` carries
+# their progress over into the table.
 _CARRY_OVER = (
     "INSERT OR IGNORE INTO progress SELECT idx, COALESCE(outcome, 'written'), created_dirs FROM steps"
     " WHERE done=1"

@@ -250,8 +250,10 @@ def test_a_journal_from_before_the_progress_table_resumes_where_it_stopped(
     conn = __import__("sqlite3").connect(vault / ".shardmind/imports" / run_id / apply_mod.JOURNAL_NAME)
     done = conn.execute("SELECT COUNT(*) FROM progress").fetchone()[0]
     assert done > 0  # some batches were recorded before the kill
-    conn.executescript(
-        "UPDATE steps SET done=1, outcome=(SELECT outcome FROM progress p WHERE p.idx=steps.idx),"
+    conn.executescript(  # the journal as shardpy before the progress table wrote it
+        "ALTER TABLE steps ADD COLUMN done INTEGER NOT NULL DEFAULT 0;"
+        " ALTER TABLE steps ADD COLUMN outcome TEXT; ALTER TABLE steps ADD COLUMN created_dirs TEXT;"
+        " UPDATE steps SET done=1, outcome=(SELECT outcome FROM progress p WHERE p.idx=steps.idx),"
         " created_dirs=(SELECT created_dirs FROM progress p WHERE p.idx=steps.idx)"
         " WHERE idx IN (SELECT idx FROM progress); DROP TABLE progress;"
     )
