@@ -23,6 +23,7 @@ ALLOWED: dict[str, str] = {
     "sources/cache.py": "the download cache (user cache folder)",
     "sources/http.py": "downloads into the download cache",
     "sources/fetch.py": "fetched archives in the download cache",
+    "sources/prefetch.py": "the early-fetch child points its stdin/stdout/stderr at /dev/null",
     "sources/archive.py": "extraction into a scratch folder outside the vault",
     "sources/model.py": "removing a fetched scratch tree",
     "sources/git.py": "the scratch clone of a git source",

@@ -30,7 +30,7 @@ def setup_command(
 
     def run() -> None:
         from shardpy.cli.render import git_setup_result
-        from shardpy.flows.update import find_vault
+        from shardpy.flows.updatesource import find_vault
         from shardpy.gitsync.setup import setup
 
         root = find_vault(vault if vault is not None else Path.cwd())

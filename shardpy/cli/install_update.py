@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shardpy.sources import SourceSpec
 
 CONFLICTS_LEFT = 3  # update finished and left conflicts for the user (README "Exit codes")
 
@@ -171,14 +175,34 @@ def split_positionals(first: str | None, second: str | None) -> tuple[str | None
     return (first, Path.cwd()) if looks_like_source(first, cwd=Path.cwd()) else (None, Path(first))
 
 
+def _prefetch(spec_of: Callable[[], SourceSpec | None], *, include_prerelease: bool) -> None:
+    """Start fetching the source in a child while this process imports the engine
+    (sources/prefetch.py). An error here is the command's own to report, with the
+    same functions, once it runs: nothing is started then."""
+    from shardpy.errors import ShardpyError
+    from shardpy.sources import prefetch
+
+    try:
+        spec = spec_of()
+    except (ShardpyError, OSError, ValueError):
+        return
+    if spec is not None:
+        prefetch.start(spec, include_prerelease=include_prerelease)
+
+
 def run_install(args: InstallArgs) -> None:
     """Install a shard into a vault folder and print the result."""
+    src, target = split_positionals(args.source, args.dest)
+    if src is not None:  # None: the bundled shard, on disk
+        from shardpy.sources import parse_source
+
+        _prefetch(lambda: parse_source(src, cwd=Path.cwd()), include_prerelease=args.include_prerelease)
+
     from shardpy.cli import render
     from shardpy.cli.output import print_json
     from shardpy.flows.install import InstallOptions
     from shardpy.flows.install import install as do_install
 
-    src, target = split_positionals(args.source, args.dest)
     opts = InstallOptions(
         dest=target,
         source=src,
@@ -200,18 +224,31 @@ def run_install(args: InstallArgs) -> None:
         render.install_result(result, verbose=args.verbose)
 
 
+def _update_spec(args: UpdateArgs) -> SourceSpec:
+    """The spec update will fetch, decided by update's own function (flows/updatesource.py)."""
+    from shardpy.flows.updatesource import find_vault, source_spec
+    from shardpy.vault.state import load_state
+
+    vault = find_vault(Path.cwd())
+    state = load_state(vault)
+    return source_spec(state, vault, release=args.release, include_prerelease=args.include_prerelease)
+
+
 def run_update(args: UpdateArgs) -> int:
     """Upgrade the vault and print the result; the exit code (CONFLICTS_LEFT when conflicts remain)."""
-    from shardpy.cli import render
-    from shardpy.cli.output import print_json
     from shardpy.errors import UsageError
-    from shardpy.flows.update import UpdateOptions
-    from shardpy.flows.update import update as do_update
 
     if args.on_conflict not in (None, "keep", "theirs", "markers"):
         raise UsageError(f"--on-conflict must be keep, theirs or markers (got {args.on_conflict})")
     if args.conflict_style not in ("merge", "diff3"):
         raise UsageError(f"--conflict-style must be merge or diff3 (got {args.conflict_style})")
+    _prefetch(partial(_update_spec, args), include_prerelease=args.include_prerelease)
+
+    from shardpy.cli import render
+    from shardpy.cli.output import print_json
+    from shardpy.flows.update import UpdateOptions
+    from shardpy.flows.update import update as do_update
+
     opts = UpdateOptions(
         release=args.release,
         include_prerelease=args.include_prerelease,

@@ -88,7 +88,11 @@ def prepared(
     spec: SourceSpec, *, include_prerelease: bool = False, progress: ProgressFn | None = None
 ) -> Iterator[Prepared]:
     """Fetch and load a shard; temporary downloads are removed afterwards."""
-    resolved = resolve(spec, include_prerelease=include_prerelease)
+    from shardpy.sources import prefetch
+
+    resolved = prefetch.take(spec, include_prerelease=include_prerelease, progress=progress) or resolve(
+        spec, include_prerelease=include_prerelease
+    )
     fetched = fetch(resolved, progress=progress)
     prep: Prepared | None = None
     try:

@@ -23,8 +23,9 @@ from shardpy.flows.choices import (
     select_modules,
 )
 from shardpy.flows.hookflow import hooks_allowed
-from shardpy.flows.source import Prepared, bundled_spec, prepared
+from shardpy.flows.source import Prepared, prepared
 from shardpy.flows.updatecheck import remember
+from shardpy.flows.updatesource import find_vault, source_spec
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import (
     action_ops,
@@ -57,7 +58,7 @@ from shardpy.shard.values import (
     validate_values,
     values_are_defaults,
 )
-from shardpy.sources import ProgressFn, SourceSpec, parse_source
+from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
 from shardpy.vault.lock import vault_lock
@@ -145,55 +146,6 @@ class UpdateResult:
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
         }
-
-
-def find_vault(cwd: Path) -> Path:
-    vault = layout.find_vault_root(cwd)
-    if vault is None:
-        raise ShardpyError(
-            "VAULT_NOT_FOUND",
-            f"{cwd} is not inside a shardpy vault",
-            "Run this inside a vault made by `shardpy install` (or `shardpy adopt` an existing clone).",
-        )
-    return vault
-
-
-def source_spec(state: State, opts: UpdateOptions, vault: Path) -> SourceSpec:
-    """The recorded source, re-addressed for this update."""
-    try:
-        spec = bundled_spec() if state.source_kind == "bundled" else parse_source(state.source, cwd=vault)
-    except ShardpyError as exc:
-        if exc.code != "SOURCE_NOT_FOUND":
-            raise
-        raise ShardpyError(
-            "UPDATE_SOURCE_GONE",
-            f"The source this vault was installed from is gone: {state.source}",
-            "Restore it, or point `source` in .shardmind/state.json at where the shard lives now.",
-        ) from None
-    if state.ref is not None:
-        if opts.release or opts.include_prerelease:
-            raise ShardpyError(
-                "UPDATE_REF_FLAGS",
-                f"This vault tracks #{state.ref}; --release and --include-prerelease do not apply",
-                "Run `shardpy update` without them to pull the ref's newest commit.",
-            )
-        return spec.with_version(None, state.ref)
-    if opts.release:
-        if spec.kind in ("local", "bundled", "tarball"):
-            raise ShardpyError(
-                "UPDATE_NO_RELEASES",
-                f"--release needs a source with releases; this vault came from {_described(spec)}",
-                "Update from the directory or archive as it is now: run `shardpy update` without --release.",
-            )
-        return spec.with_version(opts.release, None)
-    return spec.with_version(None, None)
-
-
-def _described(spec: SourceSpec) -> str:
-    """A source as a sentence names it (`the folder X`, not `local X`)."""
-    if spec.kind == "bundled":
-        return "the flagship shard bundled with shardpy"
-    return f"the {'archive' if spec.kind == 'tarball' else 'folder'} {spec.display()}"
 
 
 def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
@@ -384,7 +336,7 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
         result = UpdateResult(
             vault, state.shard, state.version, state.version, dry_run=opts.dry_run, recovery=recovery
         )
-        spec = source_spec(state, opts, vault)
+        spec = source_spec(state, vault, release=opts.release, include_prerelease=opts.include_prerelease)
         with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
             current = _with_data(prep, _current_values(vault, state, result.warnings), opts)
             _for_copier(prep, state, vault, opts)

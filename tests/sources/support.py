@@ -167,6 +167,7 @@ class StubGitHub:
         self.rate_limited = False  # answer /repos/... with 403 and x-ratelimit-remaining = remaining
         self.remaining = "0"
         self.page_size = 100
+        self.delay = 0.0  # seconds each answer waits (a slow network)
         self.registry: dict[str, Any] = {"shards": {}}
         self.files: dict[str, bytes] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -253,6 +254,8 @@ class StubGitHub:
                 stub.requests.append(
                     Request(self.command, parts.path, {k.lower(): v for k, v in self.headers.items()})
                 )
+                if stub.delay:
+                    time.sleep(stub.delay)
                 if stub.rate_limited and parts.path.startswith("/repos/"):
                     reset = str(int(time.time()) + 3600)
                     self._json(
