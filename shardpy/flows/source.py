@@ -90,6 +90,8 @@ def prepared(
     """Fetch and load a shard; temporary downloads are removed afterwards."""
     from shardpy.sources import prefetch
 
+    if prefetch.pending():
+        _preload()
     resolved = prefetch.take(spec, include_prerelease=include_prerelease, progress=progress) or resolve(
         spec, include_prerelease=include_prerelease
     )
@@ -102,6 +104,14 @@ def prepared(
         if prep is not None:
             prep.cleanup()
         fetched.cleanup()
+
+
+def _preload() -> None:
+    """Import what loading and rendering a shard will need (YAML, ignore patterns,
+    the sandboxed Jinja) while the early-fetch child finishes: otherwise idle time."""
+    import jinja2.sandbox  # noqa: F401
+    import pathspec  # noqa: F401
+    import ruamel.yaml  # noqa: F401
 
 
 def _load(spec: SourceSpec, fetched: Fetched) -> Prepared:

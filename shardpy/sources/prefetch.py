@@ -98,6 +98,11 @@ def start(spec: SourceSpec, *, include_prerelease: bool) -> None:
     atexit.register(_stop_pending)
 
 
+def pending() -> bool:
+    """A child is fetching (or has fetched) for this process."""
+    return _pending is not None
+
+
 def take(spec: SourceSpec, *, include_prerelease: bool, progress: ProgressFn | None) -> Resolved | None:
     """The child's resolution of exactly this request, once its fetch is cached; None
     when there is no child, it was asked something else, or it failed (the caller
