@@ -13,6 +13,7 @@ from shardpy.apply.transaction import Op
 from shardpy.shard.loader import MANIFEST_PATH, SCHEMA_PATH, Shard
 from shardpy.shard.values import render_values_file
 from shardpy.vault import layout
+from shardpy.vault.files import tree_files
 from shardpy.vault.state import FileRecord, State, values_hash
 
 if TYPE_CHECKING:
@@ -74,12 +75,7 @@ def stale_cache_ops(vault_root: Path, keep: set[str]) -> list[Op]:
     base = vault_root / layout.TEMPLATES
     if not base.is_dir():
         return []
-    ops: list[Op] = []
-    for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.is_symlink()):
-        rel = path.relative_to(base).as_posix()
-        if rel not in keep:
-            ops.append(Op.delete(f"{layout.TEMPLATES}/{rel}"))
-    return ops
+    return [Op.delete(f"{layout.TEMPLATES}/{rel}") for rel in tree_files(base) if rel not in keep]
 
 
 def values_file_op(shard: Shard, values: dict[str, Any], existing: str | None) -> Op:

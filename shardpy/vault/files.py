@@ -42,6 +42,27 @@ def vault_files(vault: Path, *, suffix: str | None = None) -> Iterator[str]:
         pending.extend(reversed(subfolders))  # top-down, in listing order, as os.walk goes
 
 
+def tree_files(folder: Path) -> list[str]:
+    """Every regular file below ``folder`` (an engine folder: nothing skipped), links
+    never followed, as ``/``-joined paths in Path order (by parts). One stat-free
+    scandir per folder, where rglob + is_file + is_symlink stat each file twice."""
+    found: list[str] = []
+    pending = [("", os.fspath(folder))]
+    while pending:
+        rel_dir, here = pending.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((rel, entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                found.append(rel)
+    return sorted(found, key=lambda rel: rel.split("/"))
+
+
 def user_files(vault: Path, produced: set[str], *, suffix: str | None = None) -> Iterator[str]:
     """The vault's files the shard did not produce."""
     return (p for p in vault_files(vault, suffix=suffix) if p not in produced)
