@@ -28,6 +28,11 @@ ShardMind is not on the npm registry; build it from its repository::
     npm ci --ignore-scripts && npx tsup        # then --shardmind $PWD/dist/cli.js
     npm install node@22                        # a Node 22 if the machine has an older one
 
+--latency-ms N makes every stub answer wait N ms, as a round trip to GitHub
+would (the loopback stub answers in about 1 ms): shardpy resolves and fetches
+in a child process while it starts (sources/prefetch.py), which hides that
+wait; the raw floor and ShardMind wait too.
+
 ShardMind installs into its working folder and has no download cache, so its
 cold and warm installs are the same command; its status is the bare command.
 """
@@ -152,10 +157,17 @@ def main() -> None:
     parser.add_argument("--status-runs", type=int, help="runs of the status commands (default: --runs)")
     parser.add_argument("--shardmind", type=Path, help="ShardMind's dist/cli.js, timed in the same run")
     parser.add_argument("--node", default="node", help="the Node (>= 22) that runs --shardmind")
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="every stub answer waits this long (a real network's round trip)",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="shardpy-bench-om-"))
     repo = build_repo(root / "repo")
     stub = start_stub(repo)
+    stub.delay = args.latency_ms / 1000
     try:
         variants = codes(args.compare, child_env(), args.shardmind, args.node)
         for code in variants:
@@ -223,7 +235,8 @@ def _status(root: Path, variants: list[Code], args) -> None:  # type: ignore[no-
 def _report(variants: list[Code], floor_samples: dict[str, list[float]], args) -> None:  # type: ignore[no-untyped-def]
     med = statistics.median
     print(
-        f"obsidian-mind-like shard ({REPO} {OLD} and {NEW}, loopback GitHub stub); "
+        f"obsidian-mind-like shard ({REPO} {OLD} and {NEW}, loopback GitHub stub"
+        f"{f', {args.latency_ms:g} ms per answer' if args.latency_ms else ''}); "
         f"median of {args.runs} runs ({args.status_runs or args.runs} for status), "
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; wall ms / CPU ms of each child"
     )

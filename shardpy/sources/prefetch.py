@@ -92,7 +92,7 @@ def start(spec: SourceSpec, *, include_prerelease: bool) -> None:
         return
     if pid == 0:  # the child
         os.close(read_fd)
-        _child_main(write_fd, spec, include_prerelease)  # never returns
+        _child_main(write_fd, spec, include_prerelease, os.getppid())  # never returns
     os.close(write_fd)
     _pending = _Child(pid, os.fdopen(read_fd, "rb"), spec, include_prerelease)
     atexit.register(_stop_pending)
@@ -144,12 +144,13 @@ def _stop_pending() -> None:
         child.stop()
 
 
-def _child_main(write_fd: int, spec: SourceSpec, include_prerelease: bool) -> None:
+def _child_main(write_fd: int, spec: SourceSpec, include_prerelease: bool, parent: int) -> None:
     """Resolve and fetch, report, and leave with os._exit (no atexit handlers, no
     flush of buffers copied from the parent, never back into the parent's code)."""
     code = 1
     try:
         _quiet()
+        _end_with(parent)
         with os.fdopen(write_fd, "wb") as out:
             sender = _Sender(out)
             from shardpy.sources.fetch import fetch, resolve
@@ -176,6 +177,20 @@ def _quiet() -> None:
         raise SystemExit(1)
 
     signal.signal(signal.SIGTERM, _terminate)
+
+
+def _end_with(parent: int) -> None:
+    """SIGTERM this child when the parent dies, even by a signal that skips its
+    exit handlers (prctl PR_SET_PDEATHSIG); a parent already gone ends it now."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        raise SystemExit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 class _Sender:

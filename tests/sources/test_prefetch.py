@@ -204,3 +204,25 @@ def test_take_of_another_spec_stops_the_child_and_gives_nothing(
 def test_the_childs_download_progress_is_replayed(github_stub: StubGitHub, tmp_path: Path) -> None:
     out = _snippet(github_stub, tmp_path, "github:o/r@1.0.0", "github:o/r@1.0.0")
     assert out["progress"] and all("o/r" in label for label in out["progress"])
+
+
+def test_the_child_ends_when_its_parent_is_killed(github_stub: StubGitHub, tmp_path: Path) -> None:
+    cache, vault = tmp_path / "cache", tmp_path / "v"
+    code, _ = _run(
+        github_stub, cache, tmp_path, "install", "github:o/r@0.9.0", str(vault), "--defaults", prefetch=True
+    )
+    assert code == 0
+    github_stub.delay = 3.0  # the child waits on GitHub; the parent waits on the child
+    env = child_env({"SHARDPY_GITHUB_API_BASE": github_stub.base, "SHARDPY_CACHE_DIR": str(cache)})
+    proc = subprocess.Popen(shardpy_argv("update", "--yes"), cwd=vault, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(_processes_in(vault.resolve())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(_processes_in(vault.resolve())) == 2, "the command and its child"
+    proc.kill()  # SIGKILL: no exit handler runs in the parent
+    proc.wait()
+    deadline = time.monotonic() + 2  # well inside the stub's 3 s: the child did not just finish
+    while _processes_in(vault.resolve()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_in(vault.resolve()) == []
+    assert list(cache.glob("trees/.extract-*")) == []
