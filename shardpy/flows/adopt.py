@@ -17,7 +17,6 @@ from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupt
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.clonetemplates import clone_templates, template_ops
-from shardpy.flows.copierprep import CopierPrepared
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared
@@ -172,10 +171,11 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         result = AdoptResult(
             vault, prep.shard.manifest.identity, prep.version, mode, opts.dry_run, recovery=recovery
         )
-        if isinstance(prep, CopierPrepared):
+        copier = prep.as_copier()
+        if copier is not None:
             from shardpy.flows.copieradopt import adopt_copier
 
-            return adopt_copier(prep, opts, ui, vault, result, progress=progress)
+            return adopt_copier(copier, opts, ui, vault, result, progress=progress)
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
         production = prep.render(values, modules, install_date)

@@ -55,6 +55,9 @@ class CopierPrepared(Prepared):
 
     writes_values_file = False
 
+    def as_copier(self) -> CopierPrepared:
+        return self
+
     @property
     def version(self) -> str:
         return self.shard.manifest.version

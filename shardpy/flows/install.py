@@ -289,11 +289,10 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
 
 def _values(prep: Prepared, opts: InstallOptions, dest: Path, use_defaults: bool, ui: UI) -> dict[str, Any]:
     """The answers: a shard's schema values, or a copier template's questions."""
-    from shardpy.flows.copierprep import CopierPrepared
-
-    if isinstance(prep, CopierPrepared):
-        prep.setup(dest, "copy", trust=opts.trust, no_hooks=opts.no_hooks)
-        return prep.collect(
+    copier = prep.as_copier()
+    if copier is not None:
+        copier.setup(dest, "copy", trust=opts.trust, no_hooks=opts.no_hooks)
+        return copier.collect(
             values_file=opts.values_file, data=opts.data, last={}, use_defaults=use_defaults, ui=ui
         )
     schema = prep.shard.schema

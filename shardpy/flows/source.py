@@ -7,12 +7,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from shardpy.shard.loader import Shard, load_shard
 from shardpy.shard.produce import Production
 from shardpy.shard.walk import SourceFile
 from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
+
+if TYPE_CHECKING:
+    from shardpy.flows.copierprep import CopierPrepared
 
 
 @dataclass
@@ -23,6 +26,11 @@ class Prepared:
 
     # A copier template writes its own answers file instead (flows/copierprep.py).
     writes_values_file: ClassVar[bool] = True
+
+    def as_copier(self) -> CopierPrepared | None:
+        """This source as a copier template (flows/copierprep.py), or None for a shard:
+        asked instead of isinstance so a shard's commands never import copier's flow."""
+        return None
 
     @property
     def remote(self) -> bool:
@@ -116,7 +124,7 @@ def _preload() -> None:
 
 def _load(spec: SourceSpec, fetched: Fetched) -> Prepared:
     """A shard, or a copier template (copier.yml and no .shardmind/) at the source root."""
-    from shardpy.sources.copier import is_copier_template
+    from shardpy.sources.layout import is_copier_template
 
     root = fetched.root / spec.subdir if spec.subdir else fetched.root
     if is_copier_template(root):

@@ -167,10 +167,8 @@ def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str,
 def _with_data(prep: Prepared, current: dict[str, Any], opts: UpdateOptions) -> dict[str, Any]:
     """The current values with --data on top (text for a copier template:
     copier parses it by the question's type)."""
-    from shardpy.flows.copierprep import CopierPrepared
-
     pairs = parse_data(opts.data)
-    if isinstance(prep, CopierPrepared):
+    if prep.as_copier() is not None:
         return {**current, **pairs}
     return {**current, **data_values(prep.shard.schema, pairs)}
 
@@ -178,11 +176,10 @@ def _with_data(prep: Prepared, current: dict[str, Any], opts: UpdateOptions) -> 
 def _values(
     prep: Prepared, state: State, current: dict[str, Any], opts: UpdateOptions, ui: UI, result: UpdateResult
 ) -> dict[str, Any]:
-    from shardpy.flows.copierprep import CopierPrepared
-
-    if isinstance(prep, CopierPrepared):
-        result.values_asked = [q for q in prep.template.question_names() if q not in current]
-        return prep.collect(values_file=None, data=opts.data, last=current, use_defaults=opts.yes, ui=ui)
+    copier = prep.as_copier()
+    if copier is not None:
+        result.values_asked = [q for q in copier.template.question_names() if q not in current]
+        return copier.collect(values_file=None, data=opts.data, last=current, use_defaults=opts.yes, ui=ui)
     schema = prep.shard.schema
     migrated = current
     if is_version(state.version) and state.version != prep.version:
@@ -358,11 +355,10 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
 def _for_copier(prep: Prepared, state: State, vault: Path, opts: UpdateOptions) -> None:
     """A copier template renders into a folder named like the project, and
     its migrations start from the recorded commit."""
-    from shardpy.flows.copierprep import CopierPrepared
-
-    if isinstance(prep, CopierPrepared):
+    copier = prep.as_copier()
+    if copier is not None:
         old = (state.copier or {}).get("commit") or state.version
-        prep.setup(vault, "update", trust=opts.trust, no_hooks=opts.no_hooks, old_commit=str(old))
+        copier.setup(vault, "update", trust=opts.trust, no_hooks=opts.no_hooks, old_commit=str(old))
 
 
 def _check_identity(prep: Prepared, state: State) -> None:

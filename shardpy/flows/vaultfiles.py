@@ -117,9 +117,8 @@ def new_state(
 
 def copier_record(prep: Prepared) -> dict[str, Any] | None:
     """A copier template's records kept in state (answers file, _src_path, _commit)."""
-    from shardpy.flows.copierprep import CopierPrepared
-
-    return prep.copier_record() if isinstance(prep, CopierPrepared) else None
+    copier = prep.as_copier()
+    return copier.copier_record() if copier is not None else None
 
 
 def state_op(state: State) -> Op:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from copier._main import Worker
     from copier._template import Template
 
-CONFIG_NAMES = ("copier.yml", "copier.yaml")
+
 DEFAULT_ANSWERS_FILE = ".copier-answers.yml"
 Operation = Literal["copy", "update", "adopt"]  # adopt renders only: it runs no task
 _ASK_TRIES = 5
@@ -39,18 +39,10 @@ TRUST_HINT = "Pass --trust if you trust this template (copier's own --trust rule
 
 
 def import_copier() -> None:
-    """copier (and the speed-ups module, which loads Jinja) only on this path:
-    every source's load asks ``is_copier_template`` of this module."""
+    """copier (and the speed-ups module, which loads Jinja) only on this path."""
     from shardpy.sources.copierfast import import_copier as load
 
     load()
-
-
-def is_copier_template(root: Path) -> bool:
-    """copier.yml (or .yaml) at the root and no shardpy manifest."""
-    if (root / ".shardmind").exists():
-        return False
-    return any((root / name).is_file() for name in CONFIG_NAMES)
 
 
 @dataclass(frozen=True)

@@ -178,3 +178,15 @@ def migrations_dir(source_root: Path, shard_root: Path) -> Path | None:
         if _is_real_dir(candidate):
             return candidate
     return None
+
+
+COPIER_CONFIG_NAMES = ("copier.yml", "copier.yaml")
+
+
+def is_copier_template(root: Path) -> bool:
+    """copier.yml (or .yaml) at the root and no shardpy manifest. Here, not in
+    sources/copier.py, because every source's load asks it: a shard's commands
+    never import copier's modules."""
+    if (root / ".shardmind").exists():
+        return False
+    return any((root / name).is_file() for name in COPIER_CONFIG_NAMES)

@@ -141,18 +141,21 @@ def test_tasks_need_trust(cli: Cli, task_template: Path, tmp_path: Path) -> None
 
 
 def test_ordinary_shard_never_imports_copier(tmp_path: Path) -> None:
+    """Neither copier nor shardpy's copier modules load for a shard's install and update."""
     code = (
-        "import sys\n"
+        "import os, sys\n"
         "from shardpy.cli.commands import app\n"
-        "try:\n"
-        f"    app(['install', '--defaults', {str(tmp_path / 'v')!r}])\n"
-        "except SystemExit as e:\n"
-        "    assert not e.code, e.code\n"
-        "print('copier' in sys.modules)\n"
+        "for argv, where in (([ 'install', '--defaults', 'v'], '.'), (['update', '--yes'], 'v')):\n"
+        "    os.chdir(where)\n"
+        "    try:\n"
+        "        app(argv)\n"
+        "    except SystemExit as e:\n"
+        "        assert not e.code, e.code\n"
+        "print(sorted(m for m in sys.modules if 'copier' in m))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "False"
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_folder_and_archive_sources(cli: Cli, template: Path, tmp_path: Path) -> None:
