@@ -40,7 +40,11 @@ if TYPE_CHECKING:
     from shardpy.sources.spec import SourceSpec
 
 ENV_VAR = "SHARDPY_PREFETCH"
-_REMOTE_KINDS = frozenset({"github", "registry", "tarball"})  # what ends in the download cache
+# Fetched into the download cache under an immutable key (the commit), so the
+# parent's own fetch is a cache hit with no request. Not a tarball URL: its
+# cached copy is revalidated with the server on every fetch, so the parent
+# would repeat a round trip the child just made.
+_REMOTE_KINDS = frozenset({"github", "registry"})
 
 
 @dataclass
@@ -68,7 +72,7 @@ _pending: _Child | None = None
 
 def wanted(spec: SourceSpec) -> bool:
     """Worth a child: a source fetched over the network into the download cache."""
-    if spec.kind not in _REMOTE_KINDS or (spec.kind == "tarball" and not spec.is_remote):
+    if spec.kind not in _REMOTE_KINDS:
         return False
     return (
         sys.platform == "linux"

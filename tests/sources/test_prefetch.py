@@ -29,6 +29,7 @@ def _run(stub: StubGitHub, cache: Path, cwd: Path, *args: str, prefetch: bool) -
     env = child_env(
         {
             "SHARDPY_GITHUB_API_BASE": stub.base,
+            "SHARDPY_REGISTRY_INDEX_URL": f"{stub.base}/registry/index.json",
             "SHARDPY_CACHE_DIR": str(cache),
             "SHARDPY_PREFETCH": "1" if prefetch else "0",
         }
@@ -64,9 +65,11 @@ def _without_times(doc: Any) -> Any:
     return doc
 
 
+@pytest.mark.parametrize("source", ["github:o/r@0.9.0", "acme/demo@0.9.0"])
 def test_install_and_update_give_the_same_result_with_no_request_made_twice(
-    github_stub: StubGitHub, tmp_path: Path
+    github_stub: StubGitHub, tmp_path: Path, source: str
 ) -> None:
+    github_stub.registry = {"schema_version": 1, "shards": {"acme/demo": {"repo": "o/r"}}}
     results: dict[bool, list[Any]] = {}
     requests: dict[bool, list[Counter[tuple[str, str]]]] = {}
     for prefetch in (False, True):
@@ -77,7 +80,7 @@ def test_install_and_update_give_the_same_result_with_no_request_made_twice(
             cache,
             tmp_path,
             "install",
-            "github:o/r@0.9.0",
+            source,
             str(vault),
             "--defaults",
             prefetch=prefetch,
