@@ -88,6 +88,7 @@ def start(spec: SourceSpec, *, include_prerelease: bool) -> None:
     if _pending is not None or not wanted(spec):
         return
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()  # before the fork: a parent gone by the time the child asks is then seen
     try:
         pid = os.fork()
     except OSError:
@@ -96,7 +97,7 @@ def start(spec: SourceSpec, *, include_prerelease: bool) -> None:
         return
     if pid == 0:  # the child
         os.close(read_fd)
-        _child_main(write_fd, spec, include_prerelease, os.getppid())  # never returns
+        _child_main(write_fd, spec, include_prerelease, parent)  # never returns
     os.close(write_fd)
     _pending = _Child(pid, os.fdopen(read_fd, "rb"), spec, include_prerelease)
     atexit.register(_stop_pending)
