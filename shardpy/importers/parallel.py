@@ -126,14 +126,11 @@ def _run(bounds: tuple[int, int]) -> Any:
 
 
 def _die_with_parent(parent: int) -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-        import signal
+    import signal
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    from shardpy.childproc import die_with_parent
+
+    if not die_with_parent(parent, signal.SIGKILL):  # the parent died before prctl took effect
         os._exit(1)
 
 

@@ -185,17 +185,12 @@ def _quiet() -> None:
 
 
 def _end_with(parent: int) -> None:
-    """SIGTERM this child when the parent dies, even by a signal that skips its
-    exit handlers (prctl PR_SET_PDEATHSIG); a parent already gone ends it now."""
-    import ctypes
+    """SIGTERM (an unwinding exit) for this child when the parent dies, even by a
+    signal that skips its exit handlers; a parent already gone ends it now."""
+    from shardpy.childproc import die_with_parent
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != parent:
+    if not die_with_parent(parent, signal.SIGTERM):
         raise SystemExit(1)
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 class _Sender:
