@@ -158,6 +158,8 @@ def _child_main(write_fd: int, spec: SourceSpec, include_prerelease: bool, paren
         _end_with(parent)
         with os.fdopen(write_fd, "wb") as out:
             sender = _Sender(out)
+            if not _cache_writable():
+                return  # the fetch would land in a temp dir and be lost: the parent does it all
             from shardpy.sources.fetch import fetch, resolve
 
             resolved = resolve(spec, include_prerelease=include_prerelease)
@@ -168,6 +170,17 @@ def _child_main(write_fd: int, spec: SourceSpec, include_prerelease: bool, paren
         pass
     finally:
         os._exit(code)
+
+
+def _cache_writable() -> bool:
+    """Whether the download cache can be written (or made): else nothing the child
+    fetched would be kept for the parent. Asked of the nearest folder that exists."""
+    from shardpy.cachedir import cache_dir
+
+    path = cache_dir()
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
 
 
 def _quiet() -> None:

@@ -229,3 +229,27 @@ def test_the_child_ends_when_its_parent_is_killed(github_stub: StubGitHub, tmp_p
         time.sleep(0.05)
     assert _processes_in(vault.resolve()) == []
     assert list(cache.glob("trees/.extract-*")) == []
+
+
+def test_an_unwritable_cache_leaves_the_work_to_the_parent_once(
+    github_stub: StubGitHub, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("the cache cannot be made below a file\n")
+    requests = {}
+    for prefetch in (False, True):
+        mark = len(github_stub.requests)
+        code, out = _run(
+            github_stub,
+            blocker / "cache",
+            tmp_path,
+            "install",
+            "github:o/r@1.0.0",
+            str(tmp_path / f"v-{prefetch}"),
+            "--defaults",
+            prefetch=prefetch,
+        )
+        assert code == 0, out
+        requests[prefetch] = _requests(github_stub, mark)
+    # The child gave up before asking GitHub anything: no download made twice.
+    assert requests[True] == requests[False]
