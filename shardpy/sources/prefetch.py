@@ -15,7 +15,8 @@ anything differs, the child's work is dropped and the parent does it all
 itself, exactly as without this module: the child failed (its error is
 raised again, typed, by the parent's own attempt), the spec the parent ends
 up with is not the one the child guessed (update's recovery changed the
-state), or the cache could not be written.
+state), or the cache cannot be written (the child then gives up before
+asking the network anything).
 
 Never started with other threads running (fork would copy their locks), off
 Linux, or with ``SHARDPY_PREFETCH=0``. A child that is never taken (the
