@@ -17,6 +17,7 @@ from shardpy.cli.output import console
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
+    from shardpy.cli.table import Cell
     from shardpy.flows.adopt import AdoptResult
     from shardpy.flows.install import InstallResult
     from shardpy.flows.status import StatusReport
@@ -37,13 +38,13 @@ def _on_terminal() -> bool:
 def _table(
     columns: Sequence[str],
     plain: Sequence[Sequence[str]],
-    marked: Sequence[Sequence[str]],
+    marked: Sequence[Sequence[Cell]],
     *,
     right: Sequence[str] = (),
     title: str | None = None,
 ) -> None:
-    """A table (shardpy.cli.table): rich from the ``marked`` cells on a terminal,
-    else plain text from the ``plain`` cells (the same text without markup)."""
+    """A table (shardpy.cli.table): styled from the ``marked`` cells on a terminal,
+    else plain text from the ``plain`` cells (the same text without styles)."""
     if not plain:
         return
     from shardpy.cli import table
@@ -281,7 +282,7 @@ def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
     from shardpy.cli import table
 
     plain: list[list[str]] = []
-    marked: list[list[str]] = []
+    marked: list[list[Cell]] = []
     for a in actions:
         if a.action == "unchanged" and not verbose:
             continue
@@ -299,14 +300,8 @@ def _action_table(actions: list[FileAction], *, verbose: bool) -> None:
         if a.links_rewritten:
             extras.append(f"({a.links_rewritten} link(s) rewritten)")
         plain.append([a.action, a.path, a.content_class, "".join([details, *(f" {e}" for e in extras)])])
-        marked.append(
-            [
-                table.action_cell(a),
-                a.path,
-                a.content_class,
-                "".join([details, *(f" [dim]{e}[/]" for e in extras)]),
-            ]
-        )
+        dimmed = tuple((f" {e}", "dim") for e in extras)
+        marked.append([table.action_cell(a), a.path, a.content_class, ((details, ""), *dimmed)])
     _table(["action", "path", "class", "details"], plain, marked)
 
 

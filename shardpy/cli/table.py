@@ -4,9 +4,20 @@ Off a terminal (a pipe, a file, a test's capture) a table is plain padded
 columns: every cell in full, two spaces apart, a rule under the header, the
 last column not padded, columns aligned by terminal cells (a CJK character
 is two). Built for 100,000 rows: one ``%`` format per line when the padded
-columns are printable ASCII, written in slices. On a terminal it is one rich
-layout, unless it has more than ``RICH_ROWS_MAX`` rows: rich measures every
-cell, which takes seconds for a 100,000-note plan, so those print plain too.
+columns are printable ASCII, written in slices.
+
+On a terminal, a table that fits the terminal's width is the same columns
+with the header in bold, a drawn rule and each styled run of a cell in its
+colour (ANSI codes from rich's ``Style``, one per distinct style): rich's
+layout measures and wraps every cell, ~0.5 ms a row (120 ms for 300 rows
+here), for a table that needs no wrapping. A table wider than the terminal is
+one rich layout, which folds long cells so every path stays whole and the
+columns stay aligned, up to ``RICH_FOLD_MAX`` rows; a longer one is the
+coloured columns too, its long lines wrapped by the terminal. Above
+``RICH_ROWS_MAX`` rows a table is plain.
+
+Styled cells are runs of ``(text, style)`` (:data:`Cell`), never console
+markup: a note named ``[draft] idea.md`` prints as it is named.
 """
 
 from __future__ import annotations
@@ -19,6 +30,10 @@ from shardpy.plan.actions import FileActionKind, PlannedAction
 # Above this many rows a table is plain even on a terminal (rich's layout pass
 # costs seconds at 100,000 rows).
 RICH_ROWS_MAX = 2000
+# A table wider than the terminal is folded by rich's layout up to this many rows
+# (~0.75 ms a row here); a longer one prints as coloured columns, each line left
+# for the terminal to wrap, as git and ls do.
+RICH_FOLD_MAX = 100
 _SLICE = 4096  # rows per write: never one string of the whole table
 
 # The colour of every word of the one action vocabulary (plan/actions.py) in a
@@ -51,16 +66,22 @@ ACTION_STYLE: dict[FileActionKind, str] = {
 }
 
 
+Segment = tuple[str, str]
+"""A run of a cell's text and its rich style ("" for none)."""
+Cell = str | tuple[Segment, ...]
+"""A table cell: plain text, or styled runs whose texts joined are the plain cell."""
+
+
 class Printer(Protocol):
     """What prints a rich table (a rich Console, or the CLI's console())."""
 
     def print(self, *objects: Any) -> None: ...
 
 
-def action_cell(entry: PlannedAction) -> str:
-    """The action column's cell of one plan entry, in console markup (its ``ACTION_STYLE``)."""
+def action_cell(entry: PlannedAction) -> Cell:
+    """The action column's cell of one plan entry, in its ``ACTION_STYLE``."""
     style = ACTION_STYLE[entry.action]
-    return f"[{style}]{entry.action}[/]" if style else entry.action
+    return ((entry.action, style),) if style else entry.action
 
 
 def show(
@@ -70,15 +91,29 @@ def show(
     rows: Sequence[Sequence[str]],
     *,
     terminal: bool,
-    marked: Sequence[Sequence[str]] | None = None,
+    marked: Sequence[Sequence[Cell]] | None = None,
     right: Sequence[str] = (),
     title: str | None = None,
 ) -> None:
-    """A table: rich through ``printer`` on a terminal (cells from ``marked``,
-    console markup, when given; else ``rows`` as they are), plain text on
-    ``out`` otherwise or above RICH_ROWS_MAX rows. ``right`` names the columns
-    rich right-aligns; ``title`` heads the table."""
+    """A table of ``rows`` (plain text). On a terminal (``printer`` a rich Console)
+    its cells are styled from ``marked`` when given: written as coloured columns
+    on ``out`` when the table fits the terminal or has more than RICH_FOLD_MAX
+    rows, else laid out by rich. Plain text on ``out`` otherwise, or above
+    RICH_ROWS_MAX rows. ``right`` names the right-aligned columns on a
+    terminal; ``title`` heads the table."""
     if terminal and len(rows) <= RICH_ROWS_MAX:
+        widths = column_widths(columns, rows)
+        if len(rows) > RICH_FOLD_MAX or _fits(widths, getattr(printer, "width", 0)):
+            write_styled(
+                out,
+                printer,
+                columns,
+                marked if marked is not None else rows,
+                widths,
+                right=right,
+                title=title,
+            )
+            return
         printer.print(_rich_table(columns, rows, marked=marked, right=right, title=title))
         return
     if title:
@@ -86,11 +121,121 @@ def show(
     write_plain(out, columns, rows)
 
 
+def column_widths(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's width in terminal cells: its widest cell or its header."""
+    cells_by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
+    widths = []
+    for header, column in zip(columns, cells_by_column, strict=True):
+        measure = len if _printable_ascii(column) else _cell_len
+        widths.append(max(_cell_len(header), max(map(measure, column), default=0)))
+    return widths
+
+
+def _fits(widths: Sequence[int], terminal_width: int) -> bool:
+    return sum(widths) + 2 * (len(widths) - 1) <= terminal_width
+
+
+def write_styled(
+    out: IO[str],
+    printer: Any,
+    columns: Sequence[str],
+    cells: Sequence[Sequence[Cell]],
+    widths: Sequence[int],
+    *,
+    right: Sequence[str] = (),
+    title: str | None = None,
+) -> None:
+    """The plain layout with ANSI styles for a terminal: bold header, a drawn rule,
+    each styled run in its colour (as ``printer``, a rich Console, would colour it).
+    Without its codes each line is the plain layout's line (tested)."""
+    codes = _Codes(printer)
+    flush_right = [c in right for c in columns]
+
+    def line(row: Sequence[Cell], header: bool = False) -> str:
+        runs = [_runs(cell, header) for cell in row]
+        plain = ["".join(t for t, _ in r) for r in runs]
+        end = len(row)  # as the plain line's rstrip(): blank cells at the end go, with their gaps
+        while end and not plain[end - 1].strip():
+            end -= 1
+        parts = []
+        for i in range(end):
+            pad = " " * (widths[i] - _cell_len(plain[i]))
+            if flush_right[i]:
+                parts.append(pad + codes.render(runs[i]))
+            elif i == end - 1:
+                parts.append(codes.render(_rstripped(runs[i])))
+            else:
+                parts.append(codes.render(runs[i]) + pad)
+        return "  ".join(parts)
+
+    if title:
+        out.write(title + "\n")
+    out.write(line(columns, header=True) + "\n")
+    out.write("  ".join("─" * w for w in widths) + "\n")
+    for start in range(0, len(cells), _SLICE):
+        out.write("\n".join(line(row) for row in cells[start : start + _SLICE]) + "\n")
+    out.flush()
+
+
+def _runs(cell: Cell, header: bool) -> list[Segment]:
+    if isinstance(cell, str):
+        return [(cell, "bold" if header else "")]
+    return list(cell)
+
+
+def _rstripped(runs: list[Segment]) -> list[Segment]:
+    """The runs without the cell's trailing whitespace (which ends a plain line)."""
+    out = list(runs)
+    while out:
+        text, style = out[-1]
+        kept = text.rstrip()
+        if kept:
+            out[-1] = (kept, style)
+            break
+        out.pop()
+    return out
+
+
+class _Codes:
+    """The ANSI codes of each style, worked out once per style from the console's colour system."""
+
+    def __init__(self, printer: Any) -> None:
+        from rich.console import COLOR_SYSTEMS
+
+        name = getattr(printer, "color_system", None)
+        self.system = COLOR_SYSTEMS.get(name) if isinstance(name, str) else None
+        self.no_color = bool(getattr(printer, "no_color", False))
+        self._made: dict[str, tuple[str, str]] = {}
+
+    def around(self, style: str) -> tuple[str, str]:
+        found = self._made.get(style)
+        if found is None:
+            found = ("", "")
+            if style and self.system is not None:
+                from rich.style import Style
+
+                parsed = Style.parse(style)
+                if self.no_color:
+                    parsed = parsed.without_color
+                before, _, after = parsed.render("\0", color_system=self.system).partition("\0")
+                found = (before, after)
+            self._made[style] = found
+        return found
+
+    def render(self, runs: list[Segment]) -> str:
+        out = []
+        for text, style in runs:
+            if text:
+                before, after = self.around(style)
+                out.append(f"{before}{text}{after}")
+        return "".join(out)
+
+
 def _rich_table(
     columns: Sequence[str],
     rows: Sequence[Sequence[str]],
     *,
-    marked: Sequence[Sequence[str]] | None,
+    marked: Sequence[Sequence[Cell]] | None,
     right: Sequence[str],
     title: str | None,
 ) -> Any:
@@ -102,12 +247,9 @@ def _rich_table(
     for col in columns:
         # fold, not "…": a path is shown whole even when the terminal is narrow.
         table.add_column(col, justify="right" if col in right else "left", overflow="fold")
-    if marked is not None:
-        for cells in marked:
-            table.add_row(*cells)
-    else:
-        for cells in rows:  # plain text: a "[draft]" in a name is not markup
-            table.add_row(*(Text(c) for c in cells))
+    for cells in marked if marked is not None else rows:
+        # Text, never markup: a "[draft]" in a name is printed, not read as a style.
+        table.add_row(*(Text(c) if isinstance(c, str) else Text.assemble(*c) for c in cells))
     return table
 
 

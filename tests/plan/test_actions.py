@@ -112,5 +112,6 @@ def test_every_plan_entry_names_its_action_and_target() -> None:
 
 
 def test_action_cell_colours_by_the_one_map() -> None:
-    assert action_cell(_file_action("conflict")) == "[bold red]conflict[/]"
+    # A styled run (text, style), no longer console markup (cli/table.py's Cell).
+    assert action_cell(_file_action("conflict")) == (("conflict", "bold red"),)
     assert action_cell(_file_action("unchanged")) == "unchanged"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import io
+import re
 import unicodedata
 from collections.abc import Sequence
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
+from rich.text import Text
 
+from shardpy.cli import table
 from shardpy.cli.table import RICH_ROWS_MAX, show, write_plain
 from tests.update.kit import Scenario
 
@@ -85,3 +91,111 @@ def test_terminal_table_above_the_row_cap_is_plain() -> None:
     buf = io.StringIO()
     show(buf, _terminal(buf), ["row", "v"], rows, terminal=True)
     assert buf.getvalue() == plain_table(["row", "v"], rows)
+
+
+# -- on a terminal: coloured columns when the table fits, rich's folding when not --------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _colour_terminal(buf: io.StringIO, width: int = 200) -> Console:
+    return Console(file=buf, force_terminal=True, color_system="standard", width=width)
+
+
+def _styled(rows: Sequence[Sequence[str]], styles: Sequence[str]) -> list[list[table.Cell]]:
+    """Each row's first cell in a style, its last split into a plain and a dim run."""
+    out: list[list[table.Cell]] = []
+    for row, style in zip(rows, styles, strict=True):
+        head, *middle, tail = row
+        cut = len(tail) // 2
+        out.append([((head, style),), *middle, ((tail[:cut], ""), (tail[cut:], "dim"))])
+    return out
+
+
+_cell_text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(_cell_text, min_size=3, max_size=3), min_size=1, max_size=12),
+    styles=st.lists(st.sampled_from([s for s in table.ACTION_STYLE.values()]), min_size=12, max_size=12),
+)
+def test_a_table_that_fits_prints_the_plain_columns_in_colour(
+    rows: list[list[str]], styles: list[str]
+) -> None:
+    columns = ["action", "path", "details"]
+    buf = io.StringIO()
+    marked = _styled(rows, styles[: len(rows)])
+    table.show(buf, _colour_terminal(buf), columns, rows, terminal=True, marked=marked)
+    text = buf.getvalue()
+    lines = plain_table(columns, rows).splitlines()
+    lines[1] = "  ".join("─" * len(rule) for rule in lines[1].split("  "))  # a drawn rule, not dashes
+    assert _ANSI.sub("", text).splitlines() == lines
+    probe = io.StringIO()
+    rich = _colour_terminal(probe)
+    for row in marked:  # each styled run carries the codes rich itself gives that style
+        for cell in (row[0], row[-1]):
+            for run, style in cell:  # type: ignore[union-attr]
+                if run and style and run == run.rstrip():  # (a line's trailing blanks are dropped)
+                    probe.seek(0)
+                    probe.truncate()
+                    rich.print(Text(run, style=style), end="")
+                    assert probe.getvalue() in text
+
+
+def test_brackets_in_a_name_are_printed_not_read_as_styles() -> None:
+    rows = [["update", "notes/[draft] idea.md", "shard changed it (from [/] old.md)"]]
+    marked: list[list[table.Cell]] = [
+        [(("update", "cyan"),), rows[0][1], (("shard changed it", ""), (" (from [/] old.md)", "dim"))]
+    ]
+    buf = io.StringIO()  # fits: coloured columns
+    table.show(buf, _colour_terminal(buf), ["action", "path", "details"], rows, terminal=True, marked=marked)
+    text = _ANSI.sub("", buf.getvalue())
+    assert "notes/[draft] idea.md" in text and "shard changed it (from [/] old.md)" in text
+    buf = io.StringIO()  # narrower than the cell: rich's layout folds it, brackets and all
+    name = "notes/[draft] idea, with [/] and [bold]not bold[/].md"
+    table.show(buf, _colour_terminal(buf, 20), ["path"], [[name]], terminal=True, marked=[[name]])
+    folded = _ANSI.sub("", buf.getvalue()).splitlines()[2:]
+    assert "".join("".join(folded).split()) == "".join(name.split())
+
+
+def test_a_table_wider_than_the_terminal_is_folded_by_rich() -> None:
+    buf = io.StringIO()
+    long = "notes/" + "x" * 100 + ".md"
+    table.show(buf, _colour_terminal(buf, 60), ["name", "path"], [["a", long]], terminal=True)
+    text = _ANSI.sub("", buf.getvalue())
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert "".join(text.split()).count("x" * 100) == 1
+
+
+def test_the_update_table_on_a_terminal_shows_a_bracketed_path_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardpy.cli import render
+    from shardpy.plan.update import FileAction, Outcome
+
+    buf = io.StringIO()
+    monkeypatch.setattr(render, "console", lambda: _colour_terminal(buf))
+    monkeypatch.setattr(render, "_on_terminal", lambda: True)
+    actions = [
+        FileAction(
+            "notes/[draft] idea.md",
+            "update",
+            "shard changed it",
+            "infrastructure",
+            None,
+            {"apply": Outcome("apply", write=b"x")},
+            "apply",
+            from_path="old/[/] place.md",
+        )
+    ]
+    render._action_table(actions, verbose=False)
+    text = _ANSI.sub("", buf.getvalue())
+    assert "notes/[draft] idea.md" in text and "(from old/[/] place.md)" in text
+    assert "\x1b[36mupdate\x1b[0m" in buf.getvalue()
+
+
+def test_a_long_table_wider_than_the_terminal_is_coloured_columns_each_path_on_its_line() -> None:
+    rows = [[f"note-{i}", "notes/" + "y" * 80 + f"-{i}.md"] for i in range(table.RICH_FOLD_MAX + 1)]
+    buf = io.StringIO()
+    table.show(buf, _colour_terminal(buf, 60), ["name", "path"], rows, terminal=True)
+    lines = _ANSI.sub("", buf.getvalue()).splitlines()
+    assert lines[2:] == plain_table(["name", "path"], rows).splitlines()[2:]  # the terminal wraps them
