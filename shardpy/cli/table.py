@@ -124,11 +124,16 @@ def show(
 def column_widths(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
     """Each column's width in terminal cells: its widest cell or its header."""
     cells_by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
-    widths = []
-    for header, column in zip(columns, cells_by_column, strict=True):
-        measure = len if _printable_ascii(column) else _cell_len
-        widths.append(max(_cell_len(header), max(map(measure, column), default=0)))
-    return widths
+    return _widths(columns, cells_by_column, [_printable_ascii(column) for column in cells_by_column])
+
+
+def _widths(
+    columns: Sequence[str], cells_by_column: Sequence[Sequence[str]], ascii_columns: Sequence[bool]
+) -> list[int]:
+    return [
+        max(_cell_len(header), max(map(len if ascii_columns[i] else _cell_len, column), default=0))
+        for i, (header, column) in enumerate(zip(columns, cells_by_column, strict=True))
+    ]
 
 
 def _fits(widths: Sequence[int], terminal_width: int) -> bool:
@@ -304,12 +309,10 @@ def _write_padded(
 ) -> None:
     """Some padded column holds wide or unprintable characters: pad by cell width."""
     last = len(columns) - 1
-    widths: list[int] = []
+    widths = _widths(columns, cells_by_column, ascii_columns)  # the last column's too: its rule is as wide
     padded: list[Sequence[str]] = []
-    for i, (header, column) in enumerate(zip(columns, cells_by_column, strict=True)):
-        measure = len if ascii_columns[i] else _cell_len
-        width = max(_cell_len(header), max(map(measure, column), default=0))
-        widths.append(width)  # the last column is not padded, but its rule is as wide
+    for i, column in enumerate(cells_by_column):
+        width = widths[i]
         if i == last:
             padded.append(column)
         elif ascii_columns[i]:
