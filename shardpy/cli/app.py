@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _STATUS_FLAGS = frozenset({"--verbose", "-v", "--json"})
+# A reader that went away (`shardpy status | head -1`): quiet, with the status a
+# shell reports for git killed by SIGPIPE (128 + 13). tests/hardening/test_closed_pipe.py
+EXIT_CLOSED_PIPE = 141
 
 
 def _completing() -> bool:
@@ -43,7 +46,7 @@ def _run_plain(command: Callable[[], int]) -> int:
         # error when the interpreter flushes the streams at exit.
         sys.stdout = cast(TextIO, _Pacified(sys.stdout))
         sys.stderr = cast(TextIO, _Pacified(sys.stderr))
-        return 1
+        return EXIT_CLOSED_PIPE
 
 
 def _plain_search_command(argv: list[str]) -> int | None:
@@ -112,6 +115,11 @@ def _light_plugin_loader(variable: str) -> None:
 
 
 def main() -> None:
+    """The console script: every command, plain or Typer's, inside one closed-pipe boundary."""
+    sys.exit(_run_plain(_main))
+
+
+def _main() -> int:
     # Typer costs ~130 ms before a command runs (its import, then a pydantic
     # adapter per parameter), so `--version`, plain status, install and update
     # (install_update), plain imports (import_cmd.plain_args), plain index and
@@ -121,7 +129,7 @@ def main() -> None:
         from shardpy import __version__
 
         print(f"shardpy {__version__}")
-        return
+        return 0
     _no_pydantic_plugin_scan()
     if _plain_status(argv):
         from shardpy.cli.status import show_status
@@ -133,6 +141,7 @@ def main() -> None:
     from shardpy.cli.commands import run
 
     run()
+    return 0
 
 
 def _plain_command(argv: list[str]) -> None:

@@ -315,10 +315,13 @@ def run() -> None:
     import typer.main
 
     cli = readable_help(typer.main.get_command(app))
-    if "--json" not in sys.argv[1:]:
+    as_json = "--json" in sys.argv[1:]
+    if not as_json and sys.stderr.isatty():
         cli()
         return
-    # With --json even a usage error is the JSON error object on stdout.
+    # With --json even a usage error is the JSON error object on stdout; off a
+    # terminal it is click's plain text, never rich's panel wrapped at 80
+    # columns (tests/hardening/test_output_streams.py).
     from shardpy.cli.output import usage_error_json
 
     try:
@@ -329,7 +332,10 @@ def run() -> None:
         # click's UsageError (Typer vendors its own click, so matched by shape).
         if getattr(exc, "exit_code", None) != 2 or not hasattr(exc, "format_message"):
             raise
-        usage_error_json(exc.format_message())
+        if as_json:
+            usage_error_json(exc.format_message())
+        else:
+            exc.show()  # type: ignore[attr-defined]  # click's UsageError, matched by shape above
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 

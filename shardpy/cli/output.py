@@ -129,7 +129,11 @@ def err_console() -> Console:
     if _err_console is None:
         from rich.console import Console
 
-        _err_console = Console(stderr=True, no_color=_no_color(), highlight=False)
+        # Off a terminal (a CI log, a file) nothing wraps: a path split mid-name cannot
+        # be copied back (tests/hardening/test_output_streams.py).
+        _err_console = Console(
+            stderr=True, no_color=_no_color(), highlight=False, soft_wrap=not sys.stderr.isatty()
+        )
     return _err_console
 
 
