@@ -103,8 +103,10 @@ def parse_source(text: str, *, cwd: Path) -> SourceSpec:
 
     prefix: Literal["github", "git"] | None = None
     body = text
-    if text.startswith("github:"):
-        prefix, body = "github", text[len("github:") :]
+    if text.startswith(("github:", "gh:")):  # gh: is copier's alias (tests/hardening/test_copier_aliases.py)
+        prefix, body = "github", text.split(":", 1)[1]
+    elif text.startswith("gl:"):
+        return _gitlab_source(text[len("gl:") :], raw)
     elif text.startswith("git+"):
         prefix, body = "git", text[len("git+") :]
     else:
@@ -132,6 +134,16 @@ def parse_source(text: str, *, cwd: Path) -> SourceSpec:
 
 
 _Parts = tuple[str, str | None, str | None, str | None]  # location, version, ref, subdir
+_GITLAB_PATH_RE = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$")
+
+
+def _gitlab_source(body: str, raw: str) -> SourceSpec:
+    """copier's ``gl:group[/subgroup]/repo``: the git source at https://gitlab.com/…"""
+    head, version, ref, subdir = _split(body, raw)
+    repo = head.removesuffix(".git")
+    if not _GITLAB_PATH_RE.match(repo) or ".." in repo.split("/"):
+        raise _invalid(raw, f"{head!r} is not group/repo")
+    return SourceSpec("git", f"https://gitlab.com/{repo}.git", version, ref, subdir, raw)
 
 
 def _url_source(scheme: str, parts: _Parts, prefix: str | None, raw: str) -> SourceSpec:
@@ -332,7 +344,7 @@ def _invalid(raw: str, why: str, hint: str = "") -> ShardpyError:
         f"Cannot read source {raw.strip()!r}: {why}",
         hint
         or "Use a directory, a .tar.gz, a git URL (with @version or #ref), "
-        "github:owner/repo[@version|#ref], or namespace/name[@version].",
+        "github:owner/repo[@version|#ref] (or gh:/gl: as copier writes them), or namespace/name[@version].",
         details={"source": raw},
     )
 

@@ -189,7 +189,10 @@ def test_folder_and_archive_sources(cli: Cli, template: Path, tmp_path: Path) ->
     git(template, "worktree", "prune")
 
 
-def test_github_source(cli: Cli, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("spelling", ["github:acme/tpl", "gh:acme/tpl"])  # gh: is copier's own alias
+def test_github_source(
+    cli: Cli, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
     from tests.copier.kit import git
     from tests.sources.support import ShardRepo, StubGitHub
 
@@ -201,7 +204,7 @@ def test_github_source(cli: Cli, template: Path, tmp_path: Path, monkeypatch: py
         monkeypatch.delenv("GITHUB_TOKEN", raising=False)
         mine = tmp_path / "mine" / "proj"
         mine.parent.mkdir()
-        _install_src = cli.run("install", "github:acme/tpl@v2.0.0", mine, "--defaults", cwd=mine.parent)
+        _install_src = cli.run("install", f"{spelling}@v2.0.0", mine, "--defaults", cwd=mine.parent)
         assert _install_src.exit_code == 0, _install_src.output
     finally:
         stub.stop()
