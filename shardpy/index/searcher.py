@@ -231,14 +231,29 @@ def _query(
     try:
         hits = _run(conn, expr, params, tr, query)
     except sqlite3.OperationalError as exc:
-        if not tr.advanced or tr.plain is None:
-            raise
+        if not tr.advanced:
+            raise _query_failed(query, exc) from None
+        if tr.plain is None:
+            # '"', '*', 500 '(' : FTS5 syntax holding no word to fall back to (issue 24 item 12,
+            # tests/security/test_search_inputs.py).
+            notices.append(f"query syntax not understood ({exc}) and it holds no searchable words")
+            return "all", []
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
         tr = translate(query, words_only=True)
         return _query(conn, tr, params, query, notices)
     if hits or tr.fallback is None or _paged_past(conn, expr, params):
         return "all", hits
     return "any", _run(conn, tr.fallback, params, tr, query)
+
+
+def _query_failed(query: str, exc: sqlite3.Error) -> ShardpyError:
+    """Plain words are quoted terms FTS5 always parses; a failure there is the index's, not the
+    query's syntax: typed, never a traceback."""
+    return ShardpyError(
+        "SEARCH_QUERY_FAILED",
+        f"The index could not run the query {query[:80]!r}: {exc}",
+        "Search for fewer words; if it persists, rebuild the index with `shardpy index --full`.",
+    )
 
 
 def _paged_past(conn: sqlite3.Connection, expr: str, params: dict[str, object]) -> bool:
