@@ -265,10 +265,21 @@ def git_status(g: GitReport) -> None:
     con = console()
     if g.installed:
         con.print("git: merge driver installed")
+    elif g.driver_unsafe:
+        from rich.markup import escape  # the command is any text: printed as written
+
+        shown = escape(g.driver or "")
+        con.print(f"[yellow]git: the merge driver command is not shardpy's own[/] ({shown}); {g.hint()}")
     elif g.driver_program_missing:
         con.print(f"[yellow]git: the merge driver's program is gone[/] ({g.driver}); {SETUP_HINT}")
     else:
         con.print(f"[yellow]git: merge driver not installed[/] — {SETUP_HINT}")
+    for r in g.routes:
+        from rich.markup import escape  # pulled text: printed as written
+
+        runs = f"runs `{r.command}`" if r.command is not None else "not configured here: git's text merge"
+        where = escape(f"{r.file}:{r.line} sends files to merge={r.driver}")
+        con.print(f"[yellow]git: {where}[/] ({escape(runs)}), not shardpy's driver")
     if g.problem:
         con.print(f"[yellow]git: {g.problem}[/]")
     for path in g.unmerged:

@@ -79,9 +79,12 @@ def open_repo(vault: Path) -> Repo:
 
 
 def config_get(repo: Repo, key: str) -> str | None:
-    done = git(["config", "--local", "--get", key], repo.top, check=False)
-    return done.stdout.rstrip("\n") if done.returncode == 0 else None
+    """The local value (git uses the last when a key has several; then None: setup rewrites it)."""
+    done = git(["config", "--local", "--get-all", "-z", key], repo.top, check=False)
+    values = done.stdout.split("\0")[:-1] if done.returncode == 0 else []
+    return values[0] if len(values) == 1 else None
 
 
 def config_set(repo: Repo, key: str, value: str) -> None:
-    git(["config", "--local", key, value], repo.top)
+    # --replace-all: a key given several values (by hand, or a planted second line) ends with one.
+    git(["config", "--local", "--replace-all", key, value], repo.top)

@@ -1,30 +1,72 @@
 """The git part of ``shardpy status``: is the driver installed, what is left conflicted.
 
 Only for a vault inside a git work tree (found without a subprocess); then
-three quick git calls: the driver's config, the unmerged paths of the index,
-and the Markdown notes holding conflict markers (``git grep``, which skips
-what git ignores).
+four quick git calls: the merge drivers' config, the tracked
+``.gitattributes`` files, the unmerged paths of the index, and the Markdown
+notes holding conflict markers (``git grep``, which skips what git ignores).
+
+Two things a pull or an old setup can leave that make git run something
+other than shardpy on a merge are flagged (issue 24 A,
+tests/security/test_git_pulled.py): a ``merge.shardpy.driver`` command that
+is not one shardpy registers (an older shardpy's ``python -m shardpy``
+imports from the work tree), and a ``.gitattributes`` line sending files to
+another driver — a pulled line can route notes to any driver this machine
+has configured. git's built-in drivers (``text``, ``binary``, ``union``)
+run no program and are not flagged.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import DRIVER_KEY, find_repo_dir, git
+from shardpy.gitsync.repo import find_repo_dir, git
 
 SETUP_HINT = "run `shardpy git setup` so git merges notes and vault records with shardpy"
+UNSAFE_HINT = (
+    "the merge driver command is not shardpy's own (an older shardpy registered one that can run "
+    "code from the work tree); run `shardpy git setup` to replace it"
+)
+ROUTES_HINT = (
+    "check the .gitattributes lines that send files to a merge driver other than shardpy's: "
+    "a pulled line can route notes to any driver this machine has configured"
+)
+BUILTIN_DRIVERS = frozenset({"text", "binary", "union"})
+# A pulled repository decides how many attribute files there are and how big: read a bounded part.
+MAX_ATTRIBUTE_FILES = 100
+MAX_ATTRIBUTE_BYTES = 1 << 20
+MAX_ROUTES = 50
+
+
+@dataclass(frozen=True)
+class AttributeRoute:
+    """A ``.gitattributes`` line naming a merge driver that is not shardpy's."""
+
+    file: str  # relative to the repository's top folder
+    line: int
+    driver: str
+    command: str | None  # what this machine runs for it; None: not configured (git's text merge)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "driver": self.driver,
+            "configured": self.command is not None,
+            "command": self.command,
+        }
 
 
 @dataclass
 class GitReport:
     driver: str | None = None  # the configured command, None when not installed
     driver_program_missing: bool = False
+    driver_unsafe: bool = False  # configured, but not a command shardpy registers
+    routes: list[AttributeRoute] = field(default_factory=list)
     attributes: bool = False  # .gitattributes routes the vault's files to the driver
     unmerged: list[str] = field(default_factory=list)
     markers: list[str] = field(default_factory=list)
@@ -32,16 +74,27 @@ class GitReport:
 
     @property
     def installed(self) -> bool:
-        return self.driver is not None and self.attributes and not self.driver_program_missing
+        return (
+            self.driver is not None
+            and self.attributes
+            and not self.driver_program_missing
+            and not self.driver_unsafe
+        )
 
     def hint(self) -> str | None:
-        return None if self.installed else SETUP_HINT
+        if self.driver_unsafe:
+            return UNSAFE_HINT
+        if not self.installed:
+            return SETUP_HINT
+        return ROUTES_HINT if self.routes else None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "driver_installed": self.installed,
             "driver": self.driver,
             "driver_program_missing": self.driver_program_missing,
+            "driver_unsafe": self.driver_unsafe,
+            "foreign_merge_attributes": [r.to_json() for r in self.routes],
             "attributes": self.attributes,
             "unmerged": self.unmerged,
             "conflict_markers": self.markers,
@@ -51,10 +104,12 @@ class GitReport:
 
 
 def _program_missing(command: str) -> bool:
-    try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
+    from shardpy.gitsync.setup import driver_words
+
+    words = driver_words(command)
+    if not words:
         return True
+    program = words[0]
     if os.path.isabs(program):
         return not os.access(program, os.X_OK)
     return shutil.which(program) is None
@@ -64,9 +119,89 @@ def _lines(text: str) -> list[str]:
     return sorted({p for p in text.split("\0") if p})
 
 
+def _drivers(vault: Path) -> dict[str, list[str]]:
+    """Every ``merge.<name>.driver`` git sees (all scopes), its values in git's order (the last wins)."""
+    done = git(["config", "-z", "--get-regexp", r"^merge\..*\.driver$"], vault, check=False)
+    out: dict[str, list[str]] = {}
+    for entry in done.stdout.split("\0"):
+        key, _, value = entry.partition("\n")
+        if key.startswith("merge.") and key.endswith(".driver"):
+            out.setdefault(key[len("merge.") : -len(".driver")], []).append(value)
+    return out
+
+
+def _merge_names(line: str) -> list[str]:
+    """The ``merge=NAME`` attributes of one .gitattributes line (its pattern skipped)."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return []
+    if line.startswith('"'):
+        close = line.find('"', 1)
+        while close > 0 and line[close - 1] == "\\":
+            close = line.find('"', close + 1)
+        rest = line[close + 1 :] if close > 0 else ""
+    else:
+        rest = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+    return [a[len("merge=") :] for a in rest.split() if a.startswith("merge=")]
+
+
+def _attribute_files(vault: Path, top: Path) -> list[str]:
+    """Tracked .gitattributes at or below the vault, and those of the folders above it up to ``top``."""
+    listed = ["ls-files", "-z", "--full-name", "--", ":(glob)**/.gitattributes"]
+    below = _lines(git(listed, vault, check=False).stdout)
+    above = [
+        (d / ".gitattributes").relative_to(top).as_posix()
+        for d in vault.parents
+        if d.is_relative_to(top) and (d / ".gitattributes").is_file()
+    ]
+    return sorted(set(above) | set(below))[:MAX_ATTRIBUTE_FILES]
+
+
+def _read_attributes(path: Path) -> str:
+    if path.is_symlink():
+        return ""  # git never reads a .gitattributes that is a symbolic link either
+    try:
+        with path.open("rb") as fh:
+            return fh.read(MAX_ATTRIBUTE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def foreign_routes(vault: Path, top: Path, drivers: dict[str, list[str]]) -> list[AttributeRoute]:
+    """The .gitattributes lines that send files to a driver other than shardpy's (bounded)."""
+    from shardpy.gitsync.repo import DRIVER_NAME
+
+    routes: list[AttributeRoute] = []
+    for rel in _attribute_files(vault, top):
+        for number, line in enumerate(_read_attributes(top / rel).splitlines(), start=1):
+            for name in _merge_names(line):
+                if name in BUILTIN_DRIVERS or name == DRIVER_NAME:
+                    continue
+                command = drivers[name][-1] if name in drivers else None
+                routes.append(AttributeRoute(rel, number, name, command))
+                if len(routes) >= MAX_ROUTES:
+                    return routes
+    return routes
+
+
+def _driver_facts(report: GitReport, vault: Path, top: Path) -> None:
+    from shardpy.gitsync.repo import DRIVER_NAME
+    from shardpy.gitsync.setup import is_own_driver
+
+    drivers = _drivers(vault)
+    ours = drivers.get(DRIVER_NAME, [])
+    if ours and ours[-1].strip():
+        report.driver = ours[-1].strip()
+        report.driver_program_missing = _program_missing(report.driver)
+        # Every value, not only the one git uses: a second line would win after an edit.
+        report.driver_unsafe = not all(is_own_driver(v.strip()) for v in ours)
+    report.routes = foreign_routes(vault, top, drivers)
+
+
 def git_report(vault: Path) -> GitReport | None:
     """None when the vault is not in a git work tree."""
-    if find_repo_dir(vault) is None:
+    top = find_repo_dir(vault)
+    if top is None:
         return None
     from shardpy.gitsync.setup import BEGIN
 
@@ -77,10 +212,7 @@ def git_report(vault: Path) -> GitReport | None:
         attrs = ""
     report.attributes = BEGIN in attrs
     try:
-        done = git(["config", "--get", DRIVER_KEY], vault, check=False)
-        if done.returncode == 0 and done.stdout.strip():
-            report.driver = done.stdout.strip()
-            report.driver_program_missing = _program_missing(report.driver)
+        _driver_facts(report, vault, top)
         unmerged = ["diff", "--name-only", "--relative", "--diff-filter=U", "-z"]
         report.unmerged = _lines(git(unmerged, vault, check=False).stdout)
         grep = ["grep", "-l", "-z", "-I", "--all-match", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--", "*.md"]

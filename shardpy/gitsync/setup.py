@@ -7,17 +7,29 @@ machine-local records git was already tracking out of the index (the files
 stay on disk). Running it again changes nothing.
 
 The driver command is the absolute path of the Python running shardpy with
-``-m shardpy``: git calls drivers from wherever it runs (a GUI client, a
+``-I -m shardpy``: git calls drivers from wherever it runs (a GUI client, a
 cron job) where ``shardpy`` may not be on PATH, and the interpreter path
 names exactly the installation that ran setup. Run setup again after moving
 shardpy to another environment (``shardpy status`` says when the recorded
 program is gone).
+
+git runs the driver in the work tree, which a pull fills: a plain
+``python -m shardpy`` puts that folder first on ``sys.path``, so a pulled
+``shardpy.py`` would run instead of shardpy (issue 24 A;
+tests/security/test_git_pulled.py). ``-I`` (isolated mode) never puts the
+current folder, ``PYTHONPATH`` or the user's site-packages on the path. An
+installation that lives in the user's site-packages (``pip install --user``)
+does not import in isolated mode; setup checks by running the command once
+and then registers ``-E -P`` instead (no current folder, no ``PYTHON*``
+variables, the user's site-packages kept). Both forms are shardpy's own;
+:func:`is_own_driver` is the one test of that, for setup and status.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -25,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.apply.transaction import Op
+from shardpy.errors import ShardpyError
 from shardpy.gitsync.repo import (
     DRIVER_KEY,
     DRIVER_NAME,
@@ -99,11 +112,82 @@ class SetupPlan:
         }
 
 
-def driver_command(executable: str | None = None) -> str:
-    """What git runs: this interpreter with ``-m shardpy``, else ``shardpy`` from PATH."""
+# Interpreter options that keep the work tree (and PYTHONPATH) off sys.path:
+# isolated mode first; without the user's site-packages switched off second.
+ISOLATED = ("-I",)
+SAFE_PATH = ("-E", "-P")
+_SAFE_FLAGS = (ISOLATED, SAFE_PATH)
+DRIVER_ARGS = ("merge-file", "--driver", "%O", "%A", "%B", "%P")
+PROBE_TIMEOUT_S = 60
+
+
+def driver_command(executable: str | None = None, flags: tuple[str, ...] = ISOLATED) -> str:
+    """What git runs: this interpreter with ``flags -m shardpy``, else ``shardpy`` from PATH."""
     exe = sys.executable if executable is None else executable
-    program = f"{shlex.quote(exe)} -m shardpy" if exe and os.path.isabs(exe) else "shardpy"
-    return f"{program} merge-file --driver %O %A %B %P"
+    if not (exe and os.path.isabs(exe)):
+        return " ".join(("shardpy", *DRIVER_ARGS))
+    # git expands %X in the whole line (a '%' of the path must be written '%%') and runs it
+    # with the shell (shlex quoting).
+    program = shlex.quote(exe).replace("%", "%%")
+    return " ".join((program, *flags, "-m", "shardpy", *DRIVER_ARGS))
+
+
+def driver_words(command: str) -> list[str] | None:
+    """A driver line as the shell will split it (None when it does not parse)."""
+    try:
+        return shlex.split(command.replace("%%", "%"))
+    except ValueError:
+        return None
+
+
+def is_own_driver(command: str) -> bool:
+    """``command`` is one shardpy registers: an absolute interpreter with safe flags, or ``shardpy``."""
+    words = driver_words(command)
+    if not words:
+        return False
+    if words == ["shardpy", *DRIVER_ARGS]:
+        return True
+    for flags in _SAFE_FLAGS:
+        n = len(flags)
+        if words[1 : n + 1] == list(flags) and words[n + 1 :] == ["-m", "shardpy", *DRIVER_ARGS]:
+            return os.path.isabs(words[0])
+    return False
+
+
+def _imports_shardpy(exe: str, flags: tuple[str, ...], cwd: Path) -> bool:
+    try:
+        done = subprocess.run(
+            [exe, *flags, "-c", "import shardpy.cli.merge_file"],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def wanted_driver(current: str | None, cwd: Path, executable: str | None = None) -> str:
+    """The command to register: ``current`` when it is already ours for this interpreter,
+    else the first safe form this interpreter can run shardpy with (tried once, in ``cwd``)."""
+    exe = sys.executable if executable is None else executable
+    if not (exe and os.path.isabs(exe)):
+        return driver_command(exe)
+    forms = [driver_command(exe, flags) for flags in _SAFE_FLAGS]
+    if current in forms:
+        return current
+    for flags, command in zip(_SAFE_FLAGS, forms, strict=True):
+        if _imports_shardpy(exe, flags, cwd):
+            return command
+    raise ShardpyError(
+        "GIT_DRIVER_UNSAFE",
+        f"{exe} cannot import shardpy without the current folder or PYTHONPATH on its path",
+        "Install shardpy into this Python (`pip install shardpy`, or `pip install -e .` in a checkout) "
+        "and run `shardpy git setup` again: git runs the driver inside the work tree a pull fills, "
+        "so it must never import from there.",
+    )
 
 
 def with_block(text: str | None, lines: list[str]) -> str:
@@ -145,8 +229,10 @@ def _tracked_local(vault: Path) -> list[str]:
 def plan_setup(vault: Path, *, executable: str | None = None, dry_run: bool = False) -> SetupPlan:
     """What ``git setup`` would change in ``vault`` (reads only)."""
     plan = SetupPlan(vault=vault, repo=open_repo(vault), dry_run=dry_run)
-    for key, value in ((NAME_KEY, DRIVER_TITLE), (DRIVER_KEY, driver_command(executable))):
-        current = config_get(plan.repo, key)
+    driver = config_get(plan.repo, DRIVER_KEY)
+    wanted = wanted_driver(driver, plan.repo.git_dir, executable)
+    for key, value in ((NAME_KEY, DRIVER_TITLE), (DRIVER_KEY, wanted)):
+        current = driver if key == DRIVER_KEY else config_get(plan.repo, key)
         if current != value:
             plan.config.append((key, value))
             plan.changes.append(Change(ChangeKind.CONFIG, key, f"git config {key} {shlex.quote(value)}"))

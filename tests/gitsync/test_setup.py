@@ -88,7 +88,12 @@ def test_status_says_when_the_driver_is_missing(cli: Cli, vault: Path) -> None:
     cli.run("git", "setup", cwd=vault)
     st = cli.run("status", "--json", cwd=vault).json()
     assert st["git"]["driver_installed"] is True and st["git"]["hint"] is None
-    git(vault, "config", "merge.shardpy.driver", "/nowhere/python -m shardpy merge-file --driver %O %A %B %P")
+    git(
+        vault,
+        "config",
+        "merge.shardpy.driver",
+        "/nowhere/python -I -m shardpy merge-file --driver %O %A %B %P",
+    )
     st = cli.run("status", "--json", cwd=vault).json()
     assert st["git"]["driver_program_missing"] is True and st["git"]["driver_installed"] is False
     assert "program is gone" in cli.run("status", cwd=vault).stdout
