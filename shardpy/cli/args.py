@@ -22,7 +22,12 @@ def looks_like_source(text: str, *, cwd: Path) -> bool:
     if path.is_dir():
         from shardpy.vault.layout import find_vault_root
 
-        if (path / ".shardmind" / "shard.yaml").is_file() or find_vault_root(path) is not None:
+        vault = find_vault_root(path)
+        if vault is not None and vault == path.resolve():
+            # An installed vault named alone is where the bundled shard would go: install
+            # then says it already holds one and points at update (tests/hardening/test_reinstall.py).
+            return False
+        if (path / ".shardmind" / "shard.yaml").is_file() or vault is not None:
             return True
         try:
             return any(

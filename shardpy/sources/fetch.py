@@ -8,6 +8,7 @@ the download cache is ever written, and every failure removes what it made.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from pathlib import Path
 
@@ -45,6 +46,10 @@ def resolve(spec: SourceSpec, *, include_prerelease: bool = False) -> Resolved:
             )
         return Resolved(spec, None, None, None, None)
     if spec.kind == "git":
+        if os.path.isdir(spec.location):
+            # A checkout on this machine may be an installed vault (its bootstrap ran
+            # `git init`): that is said first, not "no releases" (tests/hardening/test_reinstall.py).
+            refuse_vault(Path(spec.location))
         return git.resolve(spec, include_prerelease=include_prerelease)
     if spec.kind == "github":
         return github.resolve(
