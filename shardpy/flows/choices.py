@@ -13,6 +13,7 @@ from shardpy.shard.values import (
     check_value,
     computed_default,
     read_values_file,
+    refuse_unknown,
     resolve_defaults,
     validate_values,
 )
@@ -41,6 +42,9 @@ def data_values(schema: Schema, data: Mapping[str, str]) -> dict[str, Any]:
     that a text value stays the text typed (``--data zip=01234``)."""
     from shardpy.shard.yamlio import parse_yaml_text, to_plain
 
+    # install, adopt and update alike: an answer to no question is refused, never
+    # dropped with a warning (tests/hardening/test_data_keys.py).
+    refuse_unknown(schema, data)
     out: dict[str, Any] = {}
     for key, text in data.items():
         vdef = schema.values.get(key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -134,18 +134,24 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value)) if isinstance(value, list | dict) else value
 
 
-def validate_values(
-    schema: Schema, values: Mapping[str, Any], *, allow_unknown: bool = False
-) -> dict[str, Any]:
-    """Check a complete set of values; unknown keys are an error unless allowed."""
-    unknown = [k for k in values if k not in schema.values]
-    if unknown and not allow_unknown:
+def refuse_unknown(schema: Schema, keys: Iterable[str]) -> None:
+    """VALUES_UNKNOWN_KEY for a key the shard does not declare (every command's one rule)."""
+    unknown = [k for k in keys if k not in schema.values]
+    if unknown:
         raise ShardpyError(
             "VALUES_UNKNOWN_KEY",
             f"Unknown value '{unknown[0]}'" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
             f"The shard declares: {', '.join(schema.values) or 'no values'}.",
             details={"keys": unknown},
         )
+
+
+def validate_values(
+    schema: Schema, values: Mapping[str, Any], *, allow_unknown: bool = False
+) -> dict[str, Any]:
+    """Check a complete set of values; unknown keys are an error unless allowed."""
+    if not allow_unknown:
+        refuse_unknown(schema, values)
     return {k: check_value(k, schema.values[k], values[k]) for k in schema.values if k in values}
 
 
