@@ -204,7 +204,7 @@ def adopt(
 ) -> None:
     """Bring an existing clone of a shard under management."""
 
-    def run() -> None:
+    def run() -> int:
         from shardpy.cli import render
         from shardpy.errors import UsageError
         from shardpy.flows.adopt import AdoptOptions
@@ -236,6 +236,8 @@ def adopt(
             print_json(result.to_json())
         else:
             render.adopt_result(result, verbose=verbose)
+        # One rule with update: a conflict left for the user is exit 3 (tests/hardening/test_adopt_exit.py).
+        return CONFLICTS_LEFT if result.conflicts_left() else 0
 
     guarded(run, as_json=as_json)
 

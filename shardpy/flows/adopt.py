@@ -81,6 +81,10 @@ class AdoptResult:
     recovery: RecoveryReport | None = None
     templates_rendered: dict[str, str] = field(default_factory=dict)  # clone's template → its rendered path
 
+    def conflicts_left(self) -> list[str]:
+        """Paths left in conflict (the rule is update's: FileAction.conflict_left); the CLI exits 3."""
+        return [] if self.dry_run else [a.path for a in self.actions if a.conflict_left]
+
     def summary(self) -> dict[str, int]:
         out = {
             "matched": 0,

@@ -113,7 +113,7 @@ class UpdateResult:
         merge (kept yours, markers written, skipped): the CLI exits 3."""
         if self.dry_run:
             return []
-        return [a.path for a in self.actions if a.action == "conflict" and a.choice not in ("theirs", "edit")]
+        return [a.path for a in self.actions if a.conflict_left]
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -86,6 +86,12 @@ class FileAction:
         return self.outcomes[self.choice]
 
     @property
+    def conflict_left(self) -> bool:
+        """A conflict this run did not resolve with the shard's side or an edit (kept
+        yours, markers written, skipped): update and adopt both exit 3 for it."""
+        return self.action == "conflict" and self.choice not in ("theirs", "edit")
+
+    @property
     def target(self) -> str:
         """The path, under the name every plan's entry has (``plan.actions.PlannedAction``)."""
         return self.path
