@@ -9,12 +9,25 @@ size with one pass over its distinct nodes and refuses it when aliases add
 more than :data:`ALIAS_BUDGET` nodes, or make it contain itself. Documents
 without a ``*`` cannot hold an alias and skip the count.
 
+Nesting is bounded too (:data:`MAX_DEPTH`): ``tags: [[[…400 deep…]]]`` in an
+800-byte note made every recursive walk over the data (a frontmatter value's
+text, a copy, a JSON dump) raise ``RecursionError``, and ~100,000 levels crash
+the C loader itself (its composer recurses on the C stack: a segmentation
+fault, not an exception). So the depth is settled *before* the loader runs:
+:func:`depth_bound` is a cheap upper bound read off the text; only when it
+exceeds the limit does :func:`check_depth` walk the parser's events (the
+parser keeps its own stack, it never recurses) and stop at the first node
+past the limit. Aliases can nest without the text nesting: the expansion count
+measures the expanded depth as well. Both raise :class:`YamlTooDeep`, a
+:class:`YamlTooLarge` (tests/security/test_search_inputs.py).
+
 This module sits below every package (no shardpy imports) so that
 ``shardpy/frontmatter.py``, ``shardpy/merge/`` and ``shardpy/shard/`` share it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Nodes aliases may add beyond the ones written out; a real document that uses
@@ -25,6 +38,13 @@ MAX_TEXT = 8 * 1024 * 1024
 # A scalar of this many characters weighs one more node (a repeated long string
 # costs what its copies would).
 _CHARS_PER_NODE = 64
+# Collections inside collections: real manifests, values and frontmatter nest a
+# handful deep; every recursive walk in Python stays far below its stack limit.
+MAX_DEPTH = 64
+# The indentation of a line and the indicators that may open a block collection
+# before its first entry on that line (``- - - a``, ``? - a``, ``: - a``).
+_BLOCK_PREFIX = re.compile(r"^[ \t\-?:]*", re.MULTILINE)
+_FLOW_OPEN = re.compile(r"[\[{]")
 
 
 class YamlTooLarge(ValueError):
@@ -34,6 +54,14 @@ class YamlTooLarge(ValueError):
         super().__init__(message)
         self.message = message
         self.line = line
+
+
+class YamlTooDeep(YamlTooLarge):
+    """Collections nested more than :data:`MAX_DEPTH` deep (written out, or through aliases)."""
+
+
+def _too_deep(line: int | None) -> YamlTooDeep:
+    return YamlTooDeep(f"it nests collections more than {MAX_DEPTH} deep", line)
 
 
 _safe: Any = None
@@ -53,15 +81,56 @@ def load(text: str, yaml: Any = None) -> Any:
     """``yaml.load(text)`` (the safe loader by default), refused when too large."""
     if len(text) > MAX_TEXT:
         raise YamlTooLarge(f"the YAML is {len(text):,} characters, over the {MAX_TEXT:,} read at most", 1)
+    if depth_bound(text) > MAX_DEPTH:
+        check_depth(text)
     data = (yaml or safe_yaml()).load(text)
     if "*" in text:
         check_expansion(data, text)
     return data
 
 
+def depth_bound(text: str) -> int:
+    """An upper bound of the document's nesting, from the text alone (no parse).
+
+    Block collections nested in each other indent further every second level
+    (a sequence may sit at its mapping key's indentation, never two in a row),
+    and each level's first entry starts after only indentation and the
+    indicators ``-``, ``?``, ``:``: block depth <= 2 * (longest such prefix + 1).
+    Flow collections sit inside block ones, each opened by its own ``[`` or ``{``
+    (counted everywhere, in quotes and comments too: an over-estimate only
+    costs the exact check)."""
+    prefix = max((m.end() - m.start() for m in _BLOCK_PREFIX.finditer(text)), default=0)
+    return 2 * (prefix + 1) + len(_FLOW_OPEN.findall(text))
+
+
+def check_depth(text: str) -> None:
+    """Refuse ``text`` when the parser opens more than :data:`MAX_DEPTH` nested collections.
+
+    The events stop being read at the first collection past the limit (the
+    parser's cost grows with the depth). A syntax error is left to the loader to
+    report."""
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+
+    depth = 0
+    try:
+        for event in safe_yaml().parse(text):
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(int(event.start_mark.line) + 1)
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+    except YamlTooDeep:
+        raise
+    except Exception:  # ruamel raises many unrelated types for bad YAML; the loader names it
+        return
+
+
 def check_expansion(data: Any, text: str) -> None:
     """Refuse ``data`` (parsed from ``text``) when its aliases expand past the budget."""
-    distinct, expanded = _sizes(data, text)
+    distinct, expanded, depth = _sizes(data, text)
+    if depth > MAX_DEPTH:
+        raise _too_deep(first_alias_line(text))
     if expanded - distinct > ALIAS_BUDGET:
         raise YamlTooLarge(
             f"its aliases expand it to {expanded:,} nodes (more than {ALIAS_BUDGET:,} beyond the "
@@ -82,9 +151,11 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def _sizes(root: Any, text: str) -> tuple[int, int]:
-    """(distinct nodes, nodes once every alias is expanded), one pass, no recursion."""
+def _sizes(root: Any, text: str) -> tuple[int, int, int]:
+    """(distinct nodes, nodes once every alias is expanded, collections nested in the expansion),
+    one pass, no recursion."""
     size: dict[int, int] = {}
+    height: dict[int, int] = {}
     open_: set[int] = set()
     stack: list[tuple[Any, bool]] = [(root, False)]
     distinct = 0
@@ -93,7 +164,9 @@ def _sizes(root: Any, text: str) -> tuple[int, int]:
         key = id(node)
         if done:
             open_.discard(key)
-            size[key] = _weight(node) + sum(size[id(c)] for c in _children(node))
+            kids = _children(node)
+            size[key] = _weight(node) + sum(size[id(c)] for c in kids)
+            height[key] = 1 + max((height.get(id(c), 0) for c in kids), default=0)
             continue
         kids = _children(node)
         if not kids:
@@ -112,7 +185,7 @@ def _sizes(root: Any, text: str) -> tuple[int, int]:
         open_.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in kids)
-    return distinct, size[id(root)]
+    return distinct, size[id(root)], height.get(id(root), 0)
 
 
 def first_alias_line(text: str) -> int | None:

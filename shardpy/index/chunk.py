@@ -220,15 +220,27 @@ def _strings(data: dict[str, Any], key: str) -> list[str]:
 def parse_note(stem: str, text: str) -> Note:
     """Parse a note's text (BOM already stripped). Never raises: bad frontmatter means plain text."""
     split = frontmatter.split_frontmatter(text)
-    data = split.data if split.state == "present" else {}
-    body = split.body
+    if split.state != "present":
+        problem = f"frontmatter not read: {split.error}" if split.state == "malformed" else ""
+        return _note(stem, text, split.body, {}, problem)
+    try:
+        return _note(stem, text, split.body, split.data, "")
+    except Exception as exc:
+        # One note's odd frontmatter values must never stop the whole refresh (issue 24 item 15:
+        # nested 400 deep, a walk over them raised RecursionError): it is indexed as plain text.
+        reason = str(exc).strip().splitlines()
+        return _note(
+            stem, text, text, {}, f"frontmatter not read: {reason[0] if reason else type(exc).__name__}"
+        )
+
+
+def _note(stem: str, text: str, body: str, data: dict[str, Any], problem: str) -> Note:
     first_line = text[: len(text) - len(body)].count("\n") + 1
     lines = body.split("\n")
     marks = structure(lines)
     title = frontmatter.as_text(data.get("title")) or _first_title(marks) or stem
     kind = frontmatter.as_text(data.get("type"))
     tags = [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
-    problem = f"frontmatter not read: {split.error}" if split.state == "malformed" else ""
     return Note(
         title=title.strip() or stem,
         type=kind.strip() if kind and kind.strip() else None,

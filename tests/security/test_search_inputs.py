@@ -7,15 +7,20 @@ and breaks nothing else (index, CLI, MCP search and expand).
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shardpy import index
 from shardpy.errors import ShardpyError
-from tests.shardkit import run_shardpy
+from tests.serve.kit import build_world, connect
+from tests.shardkit import child_env, run_shardpy
 
 # FTS5's own syntax, weighted so that most generated queries are mostly syntax.
 _SYNTAX = ['"', "*", "(", ")", ":", "^", "+", "-", "{", "}", ",", " ", "AND", "OR", "NOT", "NEAR", "title"]
@@ -52,3 +57,76 @@ def test_cli_never_prints_a_traceback_for_a_query(vault: Path, tmp_path: Path) -
         proc = run_shardpy("search", query, "--vault", vault, cwd=tmp_path)
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         assert proc.returncode == 0 and "No notes match" in proc.stdout
+
+
+# --- item 15: one note nested 400 deep ---------------------------------------------------------
+
+DEEP = 400
+DEEP_NOTE = "---\ntags: " + "[" * DEEP + "]" * DEEP + "\n---\n# Deep\n\nabyssal words\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tags: " + "[" * DEEP + "]" * DEEP + "\n",  # flow
+        "- " * DEEP + "x\n",  # compact block sequences on one line
+        "".join(" " * i + f"k{i}:\n" for i in range(DEEP)) + " " * DEEP + "x: 1\n",  # block mappings
+        "a: &a [[[[[[[[[[1]]]]]]]]]]\n"  # aliases: ten deep each, nested through each other
+        + "".join(f"a{i}: &a{i} [[[[[[[[[[*a{i - 1 if i else ''}]]]]]]]]]]\n" for i in range(10)),
+    ],
+    ids=["flow", "compact-block", "indented-block", "aliases"],
+)
+def test_deep_yaml_is_a_typed_error_before_any_walk(text: str) -> None:
+    from shardpy.yamlsafe import YamlTooDeep, YamlTooLarge, load
+
+    with pytest.raises(YamlTooDeep) as err:
+        load(text)
+    assert isinstance(err.value, YamlTooLarge)  # what every caller of load already handles
+
+
+def test_the_c_loader_never_sees_a_document_deep_enough_to_crash_it(tmp_path: Path) -> None:
+    # 100,000 levels overflow the C composer's stack (a segmentation fault): a child, so that on
+    # code without the bound only this test dies.
+    code = (
+        "from shardpy.yamlsafe import YamlTooDeep, load\n"
+        "try:\n    load('x: ' + '[' * 100000 + ']' * 100000)\nexcept YamlTooDeep:\n    print('refused')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "refused", proc.stderr[-500:]
+
+
+def test_a_deep_note_is_plain_text_and_the_rest_of_the_vault_is_indexed(tmp_path: Path) -> None:
+    from shardpy.frontmatter import split_frontmatter
+
+    assert split_frontmatter(DEEP_NOTE).state == "malformed"
+    vault = tmp_path / "vault"
+    (vault / "brain").mkdir(parents=True)
+    (vault / "brain/Deep.md").write_text(DEEP_NOTE, encoding="utf-8")
+    (vault / "brain/Fine.md").write_text("# Fine\n\nordinary words\n", encoding="utf-8")
+    proc = run_shardpy("index", vault, "--json", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["indexed"] == 2
+    assert [d[0] if isinstance(d, list) else d["path"] for d in report["degraded"]] == ["brain/Deep.md"]
+    for query, path in (("ordinary", "brain/Fine.md"), ("abyssal", "brain/Deep.md")):
+        proc = run_shardpy("search", query, "--vault", vault, "--json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert [h["path"] for h in json.loads(proc.stdout)["hits"]] == [path]
+
+
+def test_mcp_search_and_expand_survive_a_deep_note_and_any_query(tmp_path: Path) -> None:
+    world = build_world(tmp_path)
+    (world.vault / "brain/Deep.md").write_text(DEEP_NOTE, encoding="utf-8")
+
+    async def scenario() -> None:
+        async with connect(world, cwd=world.repos["atlas"]) as s:
+            found = await s.call("search", {"query": "Caches"})
+            assert [h["path"] for h in found["hits"]] == ["brain/Gotchas.md"]
+            assert (await s.call("expand", {"note": "brain/Gotchas.md"}))["path"] == "brain/Gotchas.md"
+            deep = await s.call("search", {"query": "abyssal"})
+            assert [h["path"] for h in deep["hits"]] in ([], ["brain/Deep.md"])
+            for query in ('"', "*", "(" * 500):  # item 12 through the server
+                answer = await s.call("search", {"query": query})
+                assert answer["hits"] == []
+
+    anyio.run(scenario)
