@@ -234,20 +234,10 @@ class McpMemoryAdapter:
         if e.relations:
             lines += ["## Relations", ""]
             for rtype, to in e.relations:
-                label = _relation_type(rtype)
-                if any(c in to for c in _LINK_UNSAFE) or "\n" in to or not to.strip():
-                    # Not writable as [[to]]: linked by its note's name. A blank name (`[[]]`)
-                    # is no link text at all, so its entity is found by identity.
-                    res = resolver.resolve(to) if to.strip() else _by_identity(resolver, record, to)
-                    if res.status == "resolved" and res.target is not None:
-                        link = f"[[{resolver.link_name(res.target)}]]"
-                        direct.append(LinkUse(f"[[{to}]]", to, "resolved", res.target, "", link))
-                    else:
-                        link = f"[[{to}]]"
-                        direct.append(LinkUse(link, to, res.status, None, res.reason, None))
-                    lines.append(f"- {label}{link}")
-                else:
-                    lines.append(f"- {label}[[{to}]]")
+                link, use = _relation_link(to, record, resolver)
+                if use is not None:
+                    direct.append(use)
+                lines.append(f"- {relation_label(rtype)}{link}")
             lines.append("")
         body = nl + nl.join(lines)
         blocks = [b for b in inline_blocks(body) if not _is_direct(b.content, direct)]
@@ -322,6 +312,32 @@ def _section_lines(text: str, heading: str) -> list[str]:
     return out
 
 
+def _relation_link(to: str, record: Record, resolver: Resolver) -> tuple[str, LinkUse | None]:
+    """The link of a relation to the entity named exactly ``to``.
+
+    The entity of this graph with that exact name wins (found by identity, not by a name
+    lookup that folds case and blanks: ``' Alice'`` and ``Alice.md`` are other entities than
+    ``Alice``); a name the graph does not define links as written, resolved against the
+    vault by the body's rewrite (None: no use of its own)."""
+    res = _by_identity(resolver, record, to)
+    unsafe = any(c in to for c in _LINK_UNSAFE) or "\n" in to or not to.strip()
+    if res.status != "resolved" or res.target is None:
+        if not unsafe:
+            return f"[[{to}]]", None
+        if to.strip():
+            res = resolver.resolve(to)
+        if res.status != "resolved" or res.target is None:
+            return f"[[{to}]]", LinkUse(f"[[{to}]]", to, res.status, None, res.reason, None)
+    name = resolver.link_name(res.target)
+    if name == to:
+        link = f"[[{to}]]"
+    elif unsafe or to != to.strip():
+        link = f"[[{name}]]"  # no display text: the note's title and aliases carry the exact name
+    else:
+        link = f"[[{name}|{to}]]"
+    return link, LinkUse(f"[[{to}]]", to, "resolved", res.target, "", link)
+
+
 def _by_identity(resolver: Resolver, record: Record, name: str) -> Resolution:
     """The note of the entity named exactly ``name`` in this graph."""
     label = record.source_path.rsplit("#entity=", 1)[0]
@@ -337,15 +353,25 @@ def _is_direct(content: str, direct: list[LinkUse]) -> bool:
     )
 
 
-def _relation_type(rtype: str) -> str:
-    """The relation label as basic-memory reads it back: quoted when it has spaces."""
-    rtype = " ".join(rtype.split())
-    if not rtype:
-        return ""
-    if any(c.isspace() for c in rtype):
-        quote = "'" if '"' in rtype else '"'
-        return f"{quote}{rtype}{quote} "
-    return f"{rtype} "
+def relation_label(rtype: str) -> str:
+    """The relation type as written before its link, so that basic-memory's grammar
+    (``bm_grammar.parse_explicit_relation``) reads back exactly ``written_type(rtype)``.
+
+    A type with spaces, or one that starts or ends with a quote (``"q"``), is quoted:
+    the reader takes off one pair of the same quote and nothing else. What a list
+    item cannot carry is changed visibly (``written_type``) and noticed by the scan.
+    Property-tested: tests/hardening/test_mcp_relations.py."""
+    written = written_type(rtype)
+    if any(c.isspace() for c in written) or written[0] in "'\"" or written[-1] in "'\"":
+        return f'"{written}" '
+    return f"{written} "
+
+
+def written_type(rtype: str) -> str:
+    """``rtype`` as a relation bullet can hold it: one line, no ``[[`` (it would start the
+    link), no surrounding blanks; an empty type is basic-memory's ``links_to``."""
+    one_line = " ".join(rtype.splitlines()).replace("[[", "[ [").strip()
+    return one_line or "links_to"
 
 
 def observations_in_note(text: str) -> list[str]:
@@ -386,7 +412,7 @@ def _gather(
     if kind == "relation":
         frm = _str(obj.get("from", obj.get("from_id")))
         to = _str(obj.get("to", obj.get("to_id")))
-        rtype = _str(obj.get("relationType", obj.get("relation_type"))) or "links_to"
+        rtype = _str(obj.get("relationType", obj.get("relation_type"))) or ""
         if frm is None or to is None:
             yield Skipped(where, "relation without from/to")
             return
@@ -429,13 +455,19 @@ def _attach_relations(
             yield Notice(where, f"duplicate relation {frm!r} -{rtype}-> {to!r} ignored")
             continue
         seen.add(triple)
+        if written_type(rtype) != rtype:
+            yield Notice(where, f"relation type {rtype!r} is written as {written_type(rtype)!r}")
         owner = by_name.get(frm)
         if owner is None:
+            # The memory server keeps a relation whose start it never defined (create_relations
+            # checks nothing), and read_graph returns it: the relation is imported on a note
+            # made for that name, never dropped (tests/hardening/test_mcp_relations.py).
             yield Notice(
                 where,
-                f"relation {frm!r} -{rtype}-> {to!r} starts at an entity that does not exist; not imported",
+                f"relation {frm!r} -{rtype}-> {to!r} starts at a name with no entity line; "
+                "a note is made for it",
             )
-            continue
+            owner = by_name[frm] = Entity(frm, "entity", [], {}, line)
         owner.relations.append((rtype, to))
 
 
