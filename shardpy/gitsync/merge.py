@@ -116,7 +116,12 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
         return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
     if not any(_opens_frontmatter(t) for t in texts):
         return _lines(*texts)
-    return _document(base, ours, theirs)
+    try:
+        return _document(base, ours, theirs)
+    except RecursionError:
+        # yamlsafe bounds YAML nesting first; should anything still recurse too deep, the
+        # note is merged as plain text, never a traceback (tests/security/test_driver_shapes.py).
+        return _lines(*texts)
 
 
 def _opens_frontmatter(text: str) -> bool:
@@ -141,13 +146,43 @@ def _lines(base: str, ours: str, theirs: str) -> FileMerge:
     return FileMerge(FileKind.NOTE, r.text.encode("utf-8"), r.clean, messages)
 
 
+_BOM = "\ufeff".encode()
+
+
+def _endings(data: bytes) -> bytes | None:
+    """The file's one line ending (CRLF or LF), None when mixed or without a line break."""
+    crlf = data.count(b"\r\n")
+    lf = data.count(b"\n") - crlf
+    if bool(crlf) == bool(lf):
+        return None
+    return b"\r\n" if crlf else b"\n"
+
+
+def _as_sides_wrote(base: bytes, ours: bytes, theirs: bytes, data: bytes) -> bytes:
+    """``data`` with the BOM and line-ending style a side changed (merge_document follows its first side).
+
+    Each is merged three ways as a whole-file property: the side that changed it from the
+    base wins (both changed it alike, or neither: unchanged). Before, a BOM ours added was
+    dropped when theirs sorted first (issue 24 item 11; tests/security/test_driver_shapes.py).
+    """
+    boms = [x.startswith(_BOM) for x in (base, ours, theirs)]
+    bom = boms[1] if boms[1] != boms[0] else boms[2]
+    data = (_BOM if bom else b"") + data.removeprefix(_BOM)
+    ends = [_endings(x) for x in (base, ours, theirs)]
+    end = ends[1] if ends[1] != ends[0] else ends[2]
+    if end is not None and _endings(data) != end:
+        data = data.replace(b"\r\n", b"\n")
+        data = data.replace(b"\n", b"\r\n") if end == b"\r\n" else data
+    return data
+
+
 def _document(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     from shardpy.merge.document import merge_document
 
     first, second = sorted((ours, theirs))
     r = merge_document(base, first, second, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
     if r.kind == "clean":
-        return FileMerge(FileKind.NOTE, r.data, True)
+        return FileMerge(FileKind.NOTE, _as_sides_wrote(base, ours, theirs, r.data), True)
     if first is not ours:
         r = merge_document(base, ours, theirs, user_label=OURS, shard_label=THEIRS, key_conflicts="markers")
     messages = [f"frontmatter key '{c.key}' changed on both sides" for c in r.frontmatter_conflicts]
@@ -156,7 +191,7 @@ def _document(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     body = len(r.conflicts) - (1 if r.frontmatter_conflicts or r.frontmatter_fallback else 0)
     if body > 0:
         messages.append(f"{body} conflicting region(s) in the text")
-    return FileMerge(FileKind.NOTE, r.data, False, messages)
+    return FileMerge(FileKind.NOTE, _as_sides_wrote(base, ours, theirs, r.data), False, messages)
 
 
 def merge_values(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:

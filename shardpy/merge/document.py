@@ -35,7 +35,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from shardpy.merge.frontmatter import ABSENT, KeyConflict, merge_frontmatter, split_frontmatter
+from shardpy.merge.frontmatter import (
+    ABSENT,
+    Frontmatter,
+    FrontmatterMerge,
+    KeyConflict,
+    comments_kept,
+    merge_frontmatter,
+    same_data,
+    split_frontmatter,
+)
 from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
 from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
 
@@ -232,10 +241,14 @@ def merge_document(
             else None
         )
         if fm is not None and fm.inner is not None:
-            assert ufm is not None
-            block = "---\n" + fm.inner + ufm.block[len("---\n") + len(ufm.inner) :]
-            found = fm.conflicts
-            if key_conflicts == "markers" and found:
+            assert ufm is not None and sfm is not None
+            block, found = _with_inner(fm.inner, ufm), fm.conflicts
+            if key_conflicts == "markers":
+                block, found, fallback = _nothing_lost(bfm, ufm, sfm, fm)
+            if fallback is not None:
+                block = ublock
+                shown = _conflict_block(split_lines(ublock), split_lines(sblock), labels)
+            elif key_conflicts == "markers" and found:
                 shown = _conflict_block(_key_lines(found, "user"), _key_lines(found, "shard"), labels)
         else:
             reason = fm.fallback_reason if fm is not None else _REMOVED_BLOCK
@@ -256,6 +269,43 @@ clean) or ``markers`` (the user's value stays in the YAML and both values are
 shown in a conflict block at the top of the body: a conflict)."""
 
 _REMOVED_BLOCK = "one side removed the frontmatter block the other side changed"
+_COMMENTS_LOST = "a key-level merge would drop a comment one side added or removed"
+
+
+def _with_inner(inner: str, side: Frontmatter) -> str:
+    """A frontmatter block: ``inner`` between the opening line and ``side``'s closing line."""
+    return "---\n" + inner + side.block[len("---\n") + len(side.inner) :]
+
+
+def _nothing_lost(
+    bfm: Frontmatter | None, ufm: Frontmatter, sfm: Frontmatter, fm: FrontmatterMerge
+) -> tuple[str, list[KeyConflict], str | None]:
+    """The driver's frontmatter block when both sides changed it: (block, key conflicts, fallback).
+
+    Nothing either side wrote may vanish without a conflict (issue 24 item 11;
+    tests/security/test_driver_shapes.py). The key-level merge rewrites the block from
+    the user's document, so it keeps the user's comments and layout only. In order:
+    git's line merge of the blocks, when clean and holding the same data (every line of
+    both sides, as written); the key-level merge when it loses no comment; the key-level
+    merge from the shard's document likewise; else a fallback (both blocks shown).
+    """
+    assert fm.inner is not None
+    bblock, binner = (bfm.block, bfm.inner) if bfm else ("", None)
+    block, found = _with_inner(fm.inner, ufm), fm.conflicts
+    if not found:
+        lines = merge3(bblock, ufm.block, sfm.block, shard_label="", user_label="")
+        merged, _ = split_frontmatter(lines.text) if lines.clean else (None, "")
+        if merged is not None and merged.block == lines.text and same_data(merged.inner, fm.inner):
+            return lines.text, [], None
+    if comments_kept(bblock, ufm.block, sfm.block, block):
+        return block, found, None
+    if not found:
+        other = merge_frontmatter(binner, sfm.inner, ufm.inner)
+        if other.inner is not None and not other.conflicts:
+            theirs_first = _with_inner(other.inner, sfm)
+            if comments_kept(bblock, ufm.block, sfm.block, theirs_first):
+                return theirs_first, [], None
+    return block, [], _COMMENTS_LOST
 
 
 def _key_lines(conflicts: list[KeyConflict], side: Literal["user", "shard"]) -> list[str]:

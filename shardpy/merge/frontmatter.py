@@ -34,6 +34,7 @@ import datetime as _dt
 import io
 import json
 import math
+from collections import Counter
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -43,7 +44,9 @@ __all__ = [
     "Frontmatter",
     "FrontmatterMerge",
     "KeyConflict",
+    "comments_kept",
     "merge_frontmatter",
+    "same_data",
     "split_frontmatter",
 ]
 
@@ -169,6 +172,10 @@ def _load(text: str) -> Any:
         return load(text, _yaml())
     except YamlTooLarge as exc:
         raise _NotMergeable(f"refused YAML ({exc.message})") from exc
+    except RecursionError as exc:
+        # yamlsafe bounds nesting before the parser runs; this only backs it up (a merge
+        # driver must answer, never print a traceback: tests/security/test_driver_shapes.py).
+        raise _NotMergeable("refused YAML (nested too deep)") from exc
     except YAMLError as exc:
         raise _NotMergeable(
             f"not valid YAML ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
@@ -384,3 +391,50 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(x) for x in value]
     return value
+
+
+def _comment_start(line: str) -> int:
+    """Where a YAML comment starts on ``line`` (a ``#`` first or after a blank), else -1.
+
+    Textual: a ``#`` after a blank inside a quoted or block scalar counts too. Such a
+    "comment" can only make :func:`comments_kept` say no (a conflict), never hide one.
+    """
+    for i, ch in enumerate(line):
+        if ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return i
+    return -1
+
+
+def _comments(block: str) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for line in block.split("\n"):
+        i = _comment_start(line)
+        if i >= 0:
+            out[line[i:].rstrip()] += 1
+    return out
+
+
+def comments_kept(base: str, user: str, shard: str, merged: str) -> bool:
+    """Each comment of the merged YAML text appears as often as a three-way merge says.
+
+    A key-level merge starts from one side's document, so a comment only the other side
+    added (``title: T  # the title``) or removed would vanish without a word
+    (issue 24 item 11; tests/security/test_driver_shapes.py). Per comment text: a count
+    only one side changed takes that side's; both changed differently is never kept.
+    """
+    counts = [_comments(t) for t in (base, user, shard, merged)]
+    for text in set().union(*counts):
+        b, u, s, m = (c[text] for c in counts)
+        if u != b and s != b and u != s:
+            return False
+        if m != (u if u != b else s):
+            return False
+    return True
+
+
+def same_data(a: str, b: str) -> bool:
+    """The two YAML texts hold the same data (False when either is not a mergeable mapping)."""
+    try:
+        return _norm(_mapping(a, "a")) == _norm(_mapping(b, "b"))
+    except _NotMergeable:
+        return False
