@@ -348,5 +348,16 @@ def _verbose(
     produced = set(state.files)
     mine = list(user_files(vault, produced))
     report.user_files = len(mine)
-    notes = sorted({p for p in mine if p.endswith(".md")} | {p for p in produced if p.endswith(".md")})
-    _frontmatter(report, vault, schema, notes, progress)
+    _frontmatter(report, vault, schema, _user_notes(state, mine), progress)
+
+
+def _user_notes(state: State, mine: list[str]) -> list[str]:
+    """The notes required frontmatter applies to: the user's own and the shard's user
+    content, never its infrastructure (agent manuals, commands, templates) nor a tool's
+    dot-folder (tests/hardening/test_status_user_notes.py)."""
+    shard_notes = {p for p, rec in state.files.items() if rec.content_class == "user_content"}
+    return sorted(
+        p
+        for p in {*mine, *shard_notes}
+        if p.endswith(".md") and not any(s.startswith(".") for s in p.split("/"))
+    )
