@@ -205,7 +205,10 @@ def merge_values(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     first, second = sorted((texts[1], texts[2]))
     fm = merge_frontmatter(texts[0], first, second)
     if fm.inner is not None and not fm.conflicts:
-        return FileMerge(FileKind.VALUES, fm.inner.encode("utf-8"), True)
+        clean = _values_kept(texts[0], first, second, fm.inner)
+        if clean is None:
+            return FileMerge(FileKind.VALUES, ours, False, [f"not merged: {_COMMENT_LOST}; kept ours"])
+        return FileMerge(FileKind.VALUES, clean.encode("utf-8"), True)
     if fm.inner is None:
         return FileMerge(FileKind.VALUES, ours, False, [f"not merged: {fm.fallback_reason}; kept ours"])
     if first is not texts[1]:
@@ -217,3 +220,27 @@ def merge_values(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
         for d in [c.to_dict()]
     ]
     return FileMerge(FileKind.VALUES, fm.inner.encode("utf-8"), False, messages)
+
+
+_COMMENT_LOST = "a key-level merge would drop a comment one side added or removed"
+
+
+def _values_kept(base: str, first: str, second: str, merged: str) -> str | None:
+    """A clean values merge that keeps what both sides wrote, else None (a conflict).
+
+    As for a note's frontmatter (shardpy.merge.document._nothing_lost): git's line merge
+    when clean and holding the same data, else the key-level merge from either side's
+    document that loses no comment (tests/security/test_driver_shapes.py).
+    """
+    from shardpy.merge.frontmatter import comments_kept, merge_frontmatter, same_data
+    from shardpy.merge.text import merge3
+
+    lines = merge3(base, first, second, user_label=OURS, shard_label=THEIRS)
+    if lines.clean and same_data(lines.text, merged):
+        return lines.text
+    if comments_kept(base, first, second, merged):
+        return merged
+    other = merge_frontmatter(base, second, first)
+    if other.inner is not None and not other.conflicts and comments_kept(base, first, second, other.inner):
+        return other.inner
+    return None

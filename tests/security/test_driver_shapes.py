@@ -270,3 +270,39 @@ def test_the_driver_keeps_what_each_side_wrote_or_reports_a_conflict(
     git_text, git_conflicts = gitref.merge_file(shape.base, shape.ours, shape.theirs)
     if name.startswith("plain") and git_conflicts == 0:
         assert result == git_text  # no frontmatter anywhere: git's own line merge
+
+
+VALUES = "user_name: ''\nlanguage: en\ntheme: dark\n"
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        # The commenting side sorts second (by its bytes): a key-level merge starts from the other.
+        (
+            edit(VALUES, ("user_name: ''", "user_name: Bea  # me")),
+            edit(VALUES, ("theme: dark", "theme: light")),
+        ),
+        (
+            edit(VALUES, ("user_name: ''", "user_name: Zed\n# why fr")),
+            edit(VALUES, ("theme: dark", "theme: light")),
+        ),
+        (
+            edit(VALUES, ("theme: dark", "theme: light")),
+            edit(VALUES, ("user_name: ''", "# who\nuser_name: ''")),
+        ),
+    ],
+)
+def test_shard_values_keep_both_sides_comments_or_conflict(ours: str, theirs: str) -> None:
+    for o, t in ((ours, theirs), (theirs, ours)):
+        r = merge_bytes(VALUES.encode(), o.encode(), t.encode(), "shard-values.yaml")
+        text = r.data.decode()
+        if r.clean:
+            assert not _frontmatter_kept_values(o, text) and not _frontmatter_kept_values(t, text), text
+        else:
+            assert text == o  # kept ours (a values file never gets markers)
+
+
+def _frontmatter_kept_values(side: str, result: str) -> list[str]:
+    wrap = "---\n{}---\n"
+    return _frontmatter_kept(wrap.format(VALUES), wrap.format(side), wrap.format(result))
