@@ -34,6 +34,18 @@ class BaseRenderer:
         st = self.state
         return RenderContext.of(st, st.values, st.included_modules(), st.install_date)
 
+    def template_bytes(self, path: str) -> bytes | None:
+        """The cached source that last rendered ``path`` (None when absent or
+        not readable as a real file)."""
+        rec = self.state.files.get(path)
+        if rec is None or not self.templates_ok:
+            return None
+        cached = self.vault / layout.template_cache_path(rec.template)
+        try:
+            return None if cached.is_symlink() else cached.read_bytes()
+        except OSError:
+            return None
+
     def render(self, path: str) -> bytes | None:
         """The base bytes for ``path``: a pinned base when one was kept (a
         conflict skipped, an adopted old version), else the cached template

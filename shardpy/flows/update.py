@@ -38,7 +38,7 @@ from shardpy.flows.vaultfiles import (
     values_file_op,
 )
 from shardpy.fsutil import sha256_file
-from shardpy.hooks.lifecycle import run_slots, update_slots
+from shardpy.hooks.lifecycle import run_slots, stale_personalisation, update_slots
 from shardpy.hooks.runner import HookResult
 from shardpy.plan.actions import ADDED
 from shardpy.plan.decide import EDIT, answer, answer_with_edit, open_questions
@@ -52,6 +52,7 @@ from shardpy.shard.migrations import (
     rename_map,
     select_migrations,
 )
+from shardpy.shard.produce import Output
 from shardpy.shard.values import (
     apply_value_migrations,
     read_values_file,
@@ -100,6 +101,7 @@ class UpdateResult:
     migrations: list[str] = field(default_factory=list)
     hooks: list[HookResult] = field(default_factory=list)
     restored_by_hook_guard: list[str] = field(default_factory=list)
+    saved_yours: dict[str, str] = field(default_factory=dict)  # path → your version's backup (theirs taken)
     warnings: list[str] = field(default_factory=list)
     recovery: RecoveryReport | None = None
     commit: str | None = None
@@ -143,6 +145,7 @@ class UpdateResult:
             "migrations": self.migrations,
             "hooks": [h.to_json() for h in self.hooks],
             "hook_changes_restored": self.restored_by_hook_guard,
+            "saved_yours": self.saved_yours,
             "warnings": self.warnings,
             "recovered": None if self.recovery is None else self.recovery.__dict__,
         }
@@ -396,6 +399,9 @@ def _plan(
 ) -> None:
     values = _values(prep, state, current, opts, ui, result)
     result.values_changed = value_changes(state.values, prep.values_to_record(values))
+    stale = stale_personalisation(prep.shard.manifest, result.values_changed)
+    if stale is not None:
+        result.warnings.append(stale)
     modules = _modules(prep, state, opts, ui)
     result.modules_before, result.modules_after = dict(state.modules), modules
     production = prep.render(values, modules, state.install_date)
@@ -418,6 +424,7 @@ def _plan(
         on_conflict=opts.on_conflict or "keep",
         style=opts.style,
         restore_missing=opts.restore_missing,
+        same_template=lambda old_path, out: _same_template(base, prep, old_path, out),
     )
     actions = plan_update(inputs)
     moves = user_moves(disk, state.files, migrations, production.outputs)
@@ -428,6 +435,19 @@ def _plan(
     result.actions = actions
     result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet
     _new_state(prep, state, prep.values_to_record(values), modules, actions)
+
+
+def _same_template(base: BaseRenderer, prep: Prepared, old_path: str, out: Output) -> bool:
+    """The new shard renders ``out`` from the very template that rendered
+    ``old_path`` last time (same source path, same bytes)."""
+    rec = base.state.files.get(old_path)
+    if rec is None or not out.template or rec.template != out.source:
+        return False
+    cached = base.template_bytes(old_path)
+    try:
+        return cached is not None and cached == prep.shard.read(out.source)
+    except OSError:
+        return False
 
 
 def _new_state(
@@ -451,7 +471,15 @@ def _apply_and_hooks(
     previous = result.from_version
     old_fingerprint = state.hooks.get("bootstrap_fingerprint")
     ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values)
-    Transaction(vault, "update").run(ops, progress=ui.progress("Updating", len(ops)))
+    transaction = Transaction(vault, "update")
+    transaction.run(ops, progress=ui.progress("Updating", len(ops)))
+    # A conflict resolved with the shard's side replaced your version: it is in this
+    # transaction's backups, and the result says where (tests/hardening/test_theirs_saved.py).
+    result.saved_yours = {
+        a.path: f"{transaction.backup_dir}/{a.path}"
+        for a in result.actions
+        if a.action == "conflict" and a.choice == "theirs"
+    }
     prep.after_apply(vault, trust=opts.trust, no_hooks=opts.no_hooks, warnings=result.warnings)
     changed = bool(result.changed()) or previous != state.version
     slots = update_slots(prep.shard.manifest, changed=changed, recorded_fingerprint=old_fingerprint)

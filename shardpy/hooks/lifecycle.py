@@ -3,7 +3,7 @@ follows every hook (CONTRACT §6 invariants 2 and 3, §8)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,29 @@ def update_slots(manifest: Manifest, *, changed: bool, recorded_fingerprint: str
     if bootstrap is not None and bootstrap.fingerprint and bootstrap.fingerprint != recorded_fingerprint:
         slots.append(Slot("bootstrap", bootstrap.script, bootstrap.fingerprint))
     return slots
+
+
+def stale_personalisation(manifest: Manifest, changed: Iterable[str]) -> str | None:
+    """Update never runs an install-time hook again (it would rewrite notes
+    the user has since edited, which post-update may not do: Invariant 3).
+    So when values changed and the shard writes values into notes through
+    `personalize` or a legacy `post-install` hook, the notes that hook wrote
+    keep the old values: say so instead of a silent "unchanged" (docs/UPDATE.md,
+    tests/hardening/test_repersonalise.py)."""
+    keys = sorted(changed)
+    hooks = manifest.hooks
+    slots = [
+        name
+        for name, script in (("personalize", hooks.personalize), ("post-install", hooks.post_install))
+        if script
+    ]
+    if not keys or not slots:
+        return None
+    return (
+        f"values changed ({', '.join(keys)}), but this shard writes values into notes through its "
+        f"{' and '.join(slots)} hook, which runs only at install: the notes it wrote keep the old "
+        "values (edit them by hand; files rendered from templates were re-rendered)"
+    )
 
 
 def context(

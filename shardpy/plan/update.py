@@ -142,6 +142,10 @@ class UpdateInputs:
     on_conflict: OnConflict = "keep"
     style: ConflictStyle = "merge"
     restore_missing: bool = False
+    # True when the shard's template for an old path is byte-identical to the
+    # one that rendered it last time: a changed render then comes from the
+    # user's own values alone (tests/hardening/test_repersonalise.py).
+    same_template: Callable[[str, Output], bool] = lambda old_path, out: False
 
 
 class _Planner:
@@ -357,6 +361,9 @@ class _Planner:
                 from_path=moved_from,
             )
             return
+        if inp.content.classify(path) == "user_content" and inp.same_template(old_path, out):
+            self.merge_values(path, rec, out, old_path, user, mine)
+            return
         if inp.content.classify(path) == "user_content":
             self.act(
                 path,
@@ -369,6 +376,40 @@ class _Planner:
             )
             return
         self.merge(path, rec, out, old_path, user, mine, managed, by_hook)
+
+    def merge_values(
+        self, path: str, rec: FileRecord, out: Output, old_path: str, user: bytes, mine: FileRecord
+    ) -> None:
+        """User content the user changed, whose template the shard did not
+        change: only the user's values did. The new values are merged in when
+        every line the user wrote survives (a clean merge); otherwise the file
+        is kept as it is — never theirs, never markers (CONTRACT §5)."""
+        moved_from = old_path if old_path != path else None
+        carry = user if moved_from else None
+        base = self.inp.base(old_path)
+        label = self.inp.shard_label
+        result = None if base is None else merge_document(base, user, out.data, shard_label=label)
+        if result is None or result.is_binary or result.kind != "clean":
+            why = "user content you changed: your edits and the new values touch the same lines; kept yours"
+            self.act(path, "keep", why, out, rec, {"apply": Outcome("keep yours", write=carry, record=mine)})
+            return
+        hooked = mine.installed_hash is not None  # bytes a hook wrote, not the user
+        record = replace(
+            mine,
+            ownership="managed" if result.data == out.data or hooked else "modified",
+            installed_hash=sha256_bytes(result.data) if hooked else None,
+        )
+        write = result.data if (result.data != user or moved_from) else None
+        self.act(
+            path,
+            "merge",
+            "user content you changed: merged the new values in, your edits kept",
+            out,
+            rec,
+            {"apply": Outcome("merge", write=write, record=record)},
+            merge=result,
+            from_path=moved_from,
+        )
 
     def merge(
         self,

@@ -177,6 +177,17 @@ def render_context(
     }
 
 
+def shipped_text(rel: str, shard_root: Path = SHARD_ROOT) -> str:
+    """Output ``rel`` as a defaults install writes it: a static file's text,
+    or its ``.njk`` template rendered with the defaults (Home.md and
+    brain/North Star.md are templates: the values reach them on update)."""
+    if (shard_root / rel).is_file():
+        return (shard_root / rel).read_text(encoding="utf-8")
+    sch = schema(shard_root)
+    template = (shard_root / f"{rel}.njk").read_text(encoding="utf-8")
+    return render(template, render_context(sch, defaults(sch), list(sch["modules"])))
+
+
 @dataclass
 class Layout:
     root: Path

@@ -1,4 +1,4 @@
-"""bootstrap / personalize / post_update, run the way the engine runs them:
+"""bootstrap / post_update, run the way the engine runs them:
 `python <shard>/.shardmind/hooks/<script>` from the shard source, the vault
 as working directory, the context JSON in SHARDPY_HOOK_CONTEXT and on stdin."""
 
@@ -81,107 +81,65 @@ def _git_only_path(tmp: Path) -> str:
     return str(bindir)
 
 
-# --- personalize ------------------------------------------------------------------------
+# --- the personal templates: Home card, North Star heading ------------------------------
+# The values reach notes only through Home.md.njk and brain/North Star.md.njk,
+# which the engine renders at install and re-renders and merges on update
+# (CRLF notes, a rewritten heading, the user's own lines kept: those are
+# merge behaviours, covered end to end in tests/hardening/test_repersonalise.py).
+
+HOME, NORTH_STAR = "Home.md", "brain/North Star.md"
 
 
-def test_personalize_writes_name_and_organisation_idempotently(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(
-        values={"user_name": "Ada Lovelace", "org_name": "Analytical Engines", "vault_purpose": "research"}
+def render_personal(rel: str, **vals: Any) -> str:
+    """``rel``'s template rendered by the engine's own renderer."""
+    from shardpy.shard.render import RenderContext, render_template
+
+    sch = schema()
+    ctx = RenderContext(
+        {**defaults(sch), **vals},
+        list(sch["modules"]),
+        "agent-vault",
+        "shardpy",
+        "1.0.0",
+        "2026-11-29T00:00:00Z",
     )
-    before = snapshot(v.root)
-    r = run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert r.returncode == 0, r.stderr
-    star = (v.root / "brain/North Star.md").read_text(encoding="utf-8")
-    home = (v.root / "Home.md").read_text(encoding="utf-8")
-    assert "\n# North Star — Ada Lovelace\n" in star
+    source = (SHARD_ROOT / f"{rel}.njk").read_text(encoding="utf-8")
+    [out] = render_template(source, rel, ctx, name=f"{rel}.njk")
+    return out.text
+
+
+def test_personal_templates_render_the_values() -> None:
+    star = render_personal(NORTH_STAR, user_name="Ada Lovelace")
+    home = render_personal(
+        HOME, user_name="Ada Lovelace", org_name="Analytical Engines", vault_purpose="research"
+    )
+    assert "\n# North Star — Ada Lovelace\n\n" in star
+    assert (
+        "> **Owner:** Ada Lovelace\n> **Organisation:** Analytical Engines\n> **Purpose:** research\n" in home
+    )
+
+
+def test_personal_templates_on_defaults_are_the_plain_notes() -> None:
+    """Defaults render the notes the shard shipped before they were templates
+    (Invariant 1 holds byte for byte: no dash, no empty owner)."""
+    star = render_personal(NORTH_STAR)
+    home = render_personal(HOME)
+    assert "\n# North Star\n\n> Every session starts by reading this note." in star
+    assert "> **Owner:** (not set)\n> **Organisation:** Independent\n> **Purpose:** engineering\n" in home
+    blank = render_personal(NORTH_STAR, user_name="  \n ")
+    assert blank == star and render_personal(HOME, user_name=" ", org_name="\n") == home
+
+
+def test_personal_templates_keep_values_on_one_line() -> None:
+    star = render_personal(NORTH_STAR, user_name=" Ada\nKing\r\nLovelace ")
+    home = render_personal(HOME, user_name="Ada\nLovelace", org_name="Analytical\r\nEngines")
+    plain_star, plain_home = render_personal(NORTH_STAR), render_personal(HOME)
+    assert len(star.splitlines()) == len(plain_star.splitlines())
+    assert len(home.splitlines()) == len(plain_home.splitlines())
+    heading = next(line for line in star.splitlines() if line.startswith("# North Star"))
+    assert heading.startswith("# North Star — Ada King") and heading.endswith("Lovelace")
+    assert "\r" not in star + home
     assert "> **Owner:** Ada Lovelace\n" in home
-    assert "> **Organisation:** Analytical Engines\n" in home
-    assert "> **Purpose:** research\n" in home
-    after = snapshot(v.root)
-    assert {k for k in after if after[k] != before.get(k)} == {"brain/North Star.md", "Home.md"}
-    # Second run: nothing changes, nothing is reported.
-    r2 = run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert r2.returncode == 0 and r2.stdout == ""
-    assert snapshot(v.root) == after
-    assert not list(HOOKS.glob("__pycache__"))
-
-
-def test_personalize_changes_nothing_that_is_not_asked_for(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(values={"org_name": "Acme"})  # name left empty
-    star_before = (v.root / "brain/North Star.md").read_bytes()
-    run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert (v.root / "brain/North Star.md").read_bytes() == star_before
-    home = (v.root / "Home.md").read_text()
-    assert "> **Owner:** (not set)\n" in home and "> **Organisation:** Acme\n" in home
-
-
-def test_personalize_leaves_a_rewritten_heading_alone(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    star = v.root / "brain/North Star.md"
-    star.write_text(star.read_text().replace("# North Star", "# Where I am going"))
-    before = star.read_bytes()
-    run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert star.read_bytes() == before
-
-
-def test_personalize_renames_consistently_and_keeps_values_on_one_line(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    v.values["user_name"] = "Ada\nKing   Lovelace"
-    run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    star = (v.root / "brain/North Star.md").read_text()
-    assert "\n# North Star — Ada King Lovelace\n" in star and "— Ada\n" not in star
-    assert "> **Owner:** Ada King Lovelace\n" in (v.root / "Home.md").read_text()
-
-
-def test_personalize_keeps_crlf_line_endings(make_vault: Callable[..., Layout], tmp_path: Path) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    home, star = v.root / "Home.md", v.root / "brain/North Star.md"
-    for p in (home, star):
-        p.write_bytes(p.read_bytes().replace(b"\n", b"\r\n"))
-    run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert b"> **Owner:** Ada\r\n" in home.read_bytes()
-    assert b"\r\n# North Star \xe2\x80\x94 Ada\r\n" in star.read_bytes()
-    for p in (home, star):
-        assert b"\n" not in p.read_bytes().replace(b"\r\n", b"")
-
-
-def test_personalize_with_missing_notes_and_stdin_only_context(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    (v.root / "brain/North Star.md").unlink()
-    r = run_hook("personalize.py", v, _context(v, "personalize"), via="stdin", tmp=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert "brain/North Star.md is not in this vault; skipped" in r.stdout
-    assert "> **Owner:** Ada" in (v.root / "Home.md").read_text()
-
-
-def test_personalize_without_context_is_a_warning(make_vault: Callable[..., Layout], tmp_path: Path) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    r = run_hook("personalize.py", v, _context(v, "personalize"), via="none", tmp=tmp_path)
-    assert r.returncode == 1 and "no hook context" in r.stderr
-
-
-def test_personalize_refuses_to_write_through_a_link(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    outside = tmp_path / "outside.md"
-    outside.write_text("# North Star\n")
-    (v.root / "brain/North Star.md").unlink()
-    os.symlink(outside, v.root / "brain/North Star.md")
-    r = run_hook("personalize.py", v, _context(v, "personalize"), tmp=tmp_path)
-    assert r.returncode == 1 and "link" in r.stderr
-    assert outside.read_text() == "# North Star\n"
 
 
 # --- post-update ------------------------------------------------------------------------
@@ -204,28 +162,18 @@ def test_post_update_touches_only_new_files(make_vault: Callable[..., Layout], t
     assert "new commands: /daily-standup" in r.stdout
 
 
-def test_post_update_personalises_a_note_the_update_recreated(
+def test_post_update_writes_no_file_even_for_a_recreated_note(
     make_vault: Callable[..., Layout], tmp_path: Path
 ) -> None:
-    v = make_vault(values={"user_name": "Ada"})
-    before = snapshot(v.root)
-    ctx = _context(
-        v, "post-update", previous_version="0.9.0", new_files=["brain/North Star.md"], removed_files=[]
-    )
-    run_hook("post_update.py", v, ctx, tmp=tmp_path)
-    after = snapshot(v.root)
-    assert {k for k in after if after[k] != before[k]} == {"brain/North Star.md"}
-    assert "# North Star — Ada" in (v.root / "brain/North Star.md").read_text()
-
-
-def test_post_update_with_default_values_changes_nothing(
-    make_vault: Callable[..., Layout], tmp_path: Path
-) -> None:
-    v = make_vault()
-    before = snapshot(v.root)
-    ctx = _context(v, "post-update", previous_version="0.9.0", new_files=["brain/North Star.md", "Home.md"])
-    r = run_hook("post_update.py", v, ctx, tmp=tmp_path)
-    assert r.returncode == 0 and snapshot(v.root) == before
+    """A re-created Home or North Star is rendered by the engine with the
+    current values; the hook writes nothing (Invariant 3 allows it new files only)."""
+    for values in ({}, {"user_name": "Ada", "org_name": "Acme"}):
+        v = make_vault(values=values)
+        before = snapshot(v.root)
+        ctx = _context(v, "post-update", previous_version="0.9.0", new_files=[NORTH_STAR, HOME])
+        r = run_hook("post_update.py", v, ctx, tmp=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert snapshot(v.root) == before
 
 
 # --- bootstrap --------------------------------------------------------------------------
@@ -338,7 +286,7 @@ def test_bootstrap_reports_a_failing_qmd(
     assert (v.root / ".git").is_dir()  # git still happened
 
 
-@pytest.mark.parametrize("script", ["bootstrap.py", "personalize.py", "post_update.py"])
+@pytest.mark.parametrize("script", ["bootstrap.py", "post_update.py"])
 def test_bad_context_file_is_a_warning_not_a_crash(
     script: str, make_vault: Callable[..., Layout], tmp_path: Path
 ) -> None:

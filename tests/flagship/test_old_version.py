@@ -30,6 +30,7 @@ from tests.flagship.shardtools import (
     load_yaml,
     no_bytecode,
     schema,
+    shipped_text,
     strip_njk,
 )
 
@@ -113,7 +114,7 @@ def test_old_release_is_self_consistent(old_source: Path) -> None:
         user = any(glob_match(p, rel) for p in vm["user_content_roots"])
         if rel.endswith(".md") and (user or rel == "Home.md"):
             problems = check_note(
-                (shard / rel).read_text(), rel, vm["frontmatter_required"] if user else {}, index
+                shipped_text(rel, shard), rel, vm["frontmatter_required"] if user else {}, index
             )
             assert problems == [], (rel, problems)
 

@@ -27,6 +27,7 @@ from tests.flagship.shardtools import (
     render,
     render_context,
     schema,
+    shipped_text,
     strip_njk,
     vault_manifest,
 )
@@ -62,10 +63,13 @@ def test_manifest_identity_and_hooks() -> None:
     hooks = m["hooks"]
     assert hooks["bootstrap"]["script"] == ".shardmind/hooks/bootstrap.py"
     assert isinstance(hooks["bootstrap"]["fingerprint"], str) and hooks["bootstrap"]["fingerprint"]
-    assert hooks["personalize"] == ".shardmind/hooks/personalize.py"
+    # Values reach notes through templates only, so update re-renders them
+    # (tests/hardening/test_repersonalise.py); no hook personalises.
+    assert "personalize" not in hooks and "post-install" not in hooks
+    assert not (SHARD_ROOT / ".shardmind/hooks/personalize.py").exists()
     assert hooks["post-update"] == ".shardmind/hooks/post_update.py"
     assert 1000 <= hooks["timeout_ms"] <= 600_000
-    for script in (hooks["bootstrap"]["script"], hooks["personalize"], hooks["post-update"]):
+    for script in (hooks["bootstrap"]["script"], hooks["post-update"]):
         assert (SHARD_ROOT / script).is_file(), script
 
 
@@ -354,7 +358,11 @@ def test_mcp_template_renders_valid_json_both_ways(qmd: bool) -> None:
 
 
 def test_only_expected_templates() -> None:
-    assert [f for f in FILES if f.endswith(".njk")] == [".mcp.json.njk"]
+    assert sorted(f for f in FILES if f.endswith(".njk")) == [
+        ".mcp.json.njk",
+        "Home.md.njk",
+        "brain/North Star.md.njk",
+    ]
 
 
 def _hook_commands(config: dict[str, Any]) -> dict[str, list[str]]:
@@ -433,7 +441,7 @@ def test_shipped_notes_pass_the_write_check() -> None:
     for rel in OUTPUTS:
         if not rel.endswith(".md") or _installed_class(vm, rel) != {"user"}:
             continue
-        problems = check_note((SHARD_ROOT / rel).read_text(encoding="utf-8"), rel, rules, index)
+        problems = check_note(shipped_text(rel), rel, rules, index)
         assert problems == [], (rel, problems)
 
 
@@ -448,11 +456,11 @@ def test_always_installed_notes_never_link_into_removable_modules() -> None:
             removable_names[name.lower().removesuffix(".md")] = owner
     for rel in FILES:
         owner = claim(rel, MODULES)
-        if not rel.endswith(".md") or (owner and MODULES[owner]["removable"]):
+        if not strip_njk(rel).endswith(".md") or (owner and MODULES[owner]["removable"]):
             continue
         from vaultlib.notes import parse_frontmatter, wikilinks
 
-        _, body = parse_frontmatter((SHARD_ROOT / rel).read_text(encoding="utf-8"))
+        _, body = parse_frontmatter(shipped_text(strip_njk(rel)))
         for link in wikilinks(body):
             assert link.target.lower() not in removable_names, (rel, link.target)
 
@@ -460,7 +468,7 @@ def test_always_installed_notes_never_link_into_removable_modules() -> None:
 def test_links_in_infrastructure_notes_resolve() -> None:
     index = LinkIndex(OUTPUTS)
     for rel in ("Home.md", "thinking/README.md"):
-        problems = check_note((SHARD_ROOT / rel).read_text(encoding="utf-8"), rel, {}, index)
+        problems = check_note(shipped_text(rel), rel, {}, index)
         assert problems == [], (rel, problems)
 
 

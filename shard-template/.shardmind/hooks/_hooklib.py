@@ -6,8 +6,9 @@ SHARDPY_HOOK_CONTEXT (SHARDMIND_HOOK_CONTEXT for ShardMind) and on stdin.
 The hooks import nothing from shardpy, so they also run under ShardMind's
 Python hook support or by hand.
 
-Personalisation lives here as pure text transforms so personalize.py and
-post_update.py apply the same rule, and so a test can prove it idempotent.
+The values (name, organisation, purpose) are not written by a hook: the
+Home card and the North Star heading are templates the engine renders and
+re-renders on update.
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ import re
 import sys
 from pathlib import Path
 from typing import Any
-
-NORTH_STAR = "brain/North Star.md"
-HOME = "Home.md"
-NOT_SET = "(not set)"
 
 
 class HookError(Exception):
@@ -63,97 +60,6 @@ def vault_root(ctx: dict[str, Any]) -> Path:
 def values(ctx: dict[str, Any]) -> dict[str, Any]:
     raw = ctx.get("values")
     return raw if isinstance(raw, dict) else {}
-
-
-def safe_path(root: Path, rel: str) -> Path:
-    """`rel` inside the vault, refusing links on the way (never write through one)."""
-    current = root
-    for part in Path(rel).parts:
-        if part in ("..", "") or os.path.isabs(part):
-            raise HookError(f"refusing path {rel!r}")
-        current = current / part
-        if current.is_symlink():
-            raise HookError(f"refusing to write through the link {current}")
-    return current
-
-
-def read(root: Path, rel: str) -> str | None:
-    path = safe_path(root, rel)
-    try:
-        with path.open("r", encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HookError(f"cannot read {rel}: {exc}") from None
-
-
-def write_if_changed(root: Path, rel: str, old: str, new: str) -> bool:
-    """Write `new` atomically when it differs from `old`; keeps line endings as given."""
-    if new == old:
-        return False
-    path = safe_path(root, rel)
-    tmp = path.with_name(f".{path.name}.hook-tmp")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(new)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return True
-
-
-# --- personalisation: pure text transforms --------------------------------------
-
-# [^\r\n] and the captured \r keep a CRLF file CRLF.
-_NS_HEADING = re.compile(r"^# North Star(?: — [^\r\n]*)?[ \t]*(\r?)$", re.MULTILINE)
-
-
-def personalize_north_star(text: str, user_name: str) -> str:
-    """`# North Star` → `# North Star — <name>`; a heading the user rewrote is left alone."""
-    name = " ".join(user_name.split())
-    if not name:
-        return text
-    return _NS_HEADING.sub(lambda m: f"# North Star — {name}{m.group(1)}", text, count=1)
-
-
-def _card_line(label: str) -> re.Pattern[str]:
-    return re.compile(rf"^(>[ \t]*\*\*{re.escape(label)}:\*\*)[ \t]*[^\r\n]*?[ \t]*(\r?)$", re.MULTILINE)
-
-
-def personalize_home(text: str, vals: dict[str, Any]) -> str:
-    """Fill the Home note's vault card: Owner, Organisation, Purpose."""
-    fields = {
-        "Owner": str(vals.get("user_name") or "").strip(),
-        "Organisation": str(vals.get("org_name") or "").strip(),
-        "Purpose": str(vals.get("vault_purpose") or "").strip(),
-    }
-    for label, value in fields.items():
-        if not value:
-            continue
-        value = " ".join(value.split())
-        line = value
-
-        def fill(m: re.Match[str], line: str = line) -> str:
-            return f"{m.group(1)} {line}{m.group(2)}"
-
-        text = _card_line(label).sub(fill, text, count=1)
-    return text
-
-
-def personalize_file(root: Path, rel: str, vals: dict[str, Any]) -> str:
-    """Apply the transform for `rel`; returns 'changed', 'unchanged' or 'missing'."""
-    old = read(root, rel)
-    if old is None:
-        return "missing"
-    if rel == NORTH_STAR:
-        new = personalize_north_star(old, str(vals.get("user_name") or ""))
-    elif rel == HOME:
-        new = personalize_home(old, vals)
-    else:
-        return "unchanged"
-    return "changed" if write_if_changed(root, rel, old, new) else "unchanged"
 
 
 # --- qmd ----------------------------------------------------------------------------

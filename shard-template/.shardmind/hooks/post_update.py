@@ -1,10 +1,10 @@
-"""post-update: finish an update of agent-vault.
+"""post-update: finish an update of agent-vault — tell the user what arrived:
+new commands, and where the changelog is.
 
-It may change only files this update added (Invariant 3; shardpy restores
-any other managed file a hook touches). So it personalises the North Star or
-Home note only when the update (re)created one of them — for instance after
-the user deleted it — and only when the user's values are not all defaults.
-Then it tells the user what arrived: new commands, and where the changelog is.
+It writes no file (Invariant 3 allows a post-update hook only new files, and
+shardpy undoes any other write). The values reach the Home card and the
+North Star heading through their templates, which update re-renders and
+merges itself when shard-values.yaml changes.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ sys.dont_write_bytecode = True
 import os  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _hooklib import HOME, NORTH_STAR, HookError, load_context, personalize_file, values, vault_root  # noqa: E402
+from _hooklib import HookError, load_context, vault_root  # noqa: E402
 
 
 def main() -> int:
     try:
         ctx = load_context()
-        root = vault_root(ctx)
+        vault_root(ctx)
     except HookError as exc:
         print(f"post-update: {exc}", file=sys.stderr)
         return 1
@@ -33,16 +33,6 @@ def main() -> int:
     raw_shard = ctx.get("shard")
     shard = raw_shard if isinstance(raw_shard, dict) else {}
     before, after = ctx.get("previous_version") or "?", shard.get("version") or "?"
-
-    if ctx.get("values_are_defaults") is not True:
-        vals = values(ctx)
-        for rel in (NORTH_STAR, HOME):
-            if rel in new_files:
-                try:
-                    if personalize_file(root, rel, vals) == "changed":
-                        print(f"post-update: personalised the new {rel}")
-                except HookError as exc:
-                    print(f"post-update: {exc}", file=sys.stderr)
 
     print(
         f"post-update: agent-vault {before} -> {after}: {len(new_files)} files added, {len(removed)} removed."
