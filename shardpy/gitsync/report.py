@@ -193,8 +193,8 @@ def _driver_facts(report: GitReport, vault: Path, top: Path) -> None:
     if ours and ours[-1].strip():
         report.driver = ours[-1].strip()
         report.driver_program_missing = _program_missing(report.driver)
-        # Every value, not only the one git uses: a second line would win after an edit.
-        report.driver_unsafe = not all(is_own_driver(v.strip()) for v in ours)
+        # The value git uses (the last: local config is read after the global one).
+        report.driver_unsafe = not is_own_driver(report.driver)
     report.routes = foreign_routes(vault, top, drivers)
 
 

@@ -88,9 +88,10 @@ def test_status_flags_the_old_driver_command_and_setup_replaces_it(mesh: Mesh) -
     shown = run_shardpy("status", cwd=b)
     assert "not shardpy's own" in shown.stdout and "shardpy git setup" in shown.stdout
 
+    git(b, "config", "--add", "merge.shardpy.driver", "sh -c 'echo second'")  # a key with two values
     again = run_shardpy("git", "setup", "--json", cwd=b)
     assert again.returncode == 0, again.stderr
-    assert git(b, "config", "--get", "merge.shardpy.driver").stdout.strip() == driver_command()
+    assert git(b, "config", "--get-all", "merge.shardpy.driver").stdout.strip() == driver_command()
     st = mesh.status(b)["git"]
     assert st["driver_installed"] is True and st["driver_unsafe"] is False and st["hint"] is None
 
