@@ -374,6 +374,8 @@ def update_result(result: UpdateResult, *, verbose: bool) -> None:
     conflicts = [a for a in result.actions if a.action == "conflict"]
     for a in conflicts:
         con.print(f"[red]conflict[/] {a.path}: {a.outcome.label}")
+        if a.path in result.saved_yours:
+            con.print(f"  your version is saved as {result.saved_yours[a.path]}")
     both = [a for a in result.actions if a.merge is not None and a.merge.both_added]
     for a in both:
         assert a.merge is not None
