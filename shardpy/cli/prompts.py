@@ -190,7 +190,12 @@ class TerminalUI:
             )
             for c in choices
         ]
-        picked = _answer(questionary.checkbox("Modules to install", choices=options, **self.prompt_kwargs))
+        title = (
+            "Modules to keep in this vault (this release adds the ones marked [new])"
+            if any(c.new for c in choices)
+            else "Modules to install"
+        )
+        picked = _answer(questionary.checkbox(title, choices=options, **self.prompt_kwargs))
         return set(picked)
 
     def show_conflict(self, path: str, excerpts: list[str]) -> None:

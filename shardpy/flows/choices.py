@@ -151,7 +151,10 @@ def select_modules(
     selected = {m for m in schema.modules if (current or {}).get(m, "included") == "included"}
     selected -= set(excluded)
     selected |= set(added or [])
-    if review and ui.interactive and schema.removable_modules():
+    # On update only a release that adds a removable module asks (the new ones are marked);
+    # no module changed, no question (tests/hardening/test_update_prompts.py).
+    new_ones = [m for m in schema.removable_modules() if current is not None and m not in current]
+    if review and ui.interactive and schema.removable_modules() and (current is None or new_ones):
         choices = [
             ModuleChoice(
                 m,
