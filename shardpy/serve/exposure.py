@@ -1,36 +1,53 @@
-"""Which notes the server serves: two questions, one function each.
+"""Which notes the server serves: two questions, one function each, one admission rule.
 
-``Exposure.notes()`` answers "which notes exist for this caller" (search
-filters nothing with it — search asks the second question per hit — but
-expand's backlinks, the resource listing and health are built from it).
-``Exposure.may_read(path)`` answers "may this one path be read" (search
-hits, expand, resources/read). Both end in the same admission rule
-(:meth:`Exposure._admit`), so no surface can apply a different one.
+``Exposure.notes()`` answers "which notes exist for this caller" (expand's
+links and backlinks, the resource listing and health are built from it).
+``Exposure.may_read(path)`` answers "may this one path be read" (each search
+hit, expand, resources/read). Every reference a caller sends (a
+``vault://note/`` URI, an expand argument) is first reduced to ONE clean
+vault path (:func:`uri_path`, :func:`is_clean_relpath`) and that path alone is
+asked ``may_read``. Both questions end in :meth:`Exposure._admit`.
 
-Rules (docs/SERVE.md): roots from ``mcp_exposed_roots`` (empty: the whole
-vault), the memory root always stripped, dot-folders never entered,
-``mcp_never_expose`` matched case-insensitively against the file name and
-the vault path, notes tagged ``private`` (or ``private: true``) withheld,
-frontmatter that does not close inside the head window withheld. Entries are
-examined with lstat; a symlink is contained against the realpath of the
-declared root it was found under before anything follows it, and symlinked
-folders are never entered.
+The rule (docs/SERVE.md "Exposure", docs/SECURITY.md "The MCP caller"):
+
+- roots by :func:`resolve_roots` (seed 000's resolveExposure): ``mcp_exposed_roots``
+  when declared (source ``manifest``), else the ``user_content_roots`` present
+  on disk at their declared granularity (``derived``), else ``brain/`` and
+  ``reference/`` (``fallback``); the memory root stripped always;
+- at least as strict as the search index (``shardpy.index.config``: the same
+  ``IndexConfig`` predicates, and ``check_one`` for a single path): no dot
+  segment, no ``transcripts``/``credentials``/... folder, no sync-conflict
+  copy, nothing ``mcp_never_expose`` names (file or folder, any case), nothing
+  the index's own include/exclude leaves out;
+- **no symbolic link is ever served**, as a note or as a folder on the way
+  (the index never follows one either): a link's target is not the note the
+  caller asked for, and containing it would need the full rule re-applied to
+  the target (tests/security/test_serve_exposure.py::test_links_are_never_served);
+- notes tagged ``private`` (or ``private: true``), and notes whose frontmatter
+  cannot be fully inspected in the first 4,096 bytes, are withheld.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+from urllib.parse import unquote
 
-from shardpy.shard.content import vault_content_rules
+from shardpy.index.config import IndexConfig
+from shardpy.index.walk import check_one
+from shardpy.shard.content import ContentRules, vault_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
 MAX_DEPTH = 16
-ROOT_TTL = 1.0  # seconds a declared root's realpath is reused
+URI_PREFIX = "vault://note/"
+FALLBACK_ROOTS = ("brain", "reference")
+_GLOB = set("*?[")
+Source = Literal["manifest", "derived", "fallback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +67,7 @@ class Manifest:
     memory_root: str | None
     user_content_roots: tuple[str, ...]
     context: str
+    rules: ContentRules = field(default_factory=ContentRules, compare=False)
 
     @staticmethod
     def read(vault: Path) -> Manifest:
@@ -61,6 +79,7 @@ class Manifest:
             memory_root=clean_root(rules.memory_root) if rules.memory_root else None,
             user_content_roots=tuple(clean_root(r) for r in rules.user_content_roots if r.strip()),
             context=rules.qmd_context,
+            rules=rules,
         )
 
 
@@ -76,6 +95,92 @@ def under(path: str, root: str) -> bool:
 
 def inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip("/") + "/")
+
+
+def is_clean_relpath(rel: str) -> bool:
+    """A vault-relative POSIX path with no empty, '.', '..' segment and no NUL, backslash or control."""
+    if not rel or rel.startswith("/") or "\\" in rel or any(ord(c) < 32 or c == "\x7f" for c in rel):
+        return False
+    return all(p and p not in (".", "..") for p in rel.split("/"))
+
+
+def uri_path(uri: str) -> str | None:
+    """The one vault path a ``vault://note/`` URI names (percent-decoded once), or None.
+
+    A query or fragment part, bytes that do not decode as UTF-8, and any path that is not
+    clean after the single decoding (``..``, ``%2e%2e``, ``%00``, a backslash, ``//``) name
+    nothing; ``%252e`` decodes to the literal ``%2e`` (tests/security/test_serve_exposure.py)."""
+    if not uri.startswith(URI_PREFIX):
+        return None
+    raw = uri[len(URI_PREFIX) :]
+    if "?" in raw or "#" in raw:
+        return None
+    try:
+        path = unquote(raw, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return path if is_clean_relpath(path) else None
+
+
+def is_glob(root: str) -> bool:
+    return bool(_GLOB & set(root))
+
+
+def glob_match(rel: str, pattern: str) -> bool:
+    """Segment by segment (``*`` never crosses a ``/``; ``**`` is not a root: see resolve_roots)."""
+    parts, pats = rel.split("/"), pattern.split("/")
+    return len(parts) == len(pats) and all(
+        fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pats, strict=True)
+    )
+
+
+def _static_prefix(root: str) -> str:
+    """The folders of a glob root before its first wildcard segment (``perf/*.md`` → ``perf``)."""
+    parts = root.split("/")
+    fixed = []
+    for part in parts:
+        if is_glob(part):
+            break
+        fixed.append(part)
+    return "/".join(fixed)
+
+
+def _usable(root: str, mem: str | None) -> bool:
+    """A declared root the server may serve from: clean, no dot segment, no ``**``, not the memory root."""
+    if root and (not is_clean_relpath(root) or any(p.startswith(".") for p in root.split("/"))):
+        return False
+    if "**" in root:
+        return False  # conservative: a recursive glob would admit folders nobody named
+    if mem is not None:
+        folded, memf = root.casefold(), mem.casefold()
+        if under(folded, memf) or (is_glob(root) and under(_static_prefix(folded), memf)):
+            return False
+    return True
+
+
+def _present(vault: Path, root: str) -> bool:
+    base = _static_prefix(root) if is_glob(root) else root
+    full = vault / base if base else vault
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) or (stat.S_ISREG(st.st_mode) and not is_glob(root))
+
+
+def resolve_roots(manifest: Manifest, vault: Path) -> tuple[Source, tuple[str, ...]]:
+    """The served roots and which source decided them (seed 000's resolveExposure; health reports it).
+
+    ``mcp_exposed_roots`` declared → those; else the ``user_content_roots`` present on disk, as
+    declared (``work/active``, a file, or a one-level glob such as ``perf/*.md``); else ``brain``
+    and ``reference``. The memory root is stripped from each list (and again per path)."""
+    mem = manifest.memory_root
+    if manifest.exposed_roots:
+        return "manifest", tuple(r for r in manifest.exposed_roots if _usable(r, mem))
+    derived = tuple(r for r in manifest.user_content_roots if _usable(r, mem) and r and _present(vault, r))
+    if derived:
+        return "derived", derived
+    return "fallback", FALLBACK_ROOTS
 
 
 def head_private(head: str) -> bool:
@@ -94,10 +199,15 @@ def head_private(head: str) -> bool:
 
 def _read_head(path: str) -> str | None:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(HEAD_BYTES)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
+    try:
+        raw = os.read(fd, HEAD_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return raw.decode("utf-8", "replace")
 
 
@@ -123,33 +233,41 @@ class Exposure:
 
     vault: Path  # the realpath of the vault
     manifest: Manifest
+    source: Source = "fallback"
+    declared: tuple[str, ...] = ()
+    index: IndexConfig = field(default_factory=IndexConfig)
     _cache: dict[str, tuple[tuple[int, int, int], Note | None]] = field(default_factory=dict)
-    _roots: dict[str, tuple[float, str | None]] = field(default_factory=dict)
 
     @staticmethod
     def load(vault: Path) -> Exposure:
         real = Path(os.path.realpath(vault))
-        return Exposure(real, Manifest.read(real))
+        manifest = Manifest.read(real)
+        source, roots = resolve_roots(manifest, real)
+        return Exposure(real, manifest, source, roots, IndexConfig.from_rules(manifest.rules))
 
-    # -- the declared roots ----------------------------------------------------
+    # -- the roots ---------------------------------------------------------------
 
     def roots(self) -> list[str]:
-        """Served roots; the memory root and anything inside it are stripped, always."""
-        declared = list(self.manifest.exposed_roots) or [""]
-        mem = self.manifest.memory_root
-        return [r for r in declared if mem is None or not under(r, mem)]
+        """Served roots (resolve_roots: the memory root already stripped)."""
+        return list(self.declared)
 
     def matched_root(self, rel: str) -> str | None:
-        """The most specific declared root ``rel`` lies under (roots are prefixes, matched on segments)."""
+        """The most specific root ``rel`` lies under (roots are prefixes on whole segments; a glob
+        root admits the files it matches, segment by segment)."""
         best: str | None = None
-        for root in self.roots():
-            if under(rel, root) and (best is None or len(root) > len(best)):
+        for root in self.declared:
+            hit = glob_match(rel, root) if is_glob(root) else under(rel, root)
+            if hit and (best is None or len(root) > len(best)):
                 best = root
         return best
 
     def _withheld_path(self, rel: str) -> bool:
+        """The path-only part of the rule. Withholding compares case-insensitively (a case-insensitive
+        file system opens MEMORIES/x.md as memories/x.md); admitting by a root compares exactly."""
+        if not rel.casefold().endswith(".md"):
+            return True
         mem = self.manifest.memory_root
-        if mem is not None and under(rel, mem):
+        if mem is not None and under(rel.casefold(), mem.casefold()):
             return True
         if any(part.startswith(".") for part in rel.split("/")):
             return True
@@ -158,17 +276,16 @@ class Exposure:
 
     # -- the one admission rule -------------------------------------------------
 
-    def _admit(self, rel: str, full: str, st: os.stat_result, real_root: str) -> Note | None:
-        """The decision for the entry found (by lstat) at ``full`` under a root of realpath ``real_root``."""
-        if not rel.lower().endswith(".md") or self._withheld_path(rel):
+    def _admit(self, rel: str, full: str, st: os.stat_result) -> Note | None:
+        """The decision for the entry found (by lstat, never followed) at ``full``, vault path ``rel``,
+        whose folders are real folders the index enters (the walk and may_read both make sure)."""
+        if self._withheld_path(rel) or self.matched_root(rel) is None:
             return None
-        if stat.S_ISLNK(st.st_mode):
-            real = os.path.realpath(full)
-            if not inside(real, real_root) or not os.path.isfile(real):
-                return None  # a link out of its root, or a broken one: never served
-            st = os.stat(real)
-        elif not stat.S_ISREG(st.st_mode):
-            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a symbolic link (to anything), a folder, a device: never a served note
+        name = rel.rsplit("/", 1)[-1]
+        if self.index.skip_file(rel, name):
+            return None  # the index does not cover it: neither does the server
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
         cached = self._cache.get(rel)
         if cached is not None and cached[0] == key:
@@ -178,46 +295,52 @@ class Exposure:
         self._cache[rel] = (key, note)
         return note
 
-    def _real_root(self, root: str) -> str | None:
-        """The realpath of a declared root, when it exists inside the vault (re-resolved after ROOT_TTL:
-        a search checks dozens of hits against the same few roots)."""
-        now = time.monotonic()
-        hit = self._roots.get(root)
-        if hit is not None and now - hit[0] < ROOT_TTL:
-            return hit[1]
-        real = os.path.realpath(self.vault / root) if root else str(self.vault)
-        found = real if inside(real, str(self.vault)) and os.path.exists(real) else None
-        self._roots[root] = (now, found)
-        return found
+    def _real_folder(self, rel: str) -> bool:
+        """Every folder from the vault down to ``rel`` is a real folder (no link) the index enters."""
+        current = str(self.vault)
+        parts = rel.split("/") if rel else []
+        for k, part in enumerate(parts):
+            current = os.path.join(current, part)
+            if self.index.skip_dir("/".join(parts[: k + 1]), part):
+                return False
+            try:
+                if not stat.S_ISDIR(os.lstat(current).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
 
     # -- question 1: which notes exist for this caller ---------------------------
 
     def notes(self) -> dict[str, Note]:
         found: dict[str, Note] = {}
-        for root in self.roots():
-            real_root = self._real_root(root)
-            if real_root is None:
-                continue
-            full = str(self.vault / root) if root else str(self.vault)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                for rel, path, entry_st in self._walk(full, root, 0):
-                    note = self._admit(rel, path, entry_st, real_root)
-                    if note is not None:
-                        found[rel] = note
-            else:  # a root naming one file (work/Index.md): contained in its declared folder
-                note = self._admit(root, full, st, os.path.realpath(os.path.dirname(full)))
+        for rel, full, st in self._candidates():
+            if rel not in found:
+                note = self._admit(rel, full, st)
                 if note is not None:
-                    found[root] = note
+                    found[rel] = note
         live = set(found)
         for stale in [k for k in self._cache if k not in live]:
             self._cache.pop(stale, None)
         return found
 
+    def _candidates(self) -> Iterator[tuple[str, str, os.stat_result]]:
+        for root in self.declared:
+            base = _static_prefix(root) if is_glob(root) else root
+            depth = MAX_DEPTH if not is_glob(root) else root.count("/") - (base.count("/") + 1 if base else 0)
+            full = str(self.vault / base) if base else str(self.vault)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if self._real_folder(base):
+                    yield from self._walk(full, base, depth)
+            elif base and self._real_folder(base.rsplit("/", 1)[0] if "/" in base else ""):
+                yield base, full, st  # a root naming one file (work/Index.md)
+
     def _walk(self, folder: str, rel: str, depth: int) -> Iterator[tuple[str, str, os.stat_result]]:
+        """The index's walk (shardpy/index/walk.py) below one root: lstat only, links never entered."""
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -232,55 +355,37 @@ class Exposure:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if depth < MAX_DEPTH:
-                    yield from self._walk(entry.path, child, depth + 1)
+                if depth > 0 and not self.index.skip_dir(child, entry.name):
+                    yield from self._walk(entry.path, child, depth - 1)
             else:
                 yield child, entry.path, st
 
     # -- question 2: may this path be read ----------------------------------------
 
     def may_read(self, rel: str) -> Note | None:
-        """The served note at vault path ``rel``, or None: outside every root, withheld, or not a note."""
-        if not is_clean_relpath(rel):
+        """The served note at vault path ``rel``, or None: not a clean vault path, outside every
+        root, withheld, reached through a link, or not a note the index covers."""
+        if not is_clean_relpath(rel) or self._withheld_path(rel) or self.matched_root(rel) is None:
             return None
-        root = self.matched_root(rel)
-        if root is None:
+        covered, _reason = check_one(self.vault, rel, self.index)  # the index's own predicate
+        if covered is None:
             return None
-        real_root = self._real_root(root)
-        if real_root is None:
-            return None
-        # The walk never enters a symlinked or hidden folder, so neither may a read.
-        parts = rel.split("/")
-        start = len(root.split("/")) if root else 0
-        current = str(self.vault / root) if root else str(self.vault)
-        for part in parts[start:-1]:
-            current = os.path.join(current, part)
-            try:
-                if not stat.S_ISDIR(os.lstat(current).st_mode):
-                    return None
-            except OSError:
-                return None
         full = str(self.vault / rel)
         try:
             st = os.lstat(full)
         except OSError:
             return None
-        if root == rel:  # a root naming one file: contained in its declared folder
-            real_root = os.path.realpath(os.path.dirname(full))
-        return self._admit(rel, full, st, real_root)
+        return self._admit(rel, full, st)
 
     def read_text(self, rel: str) -> str | None:
-        """The text of a served note (None when the policy withholds it)."""
+        """The text of a served note (None when the policy withholds it). Opened without following
+        a link, so a file swapped for one after the check is not read through it."""
         if self.may_read(rel) is None:
             return None
         try:
-            return (self.vault / rel).read_bytes().decode("utf-8", "replace").removeprefix("\ufeff")
+            fd = os.open(self.vault / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return None
-
-
-def is_clean_relpath(rel: str) -> bool:
-    """A vault-relative POSIX path with no empty, '.', '..' or hidden segment and no NUL/backslash."""
-    if not rel or rel.startswith("/") or "\\" in rel or "\x00" in rel:
-        return False
-    return all(p and p not in (".", "..") for p in rel.split("/"))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+        return data.decode("utf-8", "replace").removeprefix("\ufeff")

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import anyio
 import mcp_types as types
@@ -37,14 +37,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from shardpy import __version__
 from shardpy.errors import ShardpyError
 from shardpy.serve import prompts
-from shardpy.serve.exposure import Manifest
+from shardpy.serve.exposure import URI_PREFIX, Manifest, uri_path
 from shardpy.serve.identity import ANONYMOUS, Caller, caller_from_roots, launch_caller
 
 if TYPE_CHECKING:
     from shardpy.serve.tools import Args, Served
 
 ROOTS_WAIT = 2.0
-URI_PREFIX = "vault://note/"
 PAGE = 500  # resources per resources/list page
 
 Ctx = ServerRequestContext[Any, Any]
@@ -227,7 +226,7 @@ class Surface:
         uri = str(params.uri)
 
         async def work(caller: Caller) -> types.ReadResourceResult:
-            path = unquote(uri[len(URI_PREFIX) :]) if uri.startswith(URI_PREFIX) else ""
+            path = uri_path(uri)  # one clean vault path (or none), and that path alone is asked
             text = self.served.exposure.read_text(path) if path else None
             if text is None:
                 raise _not_found(uri)

@@ -215,62 +215,88 @@ def _names(field_name: str, values: list[str] | None) -> tuple[str, ...]:
 
 
 def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
-    """Query the whole index, then filter the result (never the query) through ``may_read``."""
+    """Query the whole index, then filter the result (never the query) through ``may_read``.
+
+    Withheld notes change nothing a caller sees (issue 24 item 6): no count of them is
+    answered, and ``match`` is decided on readable hits only: when no note the caller may read
+    holds every word, the words are ORed, exactly as if the withheld notes did not exist
+    (tests/security/test_serve_exposure.py::test_search_answers_nothing_about_withheld_text)."""
     index = _index()
     check_text("query", a.query, QUERY_MAX)
-    page = max(a.limit * 4, 20)
-    hits: list[dict[str, Any]] = []
     notices: list[str] = []
-    withheld = 0
+    hits = _readable_hits(v, index, a, a.query, notices, all_words=True)
     match = "all"
-    for n in range(SEARCH_PAGES):
-        result = index.search(v.root, a.query, top=page, offset=n * page, type=a.type, path=a.path)
-        match = result.match
-        notices += [x for x in result.notices if x not in notices]
-        for hit in result.hits:
-            if len(hits) >= a.limit:
-                break  # filled: the hits below it are neither served nor examined
-            if v.exposure.may_read(hit.path) is None:
-                withheld += 1
-            else:
-                hits.append(hit.to_json())
-        if len(hits) >= a.limit or len(result.hits) < page:
-            break
-    out = {"query": a.query, "match": match, "hits": hits, "withheld": withheld, "notices": notices}
+    if not hits:
+        fallback = _or_expression(a.query)
+        if fallback is not None:
+            hits, match = _readable_hits(v, index, a, fallback, notices, all_words=False), "any"
+    out = {"query": a.query, "match": match, "hits": hits, "notices": notices}
     if v.qmd is not None:
         _with_qmd(v, v.qmd, a, out)
     return out
+
+
+def _readable_hits(
+    v: Served, index: Any, a: SearchArgs, query: str, notices: list[str], *, all_words: bool
+) -> list[dict[str, Any]]:
+    """Up to ``a.limit`` hits the caller may read, over-fetching pages of the whole index.
+    ``all_words``: only the index's AND answer counts (its own OR fallback is decided over every
+    note, withheld ones included, so it is dropped here and redone by the caller)."""
+    page = max(a.limit * 4, 20)
+    hits: list[dict[str, Any]] = []
+    for n in range(SEARCH_PAGES):
+        result = index.search(v.root, query, top=page, offset=n * page, type=a.type, path=a.path)
+        notices += [x for x in result.notices if x not in notices]
+        if all_words and result.match != "all":
+            break
+        for hit in result.hits:
+            if len(hits) >= a.limit:
+                break  # filled: the hits below it are neither served nor examined
+            if v.exposure.may_read(hit.path) is not None:
+                hits.append(hit.to_json())
+        if len(hits) >= a.limit or len(result.hits) < page:
+            break
+    return hits
+
+
+def _or_expression(query: str) -> str | None:
+    """The index's own OR fallback for a plain query of several words (None: it has none)."""
+    from shardpy.index.query import translate
+
+    return translate(query).fallback
 
 
 def _with_qmd(v: Served, qmd: Qmd, a: SearchArgs, out: dict[str, Any]) -> None:
     """Fuse QMD's hits into ``out``, each filtered by ``may_read`` (and the path filter) first.
 
     A QMD failure degrades this one search and says so in ``qmd`` and ``notices``;
-    the index's hits still stand."""
+    the index's hits still stand. Like the index's, QMD's withheld hits are not counted."""
     if a.type is not None:  # QMD knows no note types; a hit it cannot check is not served
         out["hits"] = fuse(out["hits"], [], a.limit)
-        out["qmd"] = QmdAnswer("off", reason="not consulted for a type filter").to_json(0, 0)
+        out["qmd"] = _qmd_block(QmdAnswer("off", reason="not consulted for a type filter"), 0)
         return
     answer = qmd.query(a.query, a.limit)
     if answer.status != "ok":
         out["hits"] = fuse(out["hits"], [], a.limit)
-        out["qmd"] = answer.to_json(0, 0)
+        out["qmd"] = _qmd_block(answer, 0)
         out["notices"].append(f"qmd failed ({answer.reason}); these hits come from the full-text index only")
         return
     served: list[dict[str, Any]] = []
-    withheld = 0
     prefix = a.path.strip("/") + "/" if a.path else ""
     for hit in answer.hits:
         note = v.exposure.may_read(hit.path)
-        if note is None:
-            withheld += 1
-        elif hit.path.startswith(prefix):
+        if note is not None and hit.path.startswith(prefix):
             title = note.title or hit.title
             served.append({"path": hit.path, "title": title, "heading": [], "snippet": hit.snippet,
                            "score": hit.score, "type": None, "line": None})  # fmt: skip
     out["hits"] = fuse(out["hits"], served, a.limit)
-    out["withheld"] += withheld
-    out["qmd"] = answer.to_json(len(served), withheld)
+    out["qmd"] = _qmd_block(answer, len(served))
+
+
+def _qmd_block(answer: QmdAnswer, served: int) -> dict[str, Any]:
+    block = answer.to_json(served, 0)
+    block.pop("withheld", None)  # item 6: nothing about what the caller may not read
+    return block
 
 
 def _index() -> Any:
@@ -563,21 +589,32 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
     names = Names.of(notes)
     count, broken = v.links.broken(notes, names)
     every = v.store.all()
-    invalid = [{"path": m.path, "problems": list(m.problems)} for m in every if m.problems]
+    invalid = [m for m in every if m.problems]
+    named = [{"path": m.path, "problems": list(m.problems)} for m in invalid if _may_name(caller, m)]
     return {
         "caller": caller.to_json(),
         "index": _index_health(v),
         "qmd": v.qmd.status() if v.qmd is not None else {"configured": False, "live": False},
+        "exposure": {"source": v.exposure.source, "roots": v.exposure.roots()},
         "notes": {"served": len(notes), "withheld": _withheld_count(v, len(notes))},
         "broken_links": {"count": count, "sample": broken},
         "memories": {
             "total": len(every),
             "live": sum(1 for m in every if m.live and not m.problems),
             "superseded": sum(1 for m in every if not m.live),
-            "invalid": invalid[:50],
+            "invalid": named[:50],
             "invalid_count": len(invalid),
         },
     }
+
+
+def _may_name(caller: Caller, memory: Memory) -> bool:
+    """An invalid memory is named (a memory's path carries its title) only to the vault's own
+    session and to a project its ``projects`` list names; every other caller gets the count
+    (issue 24 item 7, tests/security/test_serve_exposure.py::test_health_names_no_foreign_memory)."""
+    if caller.is_vault:
+        return True
+    return caller.project is not None and caller.project in memory.projects
 
 
 def _withheld_count(v: Served, served: int) -> int:
@@ -602,7 +639,8 @@ def _index_health(v: Served) -> dict[str, Any]:
     except ShardpyError as exc:
         return {"available": False, "error": exc.message}
     age = max(0.0, _dt.datetime.now().timestamp() - st.st_mtime)
-    return {"available": True, "built": True, "path": str(db), "age_seconds": round(age, 1)}
+    # No path: an answer to a caller never carries an absolute path (the index lives in the user's cache).
+    return {"available": True, "built": True, "age_seconds": round(age, 1)}
 
 
 HANDLERS: dict[str, Any] = {
