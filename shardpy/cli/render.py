@@ -268,8 +268,7 @@ def git_status(g: GitReport) -> None:
     elif g.driver_unsafe:
         from rich.markup import escape  # the command is any text: printed as written
 
-        shown = escape(g.driver or "")
-        con.print(f"[yellow]git: the merge driver command is not shardpy's own[/] ({shown}); {g.hint()}")
+        con.print(f"[yellow]git: {g.hint()}[/] (registered: {escape(g.driver or '')})")
     elif g.driver_program_missing:
         con.print(f"[yellow]git: the merge driver's program is gone[/] ({g.driver}); {SETUP_HINT}")
     else:
