@@ -501,10 +501,7 @@ def _apply_and_hooks(
     )
     result.hooks = run.results
     result.restored_by_hook_guard = run.restored
-    for path in run.restored:
-        result.warnings.append(
-            f"post-update hook changed {path}, which this update did not add: restored (Invariant 3)"
-        )
+    result.warnings.extend(run.guard_warnings())
     bootstrap = prep.shard.manifest.hooks.bootstrap
     if (
         bootstrap is not None
