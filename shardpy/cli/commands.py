@@ -60,6 +60,13 @@ DataOpt = Annotated[
     list[str] | None,
     typer.Option("--data", "-d", help="An answer as KEY=VALUE (repeatable; wins over --values)."),
 ]
+# update has no --values: its answers live in shard-values.yaml, where --data is recorded.
+UpdateDataOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--data", "-d", help="A changed answer, KEY=VALUE (repeatable; saved to shard-values.yaml)."
+    ),
+]
 PrereleaseFlag = Annotated[bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")]
 OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
 
@@ -149,7 +156,7 @@ def update(
     restore_missing: Annotated[
         bool, typer.Option("--restore-missing", help="Reinstall managed files you deleted.")
     ] = False,
-    data: DataOpt = None,
+    data: UpdateDataOpt = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
     verbose: Annotated[
@@ -210,6 +217,7 @@ def adopt(
         from shardpy.flows.adopt import AdoptOptions
         from shardpy.flows.adopt import adopt as do_adopt
 
+        install_update.check_hook_flags(trust=trust, no_hooks=no_hooks)
         if mode not in (None, "keep-mine", "use-shard", "merge", "ask"):
             raise UsageError(f"--mode must be keep-mine, use-shard, merge or ask (got {mode})")
         if on_conflict not in (None, "keep", "theirs", "markers"):

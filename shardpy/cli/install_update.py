@@ -190,8 +190,19 @@ def _prefetch(spec_of: Callable[[], SourceSpec | None], *, include_prerelease: b
         prefetch.start(spec, include_prerelease=include_prerelease)
 
 
+def check_hook_flags(*, trust: bool, no_hooks: bool) -> None:
+    """``--trust`` and ``--no-hooks`` are alternatives (the synopsis shows them so): never both."""
+    if trust and no_hooks:
+        from shardpy.errors import UsageError
+
+        raise UsageError(
+            "--trust and --no-hooks cannot be combined: --trust runs hooks, --no-hooks runs none"
+        )
+
+
 def run_install(args: InstallArgs) -> None:
     """Install a shard into a vault folder and print the result."""
+    check_hook_flags(trust=args.trust, no_hooks=args.no_hooks)
     src, target = split_positionals(args.source, args.dest)
     if src is not None:  # None: the bundled shard, on disk
         from shardpy.sources import parse_source
@@ -237,6 +248,8 @@ def _update_spec(args: UpdateArgs) -> SourceSpec:
 def run_update(args: UpdateArgs) -> int:
     """Upgrade the vault and print the result; the exit code (CONFLICTS_LEFT when conflicts remain)."""
     from shardpy.errors import UsageError
+
+    check_hook_flags(trust=args.trust, no_hooks=args.no_hooks)
 
     if args.on_conflict not in (None, "keep", "theirs", "markers"):
         raise UsageError(f"--on-conflict must be keep, theirs or markers (got {args.on_conflict})")

@@ -18,6 +18,26 @@ import sys
 from pathlib import Path
 
 USAGE = "usage: shardpy merge-file [--driver] BASE OURS THEIRS [PATH]"
+HELP = f"""{USAGE}
+
+Three-way merge of one note or file, as the git merge driver that
+`shardpy git setup` registers (git runs it; you rarely call it by hand).
+
+arguments:
+  BASE      the common ancestor's version
+  OURS      your version (with --driver, replaced by the result)
+  THEIRS    the other side's version
+  PATH      the file's path in the vault, for messages and the merge rules
+
+options:
+  --driver  write the result over OURS, as git expects of %A; without it the
+            result goes to standard output
+  -h, --help  show this message
+
+Frontmatter is merged key by key, the body line by line; what cannot be merged
+gets git-style conflict markers in the text (never inside YAML or JSON).
+Exit 0 clean, 1 conflicts left, 2 bad usage. See docs/GIT.md.
+"""
 
 
 def _parse(argv: list[str]) -> tuple[bool, list[str]] | None:
@@ -30,7 +50,7 @@ def _parse(argv: list[str]) -> tuple[bool, list[str]] | None:
 
 def main(argv: list[str]) -> int:
     if argv in (["-h"], ["--help"]):
-        print(__doc__.split("\n\n", 1)[0] + "\n\n" + USAGE)
+        print(HELP, end="")
         return 0
     parsed = _parse(argv)
     if parsed is None:

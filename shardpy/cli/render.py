@@ -133,7 +133,10 @@ def install_result(result: InstallResult, *, verbose: bool) -> None:
     hook_lines(result.hooks, verbose=verbose)
     for w in result.warnings:
         con.print(f"[yellow]warning:[/] {w}")
-    con.print(f"Next: open {result.dest} in Obsidian; run `shardpy status` there any time.")
+    if result.copier:  # a project made from a copier template is no Obsidian vault
+        con.print(f"Next: work in {result.dest}; `shardpy update` there brings in new template releases.")
+    else:
+        con.print(f"Next: open {result.dest} in Obsidian; run `shardpy status` there any time.")
 
 
 def _copier_lines(info: dict[str, Any]) -> None:

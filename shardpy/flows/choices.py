@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.schema import Schema
+from shardpy.shard.schema import Schema, ValueDef
 from shardpy.shard.values import (
     VALUES_FILE,
     check_value,
@@ -53,7 +53,20 @@ def data_values(schema: Schema, data: Mapping[str, str]) -> dict[str, Any]:
             continue
         parsed = to_plain(parse_yaml_text(text, display=f"--data {key}", code="DATA_INVALID")) if text else ""
         out[key] = text if isinstance(parsed, dict | list) and vdef is None else parsed
+        if vdef is not None:
+            _check_data(key, vdef, out[key])
     return out
+
+
+def _check_data(key: str, vdef: ValueDef, value: Any) -> None:
+    """A bad --data answer is named as the flag it came from, not as a line of
+    shard-values.yaml (tests/hardening/test_data_keys.py)."""
+    try:
+        check_value(key, vdef, value)
+    except ShardpyError as exc:
+        raise ShardpyError(
+            exc.code, exc.message, f"Fix --data {key}=… on the command line.", details=exc.details
+        ) from None
 
 
 def load_prefill(

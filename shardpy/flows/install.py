@@ -77,6 +77,7 @@ class InstallResult:
     backups: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     recovery: RecoveryReport | None = None
+    copier: bool = False  # a copier template: a project, not an Obsidian vault
 
     def counts(self) -> dict[str, int]:
         return {
@@ -264,6 +265,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             modules=modules,
             hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
             recovery=recovery,
+            copier=prep.as_copier() is not None,
         )
         if opts.dry_run:
             return result

@@ -31,3 +31,11 @@ def test_an_unknown_data_key_is_refused(tmp_path: Path, cli: Cli, command: str) 
     assert "size" in error["hint"]
     if command == "update":
         assert (vault / "Home.md").read_bytes() == before
+
+
+def test_a_bad_data_value_names_the_flag(tmp_path: Path, cli: Cli) -> None:
+    shard = make_shard(tmp_path / "src", files=FILES, schema=SCHEMA)
+    res = cli.run("install", shard, tmp_path / "vault", "--defaults", "--data", "size=many", "--json")
+    error = res.json()["error"]
+    assert error["code"] == "VALUES_INVALID"
+    assert "--data size=" in error["hint"] and "shard-values.yaml" not in error["hint"]
