@@ -3,7 +3,7 @@
 ``Mesh`` keeps a shard source (rewritten per release, as tests/update/kit.py
 does), a bare repository and two clones, A and B. shardpy runs in-process
 through the CLI; git runs as a child process, and git's merges call the
-driver that ``shardpy git setup`` configured (this interpreter, ``-m shardpy``).
+driver that ``shardpy git setup`` configured (this interpreter, ``-I -m shardpy``).
 """
 
 from __future__ import annotations
