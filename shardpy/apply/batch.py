@@ -269,7 +269,11 @@ class Journal:
         self.conn.commit()
 
     def add(self, step: JournalStep, new: bytes, pre: bytes | None, base: bytes | None) -> None:
-        """Stage one step; rows go to SQLite ``ADD_BATCH`` at a time (committed by ``seal``)."""
+        """Stage one step; rows go to SQLite ``ADD_BATCH`` at a time (committed by ``seal``).
+
+        Its target is vault content, never in .git/ or .shardmind/ (``jc.planned_write``): refused
+        here, before the first write of the run."""
+        jc.planned_write(step.target)
         self._rows.append(
             (
                 step.index,

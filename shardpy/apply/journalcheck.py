@@ -33,7 +33,18 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import atomic_write, rel_parts, symlink_refused
-from shardpy.vault.layout import BACKUPS, SIDECAR, VAULT_ID
+from shardpy.vault.layout import (
+    BACKUPS,
+    CACHED_MANIFEST,
+    CACHED_SCHEMA,
+    LOCAL,
+    PINNED_BASES,
+    SIDECAR,
+    STATE,
+    TEMPLATES,
+    UPDATE_CHECK,
+    VAULT_ID,
+)
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # Transaction backup folders are ``<label>-<UTC time>``; only such names are ever pruned.
@@ -130,6 +141,44 @@ def backup_folder(root: Path, value: Any) -> str:
         if os.path.lexists(root / folder) and not real_folder(root, folder):
             raise Untrusted(f"{folder} is not a real folder")
     return rel
+
+
+# shardpy's own records a transaction writes (flows/vaultfiles.py, flows/update.py): the only
+# paths under .shardmind/ a planned write may name. Its journal, vault id, backups, import runs and
+# ledger, audit log are written by their own code (atomic_write, batch, serve/audit), never by a plan.
+ENGINE_RECORDS = frozenset({STATE, CACHED_MANIFEST, CACHED_SCHEMA, UPDATE_CHECK, LOCAL})
+ENGINE_RECORD_FOLDERS = (f"{TEMPLATES}/", f"{PINNED_BASES}/")
+
+
+def planned_write(rel: str, *, records: bool = False) -> None:
+    """Refuse a planned write or delete of ``rel`` that is not plainly vault content.
+
+    Every path a plan names (a transaction's ops, an import run's steps) passes here before
+    anything is written: it is vault-relative without ``..`` (``PATH_UNSAFE``), never in a ``.git``
+    folder at any depth nor in ``.shardmind/`` (``PATH_RESERVED``), whatever the case of the
+    name. ``records``: the plan may also name shardpy's own records (:data:`ENGINE_RECORDS`, the
+    template and base copies). A plan is built from untrusted input (a shard, a pulled record):
+    one aimed at ``.git/hooks/pre-commit`` or ``.shardmind/vault-id`` overwrote them
+    (tests/security/test_pulled_ledger.py).
+    """
+    parts = rel_parts(rel)
+    if any(p.casefold() == ".git" for p in parts):
+        raise _reserved(rel, "a .git folder (git's own files and hooks)")
+    if parts[0].casefold() == SIDECAR:
+        norm = "/".join(parts)
+        if records and (norm in ENGINE_RECORDS or norm.startswith(ENGINE_RECORD_FOLDERS)):
+            return
+        raise _reserved(rel, f"{SIDECAR}/ (shardpy's own records)")
+
+
+def _reserved(rel: str, where: str) -> ShardpyError:
+    return ShardpyError(
+        "PATH_RESERVED",
+        f"Refusing to write {rel}: it lies in {where}. Nothing was written",
+        "A plan only ever writes vault content. The path came from input shardpy does not trust (a "
+        "shard, a pulled or edited record); check where it came from.",
+        path=rel,
+    )
 
 
 class FileState(enum.Enum):

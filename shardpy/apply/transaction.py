@@ -127,6 +127,7 @@ class Transaction:
         for op in ops:
             for path in op.touched():
                 check_relpath(path)
+                jc.planned_write(path, records=True)  # never .git/, nor .shardmind/ beyond the records
                 if path in touched:
                     continue
                 target = safe_target(self.root, path)

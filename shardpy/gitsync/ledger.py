@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from shardpy.errors import ShardpyError
 from shardpy.gitsync.merge import FileKind, FileMerge
 
 _KEY = ("format", "into_dir", "source_path")
@@ -42,21 +43,25 @@ def _columns(conn: sqlite3.Connection) -> list[str]:
 
 
 def _rows(path: Path | None, columns: list[str]) -> Iterator[Row]:
-    """Every record of one ledger in key order (none for a missing or empty file)."""
+    """Every record of one ledger in key order (none for a missing or empty file).
+
+    The file comes from git (ours, or a pulled commit): it is opened by the importer's one gate for
+    untrusted ledgers (read-only, schema exactly ours, bounded work; a pulled view recursing
+    forever hung the driver: tests/security/test_pulled_ledger.py).
+    """
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return
+    from shardpy.importers.ledger import open_untrusted
+
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as exc:
-        raise LedgerUnreadable(f"{path.name}: {exc}") from None
+        conn = open_untrusted(path, immutable=True)
+    except ShardpyError as exc:
+        problems = exc.details.get("problems") or [exc.message]
+        raise LedgerUnreadable(f"{path.name}: [{exc.code}] " + "; ".join(map(str, problems[:3]))) from None
+    if conn is None:
+        return
     with contextlib.closing(conn):
         try:
-            have = set(_columns(conn))
-            if not have:
-                return
-            missing = [c for c in columns if c not in have]
-            if missing:
-                raise LedgerUnreadable(f"{path.name} lacks column(s) {', '.join(missing)}")
             cols = ", ".join(columns)
             yield from conn.execute(f"SELECT {cols} FROM records ORDER BY {', '.join(_KEY)}")
         except sqlite3.DatabaseError as exc:
@@ -119,6 +124,9 @@ def merge_ledger(base: Path | None, ours: Path, theirs: Path) -> tuple[FileMerge
     except (LedgerUnreadable, sqlite3.Error) as exc:
         out_path.unlink(missing_ok=True)
         return FileMerge(FileKind.LEDGER, b"", False, [f"import ledger not merged ({exc}); kept ours"]), None
+    except BaseException:
+        out_path.unlink(missing_ok=True)  # interrupted: no temporary file left beside the ledger
+        raise
     messages = [
         f"import ledger: {len(both)} record(s) imported on both machines; kept the later import"
         + (f" (e.g. {both[0]})" if both else "")
