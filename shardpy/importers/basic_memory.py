@@ -284,6 +284,11 @@ class BasicMemoryAdapter:
                 updates.append(("aliases", aliases))
         theirs = PROVENANCE_KEYS if loc.clashing_keys else ()
         updates.extend(provenance_items(prov, record.source_path, record.source_hash, source_keys=theirs))
+        if fences is None or _SCOPE_KEY.search(fences[0]) is None:
+            # A basic-memory project is the user's own knowledge base: it reaches every caller of
+            # `shardpy serve`, as an MCP memory graph does (docs/SERVE.md, "Import"); a note's
+            # own `scope` is kept (tests/hardening/test_basic_memory_reach.py).
+            updates.append(("scope", "general"))
         if fences is not None:
             if loc.clashing_keys:
                 known = split_frontmatter(text).data
@@ -371,6 +376,9 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 def _encode_recipe(items: list[list[Any]]) -> str:
     """The link recipe as the JSON text the second pass decodes ("[]" for a note without links)."""
     return _ENCODE(items) if items else "[]"
+
+
+_SCOPE_KEY = re.compile(r"(?m)^scope[ \t]*:")
 
 
 def _folder_of(source_path: str) -> str:
