@@ -170,10 +170,17 @@ def _plain_command(argv: list[str]) -> None:
             from shardpy.cli.output import exit_code_of
             from shardpy.flows.serve import run_serve
 
-            vault, project, print_config, client = plain
+            vault, project, print_config, client, qmd, trust_qmd = plain
             sys.exit(
                 exit_code_of(
-                    lambda: run_serve(vault, project=project, print_config=print_config, client=client)
+                    lambda: run_serve(
+                        vault,
+                        project=project,
+                        print_config=print_config,
+                        client=client,
+                        qmd=qmd,
+                        trust_qmd=trust_qmd,
+                    )
                 )
             )
 
@@ -197,31 +204,29 @@ def _plain_install_or_update(argv: list[str]) -> None:
     sys.exit(_run_plain(lambda: exit_code_of(body, as_json=as_json)))
 
 
-def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str] | None:
-    """`shardpy serve [VAULT] [--project NAME] [--print-config] [--for CLIENT]` without Typer (an
-    MCP client starts the server at every session); None for anything else (--help, typos): Typer's."""
+def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str, str | None, bool] | None:
+    """`shardpy serve [VAULT] [--project NAME] [--print-config] [--for CLIENT] [--qmd COMMAND]
+    [--trust-qmd]` without Typer (an MCP client starts the server at every session); None for
+    anything else (--help, typos): Typer's."""
     from pathlib import Path
 
     vault: Path | None = None
-    project: str | None = None
-    print_config = False
-    client = "claude"
+    flags = {"--project": None, "--for": "claude", "--qmd": None}
+    switches = {"--print-config": False, "--trust-qmd": False}
     rest = list(args)
     while rest:
         arg = rest.pop(0)
-        if arg in ("--project", "--for") and rest:
-            value = rest.pop(0)
-            if arg == "--project":
-                project = value
-            else:
-                client = value
-        elif arg == "--print-config":
-            print_config = True
+        if arg in flags and rest:
+            flags[arg] = rest.pop(0)
+        elif arg in switches:
+            switches[arg] = True
         elif not arg.startswith("-") and vault is None:
             vault = Path(arg)
         else:
             return None
-    return vault, project, print_config, client
+    client = flags["--for"] or "claude"
+    qmd, trust_qmd = flags["--qmd"], switches["--trust-qmd"]
+    return vault, flags["--project"], switches["--print-config"], client, qmd, trust_qmd
 
 
 class _Pacified:

@@ -262,11 +262,21 @@ def serve(
     client: Annotated[
         str, typer.Option("--for", help="Config format for --print-config: claude, codex or gemini.")
     ] = "claude",
+    qmd: Annotated[
+        str | None, typer.Option("--qmd", help="The QMD launcher to search with (a command line).")
+    ] = None,
+    trust_qmd: Annotated[
+        bool, typer.Option("--trust-qmd", help="Approve the vault's .mcp.json QMD launcher on this machine.")
+    ] = False,
 ) -> None:
     """Serve the vault over MCP (stdio): search, expand, recall, remember, record_work, health."""
     from shardpy.flows.serve import run_serve
 
-    guarded(lambda: run_serve(vault, project=project, print_config=print_config, client=client))
+    guarded(
+        lambda: run_serve(
+            vault, project=project, print_config=print_config, client=client, qmd=qmd, trust_qmd=trust_qmd
+        )
+    )
 
 
 @app.command("index")

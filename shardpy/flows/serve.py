@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import cast
@@ -21,10 +22,23 @@ def _vault(vault: Path | None) -> Path:
     return root
 
 
-def run_serve(vault: Path | None, *, project: str | None, print_config: bool, client: str) -> None:
+def run_serve(
+    vault: Path | None,
+    *,
+    project: str | None,
+    print_config: bool,
+    client: str,
+    qmd: str | None = None,
+    trust_qmd: bool = False,
+) -> None:
+    """``qmd``: the QMD launcher this machine names (``--qmd COMMAND``); ``trust_qmd``: record consent
+    to the vault's own ``.mcp.json`` launcher and exit (docs/SERVE.md, "QMD")."""
     root = _vault(vault)
     if client not in CLIENTS:
         raise UsageError(f"--for must be claude, codex or gemini (got {client})")
+    if trust_qmd:
+        _trust_qmd(root)
+        return
     if print_config:
         from shardpy.serve.config import Client, snippet
 
@@ -35,6 +49,19 @@ def run_serve(vault: Path | None, *, project: str | None, print_config: bool, cl
             "shardpy serve speaks MCP on stdin/stdout; an MCP client starts it.\n"
             "To register this vault in a repository: shardpy serve VAULT --print-config\n"
         )
+    from shardpy.serve.qmd import Launcher
     from shardpy.serve.server import serve
 
-    serve(root, cwd=Path.cwd(), project=project)
+    serve(root, cwd=Path.cwd(), project=project, qmd=Launcher.parse(qmd) if qmd is not None else None)
+
+
+def _trust_qmd(root: Path) -> None:
+    from shardpy.serve.qmd import trust
+
+    launcher = trust(root)
+    shown = " ".join(shlex.quote(w) for w in (launcher.command, *launcher.args))
+    env = "".join(f"\n  env {k}={shlex.quote(v)}" for k, v in sorted(launcher.env.items()))
+    sys.stdout.write(
+        f"QMD launcher approved for {root} on this machine:\n  {shown}{env}\n"
+        "A change to it (or to a vault file it names) withdraws the approval.\n"
+    )

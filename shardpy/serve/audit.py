@@ -2,50 +2,83 @@
 
 Size-rotated (one old generation kept) and every field length-bounded: the
 log rotates by size, so an unbounded field (a hostile note's title, a huge
-query) could otherwise push the very history it exists to keep out of it.
+query) could otherwise push the very history it exists to keep out of it. A
+whole line is bounded too (LINE_BYTES): twenty keys of twenty 200-character
+items would still be a 300 KB line.
 The log is the server's own bookkeeping, not a vault note: it is appended
 directly, never through a transaction.
+
+It is never written through a link (issue 24, items 4 and 5): a cloned vault
+can carry ``.shardmind/`` as a link to a folder outside the vault, or
+``serve-audit.jsonl`` as a link to an outside file. The folder is opened with
+``O_DIRECTORY | O_NOFOLLOW`` relative to the vault, the file with
+``O_NOFOLLOW`` relative to that folder, and anything but a regular file with
+one name is refused: nothing is written, and ``health`` reports why
+(tests/security/test_serve_writes.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.vault.layout import SERVE_AUDIT, SERVE_AUDIT_OLD
+from shardpy.vault.layout import SERVE_AUDIT, SERVE_AUDIT_OLD, SIDECAR
 
 ROTATE_BYTES = 5 * 1024 * 1024
 FIELD_CHARS = 200
 LIST_ITEMS = 20
+LINE_BYTES = 16 * 1024  # one line at most; a larger one keeps its small fields and drops the rest
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_FILE_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
-def bounded(value: Any, depth: int = 0) -> Any:
-    """``value`` with strings cut to FIELD_CHARS, lists to LIST_ITEMS, nesting to three levels."""
+def bounded(value: Any, depth: int = 0, chars: int = FIELD_CHARS, items: int = LIST_ITEMS) -> Any:
+    """``value`` with strings cut to ``chars``, lists to ``items``, nesting to three levels."""
     if isinstance(value, str):
-        return value if len(value) <= FIELD_CHARS else value[: FIELD_CHARS - 1] + "…"
+        return value if len(value) <= chars else value[: chars - 1] + "…"
     if isinstance(value, bool | int | float) or value is None:
         return value
     if depth >= 3:
         return "…"
     if isinstance(value, dict):
-        return {bounded(str(k)): bounded(v, depth + 1) for k, v in list(value.items())[:LIST_ITEMS]}
+        kept = list(value.items())[:items]
+        return {bounded(str(k), 0, chars): bounded(v, depth + 1, chars, items) for k, v in kept}
     if isinstance(value, list | tuple):
-        items = [bounded(v, depth + 1) for v in list(value)[:LIST_ITEMS]]
-        if len(value) > LIST_ITEMS:
-            items.append(f"… {len(value) - LIST_ITEMS} more")
-        return items
-    return bounded(str(value))
+        out = [bounded(v, depth + 1, chars, items) for v in list(value)[:items]]
+        if len(value) > items:
+            out.append(f"… {len(value) - items} more")
+        return out
+    return bounded(str(value), depth, chars)
+
+
+def encode_line(line: dict[str, Any]) -> bytes:
+    """One JSON line of at most LINE_BYTES: bounded fields, then tighter bounds, then only the scalars."""
+    for chars, items in ((FIELD_CHARS, LIST_ITEMS), (40, 5)):
+        data = (json.dumps(bounded(line, 0, chars, items), ensure_ascii=False) + "\n").encode("utf-8")
+        if len(data) <= LINE_BYTES:
+            return data
+    small = {k: bounded(v, 0, 40) for k, v in line.items() if not isinstance(v, dict | list | tuple)}
+    small["truncated"] = True
+    return (json.dumps(small, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class AuditRefused(OSError):
+    """The audit log's folder or file is not what the server would have created (a link, a pipe...)."""
 
 
 @dataclass
 class AuditLog:
     vault: Path
     rotate_bytes: int = ROTATE_BYTES
+    refused: str = ""  # why the last line was not written ("" when it was)
 
     @property
     def path(self) -> Path:
@@ -55,20 +88,92 @@ class AuditLog:
         """Append one line; a failure to log never fails the call it describes."""
         line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": event, "caller": caller}
         line.update(fields)
-        data = (json.dumps(bounded(line), ensure_ascii=False) + "\n").encode("utf-8")
-        with contextlib.suppress(OSError):
-            self._rotate_if_full()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, data)  # one write of one line: O_APPEND keeps concurrent servers' lines whole
-            finally:
+        data = encode_line(line)
+        try:
+            with self._folder(create=True) as folder:
+                assert folder is not None  # created when absent
+                self._rotate_if_full(folder)
+                fd = _open_log(folder)
+                try:
+                    os.write(fd, data)  # one write of one line: O_APPEND keeps servers' lines whole
+                finally:
+                    os.close(fd)
+            self.refused = ""
+        except AuditRefused as exc:
+            self.refused = str(exc)
+        except OSError as exc:
+            self.refused = f"{SERVE_AUDIT} cannot be written ({exc.strerror or type(exc).__name__})"
+
+    def problem(self) -> str:
+        """Why lines are not being logged, for ``health`` ("" when the log is writable as far as can be
+        told without writing: a link or a non-file where the folder or the log should be)."""
+        try:
+            with self._folder(create=False) as folder:
+                if folder is not None:
+                    _check_existing(folder, SERVE_AUDIT.rsplit("/", 1)[1], SERVE_AUDIT)
+        except AuditRefused as exc:
+            return str(exc)
+        except OSError as exc:
+            return f"{SERVE_AUDIT} cannot be checked ({exc.strerror or type(exc).__name__})"
+        return self.refused
+
+    @contextlib.contextmanager
+    def _folder(self, *, create: bool) -> Iterator[int | None]:
+        """``.shardmind/`` opened relative to the vault, never through a link (None: absent, not created)."""
+        vault_fd = os.open(self.vault, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fd = _open_folder(vault_fd, create=create)
+        finally:
+            os.close(vault_fd)
+        try:
+            yield fd
+        finally:
+            if fd is not None:
                 os.close(fd)
 
-    def _rotate_if_full(self) -> None:
+    def _rotate_if_full(self, folder: int) -> None:
+        name, old = SERVE_AUDIT.rsplit("/", 1)[1], SERVE_AUDIT_OLD.rsplit("/", 1)[1]
         try:
-            size = os.stat(self.path).st_size
+            st = os.lstat(name, dir_fd=folder)
         except FileNotFoundError:
             return
-        if size >= self.rotate_bytes:
-            os.replace(self.path, self.vault / SERVE_AUDIT_OLD)
+        if stat.S_ISREG(st.st_mode) and st.st_size >= self.rotate_bytes:
+            os.replace(name, old, src_dir_fd=folder, dst_dir_fd=folder)
+
+
+def _open_folder(vault_fd: int, *, create: bool) -> int | None:
+    try:
+        return os.open(SIDECAR, _FOLDER_FLAGS, dir_fd=vault_fd)
+    except FileNotFoundError:
+        if not create:
+            return None
+        os.mkdir(SIDECAR, 0o755, dir_fd=vault_fd)
+        return os.open(SIDECAR, _FOLDER_FLAGS, dir_fd=vault_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise AuditRefused(f"{SIDECAR}/ is a link or not a folder: nothing is logged") from None
+        raise
+
+
+def _check_existing(folder: int, name: str, shown: str) -> None:
+    try:
+        st = os.lstat(name, dir_fd=folder)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        raise AuditRefused(f"{shown} is a link or not a plain file: nothing is logged")
+
+
+def _open_log(folder: int) -> int:
+    name = SERVE_AUDIT.rsplit("/", 1)[1]
+    try:
+        fd = os.open(name, _FILE_FLAGS, 0o600, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            raise AuditRefused(f"{SERVE_AUDIT} is a link or not a plain file: nothing is logged") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:  # a pipe, a device, or a hard link's second name
+        os.close(fd)
+        raise AuditRefused(f"{SERVE_AUDIT} is a link or not a plain file: nothing is logged")
+    return fd

@@ -6,6 +6,14 @@ Seed 000 ("Reaching the Vault From Another Repo") sets the rules this follows:
   entry ``mcpServers.qmd`` (the flagship's ``.claude/scripts/qmd_mcp.py``,
   which pins the index name and works around npm's ``.cmd`` shim). A vault
   without that entry has no QMD here, and says so.
+- But that file is synced content (a pull or a shard writes it), so what it
+  names runs only with this machine's consent (issue 24, item C): either the
+  command line names the launcher (``shardpy serve --qmd COMMAND``), or
+  ``shardpy serve VAULT --trust-qmd`` recorded the vault's entry in the user's
+  config folder, keyed by the vault's realpath and fingerprinted over the
+  exact command, arguments, environment and the bytes of every vault file
+  they name. A pulled change to any of those revokes the consent: nothing
+  runs, and ``health`` says why (tests/security/test_serve_writes.py).
 - Filter the result, never the query: QMD searches the whole vault; every hit
   goes through the caller's exposure predicate afterwards (in ``tools``), and a
   reply without ``structuredContent`` is refused rather than parsed out of the
@@ -25,9 +33,11 @@ a call blocks its handler for at most ``timeout`` seconds.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
+import shlex
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +51,11 @@ QUESTION = re.compile(
     r"^(who|what|when|where|why|how|which|does|do|did|is|are|can|should|could|would)\b", re.I
 )
 NOT_REGISTERED = "the vault's .mcp.json registers no qmd server"
+NOT_APPROVED = (
+    "the vault's .mcp.json names a qmd launcher this machine has not approved, so it was not started "
+    "(it is synced content); review it, then run: shardpy serve VAULT --trust-qmd"
+)
+CONSENT_FILE = "qmd-consent.json"
 
 Status = Literal["off", "ok", "failed"]
 
@@ -54,7 +69,38 @@ class Launcher:
     env: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
-    def find(vault: Path) -> Launcher | None:
+    def parse(command_line: str) -> Launcher:
+        """The launcher named on this machine's command line (``--qmd "qmd mcp"``), split like a shell
+        would split it, run without one."""
+        from shardpy.errors import UsageError
+
+        try:
+            words = shlex.split(command_line)
+        except ValueError as exc:
+            raise UsageError(f"--qmd: {exc}", "Quote the command as a shell would.") from None
+        if not words:
+            raise UsageError("--qmd needs a command", 'e.g. --qmd "qmd mcp"')
+        return Launcher(words[0], tuple(words[1:]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "args": list(self.args), "env": dict(sorted(self.env.items()))}
+
+    def fingerprint(self, vault: Path) -> str:
+        """What a consent covers: the exact entry, and the bytes of each vault file it names (the
+        flagship's launcher is a script inside the vault, which a pull can change as easily)."""
+        files: dict[str, str] = {}
+        real_vault = os.path.realpath(vault)
+        for word in (self.command, *self.args):
+            full = os.path.realpath(os.path.join(real_vault, word))  # relative words: from cwd = vault
+            if full.startswith(real_vault + os.sep) and os.path.isfile(full):
+                with open(full, "rb") as fh:
+                    files[word] = hashlib.sha256(fh.read()).hexdigest()
+        blob = json.dumps({"entry": self.to_json(), "files": files}, sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @staticmethod
+    def registered(vault: Path) -> Launcher | None:
+        """The vault's own ``.mcp.json`` entry: synced, so untrusted until consented (:func:`consented`)."""
         try:
             raw = json.loads((vault / ".mcp.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -123,12 +169,71 @@ def vault_path(vault: Path, file: str) -> str:
     return text
 
 
+def config_dir() -> Path:
+    """This machine's shardpy config folder (``SHARDPY_CONFIG_DIR``, else the platform's): never synced."""
+    override = os.environ.get("SHARDPY_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("shardpy"))
+
+
+def _consents() -> dict[str, Any]:
+    try:
+        raw = json.loads((config_dir() / CONSENT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    vaults = raw.get("vaults") if isinstance(raw, dict) else None
+    return vaults if isinstance(vaults, dict) else {}
+
+
+def consented(vault: Path) -> tuple[Launcher | None, str]:
+    """The vault's registered launcher when this machine approved exactly it; else (None, why not)."""
+    launcher = Launcher.registered(vault)
+    if launcher is None:
+        return None, ""
+    record = _consents().get(os.path.realpath(vault))
+    if isinstance(record, dict) and record.get("fingerprint") == launcher.fingerprint(vault):
+        return launcher, ""
+    return None, NOT_APPROVED
+
+
+def trust(vault: Path) -> Launcher:
+    """Record this machine's consent to the vault's current ``.mcp.json`` qmd entry (``--trust-qmd``)."""
+    from shardpy.errors import ShardpyError
+    from shardpy.fsutil import atomic_write
+
+    launcher = Launcher.registered(vault)
+    if launcher is None:
+        raise ShardpyError(
+            "SERVE_QMD_NOT_REGISTERED",
+            f"{NOT_REGISTERED} (mcpServers.qmd with a command)",
+            'Register it there, or name the launcher yourself: shardpy serve VAULT --qmd "qmd mcp".',
+        )
+    vaults = _consents()
+    vaults[os.path.realpath(vault)] = {**launcher.to_json(), "fingerprint": launcher.fingerprint(vault)}
+    folder = config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"version": 1, "vaults": vaults}, indent=1, sort_keys=True) + "\n"
+    atomic_write(folder, CONSENT_FILE, data.encode("utf-8"), mode=0o600)
+    return launcher
+
+
 class Qmd:
     """One lazily started QMD client per served vault."""
 
-    def __init__(self, vault: Path, *, timeout: float = TIMEOUT, cooldown: float = COOLDOWN) -> None:
+    def __init__(
+        self,
+        vault: Path,
+        launcher: Launcher | None = None,
+        *,
+        timeout: float = TIMEOUT,
+        cooldown: float = COOLDOWN,
+    ) -> None:
         self.vault = vault
-        self.launcher = Launcher.find(vault)
+        # The command line's launcher, else the vault's own only with this machine's consent.
+        self.launcher, self.note = (launcher, "") if launcher is not None else consented(vault)
         self.timeout = timeout
         self.cooldown = cooldown
         self.last_error = ""

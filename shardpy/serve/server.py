@@ -37,8 +37,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from shardpy import __version__
 from shardpy.errors import ShardpyError
 from shardpy.serve import prompts
+from shardpy.serve.audit import AuditLog
 from shardpy.serve.exposure import URI_PREFIX, Manifest, uri_path
 from shardpy.serve.identity import ANONYMOUS, Caller, caller_from_roots, launch_caller
+from shardpy.serve.qmd import Launcher
 
 if TYPE_CHECKING:
     from shardpy.serve.tools import Args, Served
@@ -119,11 +121,38 @@ def _tool_list() -> list[types.Tool]:
     ]
 
 
-def _error(exc: ShardpyError) -> MCPError:
-    data: dict[str, Any] = {"code": exc.code, "hint": exc.hint}
+def _error(exc: ShardpyError, vault: Path | None = None) -> MCPError:
+    """The JSON-RPC error of a typed failure; the vault's own location is never in it (issue 24, item 16:
+    the caller is another program, and where the vault lives on this machine is none of its business)."""
+    data: dict[str, Any] = {"code": exc.code, "hint": _unplaced(exc.hint, vault)}
     if exc.path:
-        data["path"] = exc.path
-    return MCPError(code=types.INVALID_PARAMS, message=f"[{exc.code}] {exc.message}", data=data)
+        data["path"] = _unplaced(exc.path, vault)
+    message = f"[{exc.code}] {_unplaced(exc.message, vault)}"
+    return MCPError(code=types.INVALID_PARAMS, message=message, data=data)
+
+
+def _unplaced(text: str, vault: Path | None) -> str:
+    """``text`` with the vault's absolute location replaced by vault-relative spelling."""
+    if vault is None:
+        return text
+    root = str(vault)
+    return text.replace(root + "/", "").replace(root, "the vault")
+
+
+def _crash(exc: Exception) -> MCPError:
+    """A bug or an OS failure: the SDK would answer ``str(exc)``, which names absolute paths."""
+    if isinstance(exc, OSError):
+        reason = exc.strerror or type(exc).__name__
+        return MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"[SERVE_IO_ERROR] the vault could not be read or written: {reason}",
+            data={"code": "SERVE_IO_ERROR", "hint": "Nothing was written. health shows the vault's state."},
+        )
+    return MCPError(
+        code=types.INTERNAL_ERROR,
+        message=f"[SERVE_INTERNAL] the server failed ({type(exc).__name__})",
+        data={"code": "SERVE_INTERNAL", "hint": "This is a bug in shardpy; the audit log has the call."},
+    )
 
 
 def _not_found(uri: str) -> ShardpyError:
@@ -136,9 +165,12 @@ class Surface:
     """The handlers of one connection. The vault is opened, and the tool modules imported, on the
     first request that needs them, so the initialize answer waits for none of it."""
 
-    def __init__(self, vault: Path, launch: Caller) -> None:
+    def __init__(self, vault: Path, launch: Caller, qmd: Launcher | None = None) -> None:
         self.vault = vault
         self.identity = Identity(Path(os.path.realpath(vault)), launch, launch)
+        self.qmd = qmd  # the QMD launcher this machine chose (``--qmd``), if any
+        # The audit log needs no manifest: a call refused for a hostile manifest is still on record.
+        self.audit = AuditLog(self.identity.vault)
         self._served: Served | None = None
 
     @property
@@ -146,7 +178,7 @@ class Surface:
         if self._served is None:
             from shardpy.serve.tools import Served
 
-            self._served = Served.open(self.vault)
+            self._served = Served.open(self.vault, audit=self.audit, qmd=self.qmd)
         return self._served
 
     async def guarded(
@@ -154,15 +186,15 @@ class Surface:
     ) -> Any:
         """Run ``work`` for the caller of this connection, with its audit line whatever the outcome."""
         caller = await self.identity.current(ctx)
-        audit = self.served.audit
+        audit = self.audit
         try:
             result = await work(caller)
         except ShardpyError as exc:
             audit.record(event, caller.to_json(), **fields, status="error", error=exc.code)
-            raise _error(exc) from None
-        except Exception as exc:  # a bug: still on the record, then the SDK's internal error
+            raise _error(exc, self.identity.vault) from None
+        except Exception as exc:  # a bug: on the record, answered without its text (it may hold paths)
             audit.record(event, caller.to_json(), **fields, status="crash", error=type(exc).__name__)
-            raise
+            raise _crash(exc) from None
         audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
         return result
 
@@ -175,14 +207,9 @@ class Surface:
         from shardpy.serve import tools
 
         name = params.name
-        if name not in tools.TOOLS:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"unknown tool {name!r}",
-                data={"code": "SERVE_UNKNOWN_TOOL"},
-            )
 
         async def work(caller: Caller) -> dict[str, Any]:
+            # Inside the guard: an unknown tool or bad arguments are one audit line too (issue 24, item 9).
             args = tools.parse_args(name, params.arguments)
             result: dict[str, Any] = tools.HANDLERS[name](self.served, caller, args)
             return result
@@ -253,12 +280,19 @@ class Surface:
         await self.identity.resolve(ctx)
 
 
-def build(vault: Path, launch: Caller) -> Server[Any]:
-    surface = Surface(vault, launch)
+def _instructions(vault: Path) -> str:
+    try:
+        return prompts.instructions(Manifest.read(vault))
+    except ShardpyError:  # a refused manifest: the server starts, and every call names the problem
+        return prompts.RULES
+
+
+def build(vault: Path, launch: Caller, qmd: Launcher | None = None) -> Server[Any]:
+    surface = Surface(vault, launch, qmd)
     server: Server[Any] = Server(
         "shardpy",
         version=__version__,
-        instructions=prompts.instructions(Manifest.read(surface.identity.vault)),
+        instructions=_instructions(surface.identity.vault),
         on_list_tools=surface.list_tools,
         on_call_tool=surface.call_tool,
         on_list_resources=surface.list_resources,
@@ -290,12 +324,12 @@ def _summary(result: Any) -> dict[str, Any]:
     return {}
 
 
-async def _run(vault: Path, launch: Caller) -> None:
-    server = build(vault, launch)
+async def _run(vault: Path, launch: Caller, qmd: Launcher | None) -> None:
+    server = build(vault, launch, qmd)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve(vault: Path, *, cwd: Path, project: str | None) -> None:
-    """Serve ``vault`` over stdio until the client closes the stream."""
-    anyio.run(_run, vault, launch_caller(vault, cwd, project))
+def serve(vault: Path, *, cwd: Path, project: str | None, qmd: Launcher | None = None) -> None:
+    """Serve ``vault`` over stdio until the client closes the stream (``qmd``: the ``--qmd`` launcher)."""
+    anyio.run(_run, vault, launch_caller(vault, cwd, project), qmd)

@@ -34,9 +34,14 @@ from shardpy.serve.memories import (
     ranked,
     render_memory,
 )
-from shardpy.serve.qmd import Qmd, QmdAnswer, fuse
+from shardpy.serve.qmd import Launcher, Qmd, QmdAnswer, fuse
 
 TITLE_MAX = 120
+# A title becomes a file name: "YYYY-MM-DD " + title + ".md" must stay under the 255 bytes a file name
+# may have, with room to spare (issue 24, item 16: 120 four-byte characters answered "File name too long").
+TITLE_BYTES = 200
+NAMES_MAX = 32  # projects or platforms one memory names (200,000 wrote a 1.9 MB memory)
+SUPERSEDES_MAX = 20
 BODY_MAX = 20_000
 GENERAL_BODY_MAX = 2_000  # general reaches every caller: the shortest leash
 QUERY_MAX = 1_000
@@ -55,9 +60,9 @@ class SearchArgs(Args):
     query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX, description="Words to find.")]
     limit: Limit = 10
     type: str | None = Field(
-        None, description="Only notes of this type (frontmatter type or folder convention)."
+        None, max_length=200, description="Only notes of this type (frontmatter type or folder convention)."
     )
-    path: str | None = Field(None, description="Only notes under this vault folder.")
+    path: str | None = Field(None, max_length=1000, description="Only notes under this vault folder.")
 
 
 class ExpandArgs(Args):
@@ -73,10 +78,10 @@ class RememberArgs(Args):
     title: Annotated[str, Field(min_length=1, max_length=10 * TITLE_MAX)]
     body: Annotated[str, Field(min_length=1)]
     scope: Literal["general", "platform", "project"]
-    projects: list[str] | None = None
-    platforms: list[str] | None = None
+    projects: Annotated[list[str], Field(max_length=NAMES_MAX)] | None = None
+    platforms: Annotated[list[str], Field(max_length=NAMES_MAX)] | None = None
     confidence: Literal["verified", "observed", "inferred"] | None = None
-    supersedes: list[str] | None = Field(
+    supersedes: Annotated[list[str], Field(max_length=SUPERSEDES_MAX)] | None = Field(
         None, description="Paths or [[names]] of memories this one replaces."
     )
     force: bool = False
@@ -113,6 +118,13 @@ READ_ONLY = frozenset({"search", "expand", "recall", "health"})
 
 
 def parse_args(tool: str, raw: dict[str, Any] | None) -> Args:
+    if tool not in TOOLS:
+        shown = tool if len(tool) <= 64 else tool[:64] + "…"
+        raise ShardpyError(
+            "SERVE_UNKNOWN_TOOL",
+            f"unknown tool {shown!r}",
+            "List the tools (tools/list): " + ", ".join(TOOLS) + ".",
+        )
     model = TOOLS[tool][0]
     try:
         return model.model_validate(raw or {})
@@ -138,17 +150,20 @@ class Served:
     links: LinkCache
     audit: AuditLog
     refreshed: list[str] = field(default_factory=list)
-    qmd: Qmd | None = None  # the vault's QMD server, when its .mcp.json registers one (started lazily)
+    qmd: Qmd | None = None  # the QMD server this machine allows for the vault (started lazily)
+    qmd_note: str = ""  # why there is none (for health)
 
     @staticmethod
-    def open(vault: Path) -> Served:
+    def open(vault: Path, *, audit: AuditLog | None = None, qmd: Launcher | None = None) -> Served:
+        """The served vault; ``qmd``: the launcher named on this machine's command line (``--qmd``),
+        else the vault's own only with this machine's recorded consent (``Launcher.consented``)."""
         exposure = Exposure.load(vault)
         root = exposure.vault
-        served = Served(
-            root, exposure, Store(root, exposure.manifest.memory_root), LinkCache(root), AuditLog(root)
-        )
-        qmd = Qmd(root)
-        served.qmd = qmd if qmd.configured else None
+        log = audit or AuditLog(root)
+        served = Served(root, exposure, Store(root, exposure.manifest.memory_root), LinkCache(root), log)
+        client = Qmd(root, qmd)
+        served.qmd = client if client.configured else None
+        served.qmd_note = client.note
         return served
 
     @property
@@ -186,6 +201,13 @@ def check_text(field_name: str, text: str, limit: int) -> str:
 def check_title(title: str) -> str:
     check_text("title", title, TITLE_MAX)
     clean = title.strip()
+    size = len(clean.encode("utf-8"))
+    if size > TITLE_BYTES:
+        raise ShardpyError(
+            "SERVE_TOO_LONG",
+            f"title is {size:,} bytes in UTF-8; a note name holds at most {TITLE_BYTES}",
+            "Say it shorter (characters outside ASCII take two to four bytes each).",
+        )
     bad = sorted({c for c in clean if c in _TITLE_FORBIDDEN or not c.isprintable()})
     if not clean or bad or clean.startswith(".") or clean.endswith("."):
         shown = ", ".join(repr(c) for c in bad) or "an empty or dot-edged name"
@@ -202,9 +224,10 @@ def _names(field_name: str, values: list[str] | None) -> tuple[str, ...]:
     for v in values or []:
         name = v.strip().lower()
         if not NAME.fullmatch(name):
+            shown = v if len(v) <= 64 else v[:64] + "…"  # the answer echoes a bounded name, never 10 MB
             raise ShardpyError(
                 "SERVE_BAD_ARGUMENTS",
-                f"{field_name}: {v!r} is not a project/platform name",
+                f"{field_name}: {shown!r} is not a project/platform name",
                 "Names are lowercase letters, digits, '.', '_' or '-', at most 64 characters.",
             )
         out.append(name)
@@ -594,7 +617,8 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
     return {
         "caller": caller.to_json(),
         "index": _index_health(v),
-        "qmd": v.qmd.status() if v.qmd is not None else {"configured": False, "live": False},
+        "qmd": v.qmd.status() if v.qmd is not None else _qmd_off(v),
+        "audit": _audit_health(v),
         "exposure": {"source": v.exposure.source, "roots": v.exposure.roots()},
         "notes": {"served": len(notes), "withheld": _withheld_count(v, len(notes))},
         "broken_links": {"count": count, "sample": broken},
@@ -615,6 +639,20 @@ def _may_name(caller: Caller, memory: Memory) -> bool:
     if caller.is_vault:
         return True
     return caller.project is not None and caller.project in memory.projects
+
+
+def _qmd_off(v: Served) -> dict[str, Any]:
+    out: dict[str, Any] = {"configured": False, "live": False}
+    if v.qmd_note:
+        out["note"] = v.qmd_note
+    return out
+
+
+def _audit_health(v: Served) -> dict[str, Any]:
+    """Whether calls are being logged: a link where the log or its folder should be is refused, never
+    written through (issue 24, items 4 and 5), and said here."""
+    problem = v.audit.problem()
+    return {"ok": False, "problem": problem} if problem else {"ok": True}
 
 
 def _withheld_count(v: Served, served: int) -> int:

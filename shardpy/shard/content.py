@@ -3,18 +3,33 @@
 A shard says which of its paths are template machinery and which are the
 user's notes. The engine never overwrites a changed file under a user
 content root, and never deletes one.
+
+The manifest arrives with a shard or a ``git pull``: it is untrusted input.
+Every path it names for the vault's own folders (PATH_KEYS) is checked when it
+is read, here, once for every surface: vault-relative, no ``..``, no hidden
+segment (``.shardmind``, ``.git/hooks``), no backslash or control character,
+and, read from a vault, no link on the way that leads out of the vault or into
+a hidden folder. One bad path refuses the manifest as a whole
+(``VAULT_MANIFEST_PATH``, naming the key): a server that went on serving the
+other roots wrote into ``brain/`` from a manifest that also declared
+``../outside`` (issue 24, item 8; tests/security/test_serve_writes.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shardpy.errors import ShardpyError
+
 VAULT_MANIFEST = "vault-manifest.json"
 ContentClass = Literal["infrastructure", "user_content"]
 _GLOB_CHARS = set("*?[")
+# The keys naming folders (or files) of the vault that shardpy reads, serves or writes into.
+PATH_KEYS = ("user_content_roots", "mcp_exposed_roots", "memory_root", "mcp_inbox")
 
 
 def _anchored(pattern: str) -> str:
@@ -61,12 +76,7 @@ class ContentRules:
 
 def parse_content_rules(data: bytes | None) -> ContentRules:
     """Rules from the bytes of a shard's vault-manifest.json (None → undeclared)."""
-    if data is None:
-        return ContentRules()
-    try:
-        raw = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return ContentRules()
+    raw = _json(data)
     if not isinstance(raw, dict):
         return ContentRules()
 
@@ -74,6 +84,8 @@ def parse_content_rules(data: bytes | None) -> ContentRules:
         value = raw.get(key)
         return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
+    for key, value in _declared_paths(raw):
+        _check_path(key, value)
     scaffold = raw.get("scaffold")
     memory_root = raw.get("memory_root")
     search = raw.get("search")
@@ -105,9 +117,77 @@ def _type_paths(required: Any) -> dict[str, str]:
 
 
 def vault_content_rules(vault: Path) -> ContentRules:
-    """The rules of the vault-manifest.json at a vault's root (undeclared when absent or unreadable)."""
+    """The rules of the vault-manifest.json at a vault's root (undeclared when absent or unreadable).
+
+    Raises ``VAULT_MANIFEST_PATH`` when a declared path is unsafe, on paper or on this disk."""
     try:
         data = (vault / VAULT_MANIFEST).read_bytes()
     except OSError:
         data = None
-    return parse_content_rules(data)
+    rules = parse_content_rules(data)
+    for key, value in _declared_paths(_json(data)):
+        _check_on_disk(vault, key, value)
+    return rules
+
+
+def _json(data: bytes | None) -> Any:
+    """The manifest's JSON value (None when absent or not JSON: then it declares nothing)."""
+    if data is None:
+        return None
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def _declared_paths(raw: Any) -> list[tuple[str, str]]:
+    """(key, path) for every non-empty path the manifest names under PATH_KEYS."""
+    out: list[tuple[str, str]] = []
+    for key in PATH_KEYS:
+        value = raw.get(key) if isinstance(raw, dict) else None
+        values = value if isinstance(value, list) else [value]
+        out += [(key, v) for v in values if isinstance(v, str) and v.strip()]
+    return out
+
+
+def _refused(key: str, value: str, why: str) -> ShardpyError:
+    shown = value if len(value) <= 100 else value[:100] + "…"
+    return ShardpyError(
+        "VAULT_MANIFEST_PATH",
+        f"{VAULT_MANIFEST}: {key} names {shown!r}, {why}; the manifest is refused as a whole",
+        f"Fix {key}: a folder inside the vault, written relative to its root, outside hidden folders.",
+        path=VAULT_MANIFEST,
+    )
+
+
+def _check_path(key: str, value: str) -> None:
+    """The path on paper: relative, no '..', no hidden segment, no backslash or control character."""
+    text = value.strip()
+    if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
+        raise _refused(key, value, "an absolute path")
+    if "\\" in text or any(ord(c) < 32 or c == "\x7f" for c in text):
+        raise _refused(key, value, "which holds a backslash or a control character")
+    parts = text.rstrip("/").split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise _refused(key, value, "which is not a plain path inside the vault ('..', '.' or '//')")
+    if any(p.startswith(".") for p in parts):
+        raise _refused(key, value, "inside a hidden folder (.shardmind, .git, ...)")
+
+
+def _check_on_disk(vault: Path, key: str, value: str) -> None:
+    """The path on this disk: no link on the way leads out of the vault or into a hidden folder.
+    Only the part before a glob character is a folder to resolve (``perf/*.md`` → ``perf``)."""
+    fixed: list[str] = []
+    for part in value.strip().strip("/").split("/"):
+        if _GLOB_CHARS & set(part):
+            break
+        fixed.append(part)
+    if not fixed:
+        return
+    real_vault = os.path.realpath(vault)
+    real = os.path.realpath(os.path.join(real_vault, *fixed))
+    rel = os.path.relpath(real, real_vault)
+    if rel == ".." or rel.startswith(".." + os.sep) or any(p.startswith(".") for p in rel.split(os.sep)):
+        raise _refused(
+            key, value, "reached through a link that leads out of the vault or into a hidden folder"
+        )

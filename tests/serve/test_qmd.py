@@ -1,7 +1,9 @@
 """QMD as the server's second search backend, over a real MCP stdio session to a stand-in ``qmd mcp``.
 
 The stand-in (tests/serve/fake_qmd.py) is registered the way the flagship registers QMD: the
-vault's ``.mcp.json`` → ``mcpServers.qmd``. Its results name served notes, withheld notes and paths
+vault's ``.mcp.json`` → ``mcpServers.qmd``, approved on this machine with ``shardpy serve VAULT
+--trust-qmd`` (a synced ``.mcp.json`` runs nothing without it: tests/security/test_serve_writes.py).
+Its results name served notes, withheld notes and paths
 outside the vault, so the tests see the result filtered (never the query), over-fetching, fusion with
 the index's hits, and explicit degradation when QMD crashes, hangs or answers without structure.
 """
@@ -18,6 +20,7 @@ import anyio
 
 from shardpy.serve.qmd import fuse, searches, vault_path
 from tests.serve.kit import World, build_world, connect, uri
+from tests.shardkit import run_shardpy
 
 FAKE = Path(__file__).with_name("fake_qmd.py")
 
@@ -42,6 +45,8 @@ def qmd_world(tmp_path: Path) -> tuple[World, Path]:
     (state / "results.json").write_text(json.dumps(RESULTS), encoding="utf-8")
     mcp = {"mcpServers": {"qmd": {"command": sys.executable, "args": [str(FAKE)]}}}
     (world.vault / ".mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
+    trusted = run_shardpy("serve", world.vault, "--trust-qmd", cwd=tmp_path, env=env(state))
+    assert trusted.returncode == 0, trusted.stderr
     return world, state
 
 
@@ -56,7 +61,8 @@ def starts(state: Path) -> int:
 
 
 def env(state: Path, **extra: str) -> dict[str, str]:
-    return {"FAKE_QMD_DIR": str(state), **extra}
+    """The stand-in's folder, and a config folder of the test's own (where the consent is kept)."""
+    return {"FAKE_QMD_DIR": str(state), "XDG_CONFIG_HOME": str(state.parent / "config"), **extra}
 
 
 def test_search_fuses_filtered_qmd_hits_and_over_fetches(tmp_path: Path) -> None:
