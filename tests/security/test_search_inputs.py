@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shardpy import index
@@ -57,6 +57,84 @@ def test_cli_never_prints_a_traceback_for_a_query(vault: Path, tmp_path: Path) -
         proc = run_shardpy("search", query, "--vault", vault, cwd=tmp_path)
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         assert proc.returncode == 0 and "No notes match" in proc.stdout
+
+
+# --- item 13: a hostile `search` section in vault-manifest.json ---------------------------------
+
+# *a*a…*b against a long name of a's: pathspec's regex backtracks through every split of the name.
+BACKTRACKS = "*a" * 25 + "*b"
+
+
+def _vault_with(root: Path, manifest: dict[str, object], names: tuple[str, ...] = ("brain/Fine.md",)) -> Path:
+    vault = root / "vault"
+    for name in names:
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        (vault / name).write_text("# Fine\n\nordinary words\n", encoding="utf-8")
+    (vault / "vault-manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return vault
+
+
+@pytest.mark.parametrize(
+    ("search", "key"),
+    [
+        ({"include": ["../**", "/etc/**"]}, "search.include[0]"),
+        ({"include": ["brain/", "/etc/**"]}, "search.include[1]"),
+        ({"exclude": ["brain/../../x"]}, "search.exclude[0]"),
+        ({"exclude": ["x" * 300]}, "search.exclude[0]"),
+        ({"exclude": ["x/"] * 201}, "search.exclude"),
+        ({"exclude": "templates/"}, "search.exclude"),
+        ({"include": ["[z-a]"]}, "search.include[0]"),
+        ({"refresh_seconds": -1}, "search.refresh_seconds"),
+        ({"refresh_seconds": 1e999}, "search.refresh_seconds"),
+        ({"refresh_seconds": "soon"}, "search.refresh_seconds"),
+    ],
+)
+def test_a_hostile_search_section_is_refused_naming_the_key(tmp_path: Path, search: object, key: str) -> None:
+    vault = _vault_with(tmp_path, {"search": search})
+    with pytest.raises(ShardpyError) as err:
+        index.refresh(vault)
+    assert err.value.code == "SEARCH_CONFIG_INVALID" and key in err.value.message
+
+
+def test_cli_refuses_a_hostile_search_section_without_a_traceback(tmp_path: Path) -> None:
+    vault = _vault_with(tmp_path, {"search": {"include": ["../**", "/etc/**"], "refresh_seconds": -1}})
+    proc = run_shardpy("index", vault, "--json", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "SEARCH_CONFIG_INVALID" and "search.include[0]" in error["message"]
+
+
+def test_patterns_that_backtrack_exponentially_cost_nothing_special(tmp_path: Path) -> None:
+    # The child's timeout is a hang guard: on pathspec's regex, each of these names takes minutes.
+    names = ("brain/Fine.md", *(f"brain/{'a' * 200}{k}.md" for k in range(3)))
+    manifest = {
+        "search": {"exclude": [BACKTRACKS, f"**/{BACKTRACKS}/"]},
+        "frontmatter_required": {"t": {"required": [], "path_match": BACKTRACKS}},
+    }
+    vault = _vault_with(tmp_path, manifest, names)
+    proc = run_shardpy("index", vault, "--json", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["indexed"] == 4
+
+
+SEGMENT = st.lists(st.sampled_from(["a", "b", "*", "?", "[ab]", "**"]), min_size=1, max_size=3).map("".join)
+PATTERN = st.lists(SEGMENT, min_size=1, max_size=3).map("/".join)
+PATH = st.lists(st.text("ab", min_size=1, max_size=3), min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(pattern=PATTERN, path=PATH, folder=st.booleans())
+def test_globs_match_what_pathspec_matches(pattern: str, path: str, folder: bool) -> None:
+    """The backtracking-free matcher keeps gitignore's meaning (pathspec as the oracle), except a
+    trailing ``/**`` on its own folder (gitignore: everything inside it, which is what is walked)."""
+    import pathspec
+
+    from shardpy.index.config import Globs
+
+    assume(not pattern.rstrip("/").endswith("**"))
+    ref = pathspec.GitIgnoreSpec.from_lines([pattern if pattern.startswith("**") else "/" + pattern])
+    rel = path + "/" if folder else path
+    assert Globs([pattern]).match_file(rel) == ref.match_file(rel)
 
 
 # --- item 15: one note nested 400 deep ---------------------------------------------------------
