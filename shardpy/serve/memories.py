@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from shardpy.frontmatter import as_list, as_text, split_frontmatter, yaml_item
 from shardpy.importers.markdown import find_wikilinks
-from shardpy.serve.exposure import inside
 from shardpy.serve.identity import NAME, Caller
 
 Scope = Literal["general", "platform", "project"]
@@ -216,26 +215,19 @@ class Store:
         if self.root is None:
             return []
         base = self.vault / self.root
-        real_root = os.path.realpath(base)
-        if not inside(real_root, str(self.vault)) or not os.path.isdir(real_root):
-            return []
+        if os.path.realpath(base) != str(base) or not os.path.isdir(base):
+            return []  # the memory root reached through a link: no memory is read through it
         out: list[Memory] = []
         seen: set[str] = set()
         for rel, full, st in _walk(str(base), self.root):
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(full)
-                if not inside(real, real_root) or not os.path.isfile(real):
-                    continue  # contained before followed, like every note
-                st = os.stat(real)
-            elif not stat.S_ISREG(st.st_mode):
-                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a link is never a memory, as it is never a note (docs/SERVE.md "Exposure")
             seen.add(rel)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
             cached = self._cache.get(rel)
             if cached is None or cached[0] != key:
-                try:
-                    text = Path(full).read_bytes().decode("utf-8", "replace")
-                except OSError:
+                text = _read_nofollow(full)
+                if text is None:
                     continue
                 cached = (key, parse_memory(rel, text))
                 self._cache[rel] = cached
@@ -265,6 +257,16 @@ class Store:
 
     def invalidate(self, rel: str) -> None:
         self._cache.pop(rel, None)
+
+
+def _read_nofollow(path: str) -> str | None:
+    """A memory file's text, never through a link swapped in after the listing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8", "replace")
 
 
 def _walk(folder: str, rel: str) -> list[tuple[str, str, os.stat_result]]:

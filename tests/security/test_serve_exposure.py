@@ -22,6 +22,7 @@ from tests.serve.kit import MANIFEST, Shared, World, build_world, connect, memor
 from tests.shardkit import run_shardpy
 
 BETA_PASSWORD = "memories/2026/11/2026-11-09 Beta password.md"
+MEMORY_LINK = "memories/2026/11/2026-11-10 Linked.md"
 NIGHTJAR = "memories/2026/11/2026-11-08 Beta launch codename NIGHTJAR.md"
 
 WITHHELD_FILES: dict[str, str] = {
@@ -74,6 +75,7 @@ def hostile_world(tmp: Path, **manifest: Any) -> World:
     (world.vault / ".shardmind/serve-audit.jsonl").write_text('{"MARK-AUDIT": 1}\n', encoding="utf-8")
     for name, target in LINKS.items():
         os.symlink(target, world.vault / "brain" / name)
+    os.symlink("2026-11-01 Everyone.md", world.vault / MEMORY_LINK)  # a link is never a memory either
     return world
 
 
@@ -171,6 +173,8 @@ def test_links_are_never_served(atlas: tuple[World, Shared]) -> None:
         _refused(s, s.session.call, "expand", {"note": rel})
         _refused(s, s.session.call, "expand", {"note": f"[[{name[:-3]}]]"})
         _refused(s, client.read_resource, "vault://note/" + rel)
+    recalled = [m["path"] for m in s.call("recall", {"limit": 50})["memories"]]
+    assert MEMORY_LINK not in recalled and "memories/2026/11/2026-11-01 Everyone.md" in recalled
     # The reproduction, word for word: beta's memory through a link, as atlas.
     _refused(s, s.session.call, "expand", {"note": "brain/mem-link.md"})
     for words in ("hunter2", "MARK-SOUL", "sk-live-4242", "MARK-STATE", "MARK-AUDIT", "hidden"):
