@@ -161,8 +161,14 @@ def planned_write(rel: str, *, records: bool = False) -> None:
     one aimed at ``.git/hooks/pre-commit`` or ``.shardmind/vault-id`` overwrote them
     (tests/security/test_pulled_ledger.py).
     """
-    parts = rel_parts(rel)
-    if any(p.casefold() == ".git" for p in parts):
+    # rel_parts' rules, spelled for speed (an import checks every note): it raises what they refuse.
+    parts = [p for p in rel.split("/") if p and p != "."]
+    if not parts or ".." in parts or "\\" in rel or rel.startswith("/"):
+        rel_parts(rel)
+    dotted = [p.casefold() for p in parts if p[0] == "."]
+    if not dotted:
+        return
+    if ".git" in dotted:
         raise _reserved(rel, "a .git folder (git's own files and hooks)")
     if parts[0].casefold() == SIDECAR:
         norm = "/".join(parts)

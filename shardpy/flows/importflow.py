@@ -261,7 +261,7 @@ def run_import(
         if pending:
             _refuse_unless_live(vault, pending)
         adapter = make_adapter(fmt, source, strict=strict)
-        ledger = Ledger.open_checked(vault)
+        ledger = Ledger.open_readonly(vault)
         try:
             plan = build_plan(adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge)
         finally:
@@ -277,7 +277,7 @@ def run_import(
             raise _interrupted_error(pending)
         adapter = make_adapter(fmt, source, strict=strict)
         run_id = new_run_id(moment)
-        ledger = Ledger.open_checked(vault)
+        ledger = Ledger.open_readonly(vault)
         journal = Journal.create(
             vault,
             run_id,

@@ -288,10 +288,10 @@ def test_an_empty_ledger_is_no_records_and_ours_is_accepted(tmp_path: Path) -> N
     path = ledger_path(vault)
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    assert Ledger.open_checked(vault).targets() == set()
+    assert Ledger.open_readonly(vault).targets() == set()
     path.unlink()
     with contextlib.closing(sqlite3.connect(path)) as conn:
         conn.executescript(SCHEMA)
-    ledger = Ledger.open_checked(vault)
+    ledger = Ledger.open_readonly(vault)
     assert ledger.targets() == set()
     ledger.close()
