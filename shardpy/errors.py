@@ -60,7 +60,8 @@ class UsageError(ShardpyError):
     exit_code = 2
 
     def __init__(self, message: str, hint: str = "", *, code: str = "USAGE") -> None:
-        super().__init__(code, message, hint)
+        # Never an empty hint (issue 26 item 21, tests/hardening/test_cli_words.py).
+        super().__init__(code, message, hint or "Read `shardpy COMMAND --help`.")
 
 
 class Cancelled(Exception):

@@ -41,3 +41,8 @@ def test_a_copier_install_is_not_called_a_vault_to_open_in_obsidian(tmp_path: Pa
     proc = run_shardpy("install", template, tmp_path / "project", "--defaults", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Obsidian" not in proc.stdout and "shardpy update" in proc.stdout, proc.stdout
+
+
+def test_a_usage_error_has_a_hint(tmp_path: Path) -> None:
+    proc = run_shardpy("update", "--trust", "--no-hooks", cwd=tmp_path)
+    assert proc.returncode == 2 and "hint:" in proc.stderr and "--help" in proc.stderr, proc.stderr
