@@ -81,15 +81,17 @@ class LinkCache:
     def targets(self, rel: str) -> list[str]:
         full = self.vault / rel
         try:
-            st = os.stat(full)
+            st = os.lstat(full)
         except OSError:
             return []
         key = (st.st_size, st.st_mtime_ns)
         hit = self._cache.get(rel)
         if hit is not None and hit[0] == key:
             return hit[1]
-        try:
-            text = full.read_bytes().decode("utf-8", "replace")
+        try:  # a served note is a regular file: never read through a link swapped in since
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                text = fh.read().decode("utf-8", "replace")
         except OSError:
             return []
         found = links_in(text)
