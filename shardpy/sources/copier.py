@@ -122,6 +122,11 @@ class CopierTemplate:
         import_copier()
         from copier._main import Worker
 
+        tpl = self.template()
+        # The Worker's Jinja environment imports the template's _jinja_extensions: a module named there
+        # runs its import-time code. Nothing may build one before consent (issue 24 item 14,
+        # tests/security/test_copier_trust.py).
+        self.refuse_extensions_without_consent(tpl)
         with _copier_errors():
             worker = Worker(
                 src_path=self.src_path,
@@ -134,7 +139,7 @@ class CopierTemplate:
                 skip_tasks=skip_tasks,
                 cleanup_on_error=False,
             )
-        worker.__dict__["template"] = self.template()
+        worker.__dict__["template"] = tpl
         if skip_tasks:
             # Rendering goes into a scratch folder that is no git repository:
             # copier's per-file `git config`/`update-index` there is one process
@@ -149,16 +154,30 @@ class CopierTemplate:
 
     # -- facts ----------------------------------------------------------------------
 
+    def trusted_by_settings(self, tpl: Template) -> bool:
+        """copier's own settings file (its ``trust`` list) trusts this template's URL."""
+        from copier._settings import SettingsModel, is_trusted_repository
+
+        with _copier_errors():
+            return is_trusted_repository(SettingsModel.from_file().trust, tpl.url)
+
+    def refuse_extensions_without_consent(self, tpl: Template) -> None:
+        """COPIER_UNTRUSTED when the template names Jinja extensions and neither --trust nor copier's
+        settings trust it. Reads copier.yml only: nothing the template names is imported here."""
+        with _copier_errors():
+            named = tpl.jinja_extensions
+        if named and not self.trust and not self.trusted_by_settings(tpl):
+            raise _untrusted(["jinja_extensions"])
+
     def unsafe_features(self, operation: Operation, old_commit: str | None = None) -> list[str]:
         """What copier's --trust rule refuses without trust: Jinja extensions,
-        tasks, and (on update) the migrations between the two versions."""
+        tasks, and (on update) the migrations between the two versions. Reads the
+        template's configuration only (no Jinja environment: it would import the extensions)."""
         import_copier()
-        from copier._settings import is_trusted_repository
 
         with _copier_errors():
             tpl = self.template()
-            worker = self.worker(self.root, {})
-            if is_trusted_repository(worker.settings.trust, tpl.url):
+            if self.trusted_by_settings(tpl):
                 return []
             features: set[str] = set()
             if tpl.jinja_extensions:
@@ -179,12 +198,7 @@ class CopierTemplate:
             return
         features = self.unsafe_features(operation, old_commit)
         if features:
-            raise ShardpyError(
-                "COPIER_UNTRUSTED",
-                f"The copier template uses {', '.join(features)}, which run code from the template",
-                TRUST_HINT,
-                details={"features": features},
-            )
+            raise _untrusted(features)
 
     def migration_tasks(self, stage: Literal["before", "after"], old_commit: str | None) -> list[Any]:
         if old_commit is None:
@@ -383,6 +397,15 @@ class CopierTemplate:
         finally:
             _operation.reset(token)
         return len(tasks)
+
+
+def _untrusted(features: list[str]) -> ShardpyError:
+    return ShardpyError(
+        "COPIER_UNTRUSTED",
+        f"The copier template uses {', '.join(features)}, which run code from the template",
+        TRUST_HINT,
+        details={"features": features},
+    )
 
 
 def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
