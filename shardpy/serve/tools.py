@@ -339,14 +339,15 @@ def _index() -> Any:
 def refresh_index(v: Served, paths: list[str]) -> list[str]:
     """Make freshly written notes searchable now (an MCP write fires no editor hook).
 
-    Returns warnings, never raises: the write itself is done."""
+    Returns warnings, never raises: the write itself is done. A warning names the failure's code or
+    type, never its text: that names the index's file in the user's cache (issue 24, item 16)."""
     try:
         index = _index()
         index.refresh(v.root, only=paths)
     except ShardpyError as exc:
-        return [f"written, but not yet searchable: {exc.message}"]
+        return [f"written, but not yet searchable: the index refresh failed ({exc.code})"]
     except Exception as exc:  # an index bug must not turn a completed write into a reported failure
-        return [f"written, but not yet searchable: {type(exc).__name__}: {exc}"]
+        return [f"written, but not yet searchable: the index refresh failed ({type(exc).__name__})"]
     return []
 
 

@@ -300,3 +300,16 @@ def test_qmd_named_by_the_serve_command_line_runs(tmp_path: Path) -> None:
 
     assert anyio.run(go)["qmd"]["status"] == "ok"
     assert not marker.exists()
+
+
+def test_a_write_whose_index_refresh_fails_answers_no_absolute_path(tmp_path: Path) -> None:
+    world = build_world(tmp_path)
+    (world.root / "cache").write_text("a file where the user cache folder should be\n", encoding="utf-8")
+
+    async def go() -> dict[str, Any]:
+        async with connect(world, cwd=world.repos["atlas"]) as s:
+            return await s.call("record_work", {"folder": "work/active", "title": "Filed", "body": "b"})
+
+    done = anyio.run(go)
+    assert done["recorded"] is True and done["warnings"]
+    assert not any(str(world.root) in w for w in done["warnings"]), done["warnings"]
