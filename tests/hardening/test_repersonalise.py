@@ -98,9 +98,11 @@ def test_a_rewritten_heading_and_crlf_lines_survive_the_re_render(
     home_path.write_bytes(home_path.read_bytes().replace(b"\n", b"\r\n"))
     edit_values(vault, {"user_name": "Ada Lovelace"})
 
-    done = shardpy("update", "--yes", cwd=vault, env=home_env)
+    # Even --on-conflict theirs: a user-content note the user changed is never overwritten (§5).
+    done = shardpy("update", "--yes", "--on-conflict", "theirs", cwd=vault, env=home_env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert star_path.read_text(encoding="utf-8") == mine  # the user's heading wins; nothing else changed
+    assert re.search(r"(?m)^keep\s+brain/North Star\.md\s.*kept yours", done.stdout), done.stdout
     home = home_path.read_bytes()
     assert b"> **Owner:** Ada Lovelace\r\n" in home
     assert b"\n" not in home.replace(b"\r\n", b"")  # still CRLF throughout
