@@ -32,6 +32,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from shardpy.shard.content import ContentRules, vault_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
 MAX_DEPTH = 16
+ROOT_TTL = 1.0  # seconds the resolved roots are reused
 URI_PREFIX = "vault://note/"
 FALLBACK_ROOTS = ("brain", "reference")
 _GLOB = set("*?[")
@@ -233,19 +235,33 @@ class Exposure:
 
     vault: Path  # the realpath of the vault
     manifest: Manifest
-    source: Source = "fallback"
-    declared: tuple[str, ...] = ()
     index: IndexConfig = field(default_factory=IndexConfig)
     _cache: dict[str, tuple[tuple[int, int, int], Note | None]] = field(default_factory=dict)
+    _resolved: tuple[float, Source, tuple[str, ...]] | None = None
 
     @staticmethod
     def load(vault: Path) -> Exposure:
         real = Path(os.path.realpath(vault))
         manifest = Manifest.read(real)
-        source, roots = resolve_roots(manifest, real)
-        return Exposure(real, manifest, source, roots, IndexConfig.from_rules(manifest.rules))
+        return Exposure(real, manifest, IndexConfig.from_rules(manifest.rules))
 
     # -- the roots ---------------------------------------------------------------
+
+    def _resolve(self) -> tuple[Source, tuple[str, ...]]:
+        """resolve_roots, re-asked after ROOT_TTL: a user-content folder created while the server
+        runs is served without a restart (a search asks dozens of hits against the same roots)."""
+        now = time.monotonic()
+        if self._resolved is None or now - self._resolved[0] >= ROOT_TTL:
+            self._resolved = (now, *resolve_roots(self.manifest, self.vault))
+        return self._resolved[1], self._resolved[2]
+
+    @property
+    def source(self) -> Source:
+        return self._resolve()[0]
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        return self._resolve()[1]
 
     def roots(self) -> list[str]:
         """Served roots (resolve_roots: the memory root already stripped)."""
