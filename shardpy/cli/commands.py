@@ -4,7 +4,7 @@ options, calling a flow and printing its result."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -68,6 +68,8 @@ UpdateDataOpt = Annotated[
     ),
 ]
 PrereleaseFlag = Annotated[bool, typer.Option("--include-prerelease", help="Consider prerelease versions.")]
+# Choices are types, so help and shell completion list them (issue 26 item 21).
+OnConflictChoice = Literal["keep", "theirs", "markers"]
 OnConflictOpt = typer.Option("--on-conflict", help="Resolve every conflict: keep (yours), theirs, markers.")
 
 
@@ -143,9 +145,10 @@ def update(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="No questions: take every default answer.")
     ] = False,
-    on_conflict: Annotated[str | None, OnConflictOpt] = None,
+    on_conflict: Annotated[OnConflictChoice | None, OnConflictOpt] = None,
     conflict_style: Annotated[
-        str, typer.Option("--conflict-style", help="Conflict markers: merge, or diff3 (adds the base).")
+        Literal["merge", "diff3"],
+        typer.Option("--conflict-style", help="Conflict markers: merge, or diff3 (adds the base)."),
     ] = "merge",
     add_module: Annotated[
         list[str] | None, typer.Option("--add-module", help="Include a module (repeatable).")
@@ -196,13 +199,14 @@ def adopt(
         bool, typer.Option("--yes", "-y", help="No questions; differing files: keep mine.")
     ] = False,
     mode: Annotated[
-        str | None, typer.Option("--mode", help="Differing files: keep-mine, use-shard, merge or ask.")
+        Literal["keep-mine", "use-shard", "merge", "ask"] | None,
+        typer.Option("--mode", help="Differing files: keep-mine, use-shard, merge or ask."),
     ] = None,
     from_version: Annotated[
         str | None, typer.Option("--from-version", help="The release the vault was cloned from.")
     ] = None,
     include_prerelease: PrereleaseFlag = False,
-    on_conflict: Annotated[str | None, OnConflictOpt] = None,
+    on_conflict: Annotated[OnConflictChoice | None, OnConflictOpt] = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
@@ -229,10 +233,10 @@ def adopt(
             data=list(data or []),
             defaults=defaults,
             yes=yes,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             from_version=from_version,
             include_prerelease=include_prerelease,
-            on_conflict=on_conflict,  # type: ignore[arg-type]
+            on_conflict=on_conflict,
             dry_run=dry_run,
             no_hooks=no_hooks,
             trust=trust,

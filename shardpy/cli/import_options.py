@@ -7,6 +7,7 @@ reach without Typer (see ``shardpy.cli.app``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
@@ -14,7 +15,9 @@ from shardpy.cli.import_cmd import FORMATS, ON_CONFLICT, ImportArgs, run_command
 
 
 def import_command(
-    fmt: str | None = typer.Option(
+    # Choices as types, so help and completion list them (issue 26 item 21); FORMATS and
+    # ON_CONFLICT (import_cmd) stay the lists the plain parser checks, and a test keeps them equal.
+    fmt: Literal["basic-memory", "claude-code-memory", "mcp-memory"] | None = typer.Option(
         None, "--from", help="Source format: basic-memory, claude-code-memory or mcp-memory."
     ),
     source: Path | None = typer.Argument(  # noqa: B008
@@ -33,7 +36,7 @@ def import_command(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="List unchanged notes and resolved links too."
     ),
-    on_conflict: str = typer.Option(
+    on_conflict: Literal["keep", "theirs", "markers"] = typer.Option(
         "keep",
         "--on-conflict",
         help="When the source and your note changed the same lines: keep, theirs or markers.",

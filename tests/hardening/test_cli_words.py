@@ -46,3 +46,29 @@ def test_a_copier_install_is_not_called_a_vault_to_open_in_obsidian(tmp_path: Pa
 def test_a_usage_error_has_a_hint(tmp_path: Path) -> None:
     proc = run_shardpy("update", "--trust", "--no-hooks", cwd=tmp_path)
     assert proc.returncode == 2 and "hint:" in proc.stderr and "--help" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "choices"),
+    [
+        ("update", "--on-conflict", "keep|theirs|markers"),
+        ("update", "--conflict-style", "merge|diff3"),
+        ("adopt", "--mode", "keep-mine|use-shard|"),
+        ("import", "--from", "basic-memory|claude-code"),
+    ],
+)
+def test_help_lists_the_choices(tmp_path: Path, command: str, flag: str, choices: str) -> None:
+    proc = run_shardpy(command, "--help", cwd=tmp_path, env={"COLUMNS": "200"})
+    line = next(x for x in proc.stdout.splitlines() if flag in x)
+    assert choices in line, line
+
+
+def test_the_plain_parsers_check_the_same_choices() -> None:
+    import typing
+
+    from shardpy.cli import import_options
+    from shardpy.cli.import_cmd import FORMATS, ON_CONFLICT
+
+    hints = typing.get_type_hints(import_options.import_command)
+    assert typing.get_args(typing.get_args(hints["fmt"])[0]) == FORMATS
+    assert typing.get_args(hints["on_conflict"]) == ON_CONFLICT
