@@ -81,12 +81,18 @@ def load(text: str, yaml: Any = None) -> Any:
     """``yaml.load(text)`` (the safe loader by default), refused when too large."""
     if len(text) > MAX_TEXT:
         raise YamlTooLarge(f"the YAML is {len(text):,} characters, over the {MAX_TEXT:,} read at most", 1)
-    if depth_bound(text) > MAX_DEPTH:
-        check_depth(text)
+    check_nesting(text)
     data = (yaml or safe_yaml()).load(text)
     if "*" in text:
         check_expansion(data, text)
     return data
+
+
+def check_nesting(text: str) -> None:
+    """Raise :class:`YamlTooDeep` when ``text`` nests collections past :data:`MAX_DEPTH` (before any
+    loader sees it: for YAML another library reads, like copier's copier.yml, too)."""
+    if depth_bound(text) > MAX_DEPTH:
+        check_depth(text)
 
 
 def depth_bound(text: str) -> int:

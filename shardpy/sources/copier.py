@@ -98,6 +98,7 @@ class CopierTemplate:
         from packaging.version import InvalidVersion, Version
 
         describe = self.commit if commit is None else commit
+        _check_config_nesting(self.root)
         tpl = Template(url=self.src_path)
         version: Version | None = None
         if describe is not None:
@@ -397,6 +398,28 @@ class CopierTemplate:
         finally:
             _operation.reset(token)
         return len(tasks)
+
+
+def _check_config_nesting(root: Path) -> None:
+    """copier reads copier.yml with PyYAML, whose composer recurses once per nesting level: a
+    5,000-deep value was a RecursionError traceback (issue 24 item 15). Bounded like every YAML
+    shardpy reads itself (shardpy.yamlsafe)."""
+    from shardpy.yamlsafe import YamlTooLarge, check_nesting
+
+    for name in ("copier.yml", "copier.yaml"):
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        try:
+            check_nesting(text)
+        except YamlTooLarge as exc:
+            where = f" (line {exc.line})" if exc.line else ""
+            raise ShardpyError(
+                "COPIER_CONFIG_INVALID",
+                f"{name} is refused{where}: {exc.message}",
+                "Fix the template's copier.yml.",
+            ) from None
 
 
 def _untrusted(features: list[str]) -> ShardpyError:

@@ -208,3 +208,16 @@ def test_mcp_search_and_expand_survive_a_deep_note_and_any_query(tmp_path: Path)
                 assert answer["hits"] == []
 
     anyio.run(scenario)
+
+
+def test_a_deep_copier_yml_is_a_typed_error(tmp_path: Path) -> None:
+    # copier reads copier.yml with PyYAML (its composer recurses per level): bounded first.
+    template = tmp_path / "tpl"
+    template.mkdir()
+    deep = "[" * 5000 + "]" * 5000
+    (template / "copier.yml").write_text(f"name:\n  type: str\n  default: {deep}\n", encoding="utf-8")
+    (template / "a.md").write_text("a\n", encoding="utf-8")
+    env = {"COPIER_SETTINGS_PATH": str(tmp_path / "none.yml")}
+    proc = run_shardpy("install", template, tmp_path / "dest", "--defaults", "--json", cwd=tmp_path, env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["error"]["code"] == "COPIER_CONFIG_INVALID"
