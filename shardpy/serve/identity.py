@@ -60,8 +60,10 @@ def root_to_path(uri: str) -> Path | None:
 
 
 def _read_marker(folder: Path) -> tuple[str | None, tuple[str, ...]] | None:
-    try:
-        text = (folder / MARKER).read_text(encoding="utf-8", errors="replace")[:4096]
+    try:  # never through a link: its first line would be shown back as the caller's name
+        fd = os.open(folder / MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read(4096).decode("utf-8", "replace")
     except OSError:
         return None
     lines = [line.strip() for line in text.splitlines() if line.strip()]

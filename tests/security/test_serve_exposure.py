@@ -367,3 +367,19 @@ def test_health_names_no_foreign_memory(atlas: tuple[World, Shared]) -> None:
             assert [m["path"] for m in named] == [NIGHTJAR]
 
     anyio.run(as_beta)
+
+
+def test_a_linked_project_marker_is_not_read(tmp_path: Path) -> None:
+    """A repository's `.shardmind-project` that is a link (here into the vault) would show the first
+    line of its target back as the caller's project name."""
+    world = build_world(tmp_path)
+    (world.vault / "brain/pin.md").write_text("nightjar\n", encoding="utf-8")
+    repo = world.repos["web"]
+    (repo / ".shardmind-project").symlink_to(world.vault / "brain/pin.md")
+
+    async def scenario() -> None:
+        async with connect(world, cwd=repo) as session:
+            caller = (await session.call("recall"))["caller"]
+            assert caller["project"] == "web" and caller["source"] == "folder"
+
+    anyio.run(scenario)
