@@ -106,9 +106,9 @@ def _schema(model: type[Args]) -> dict[str, Any]:
 
 
 def _tool_list() -> list[types.Tool]:
-    from shardpy.serve import tools
+    from shardpy.serve import graphtools, tools
 
-    return [
+    return graphtools.tool_list(_schema) + [
         types.Tool(
             name=name,
             description=description,
@@ -204,9 +204,11 @@ class Surface:
         return types.ListToolsResult(tools=_tool_list())
 
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        from shardpy.serve import tools
+        from shardpy.serve import graphtools, tools
 
         name = params.name
+        if name in graphtools.TOOLS:  # the memory graph answers as the reference memory server does
+            return await graphtools.call_tool(self, ctx, name, params.arguments)
 
         async def work(caller: Caller) -> dict[str, Any]:
             # Inside the guard: an unknown tool or bad arguments are one audit line too (issue 24, item 9).

@@ -1,0 +1,59 @@
+"""The one way a graph change reaches the disk: under the vault lock, on a fresh snapshot, as
+one :class:`~shardpy.apply.transaction.Transaction` (journal, backups, atomic replace).
+
+The change is computed with the lock held, from notes read after any other writer finished,
+so two servers adding to the same entity at once both land (tests/graph/test_concurrency.py);
+a failing change raises before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from shardpy.apply.transaction import Op, Transaction, interrupted, recover
+from shardpy.errors import ShardpyError
+from shardpy.graph.note import render_note
+from shardpy.graph.ops import Visible, Work
+from shardpy.graph.store import GraphStore
+from shardpy.vault.lock import vault_lock
+
+LOCK_WAIT = 10.0  # seconds a write queues behind another before VAULT_LOCKED
+T = TypeVar("T")
+
+
+def change(store: GraphStore, label: str, visible: Visible, fn: Callable[[Work], T]) -> T:
+    vault = store.vault
+    with vault_lock(vault, command=f"serve {label}", wait=LOCK_WAIT):
+        if interrupted(vault):
+            recover(vault)
+        work = Work(store.snapshot(full=True), store, visible)
+        result = fn(work)
+        ops = plan_ops(store, work)
+        if ops:
+            Transaction(vault, f"serve-{label}").run(ops)
+            store.snapshot(full=True)
+    return result
+
+
+def plan_ops(store: GraphStore, work: Work) -> list[Op]:
+    """The writes and deletions of ``work``, each checked to lie in the graph folder."""
+    prefix = store.folder_rel + "/"
+    ops: list[Op] = []
+    for e in work.changed.values():
+        _inside(e.path, prefix)
+        ops.append(Op.write(e.path, render_note(e).encode("utf-8")))
+    for path in work.deleted.values():
+        _inside(path, prefix)
+        ops.append(Op.delete(path))
+    return ops
+
+
+def _inside(path: str, prefix: str) -> None:
+    rest = path[len(prefix) :] if path.startswith(prefix) else ""
+    if not rest or "/" in rest or rest.startswith(".") or not rest.endswith(".md"):
+        raise ShardpyError(
+            "GRAPH_PATH_REFUSED",
+            f"an entity note would be written outside the graph folder ({path[:200]!r})",
+            "This is a bug in shardpy; nothing was written.",
+        )

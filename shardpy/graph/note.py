@@ -1,0 +1,390 @@
+"""One entity, one note: parse and render ``<memory_root>/graph/<Entity Name>.md``.
+
+The shape (seed 003; docs/MEMORY.md)::
+
+    ---
+    entity: Priya            # the exact name (the file stem may be a safe spelling of it)
+    entity_type: person
+    status: active
+    scope: project           # the memory model's reach keys (docs/SERVE.md)
+    projects:
+    - atlas
+    ---
+    # Priya
+
+    ## Observations
+
+    - [team] on the memory team
+
+    ## Superseded
+
+    - [team] on the platform team (valid 2025-09-13 → 2025-09-25)
+
+    ## Related
+
+    - works_with [[Bob]]
+
+    <!-- shardpy:graph ... -->
+
+The page has day granularity; the closing HTML comment (the machine block, owned
+by this module) carries each fact's exact instants, one line per fact, matched to
+its bullet by key and a hash of its text, so a hand-edited bullet simply loses its
+instants. Everything the parser does not own (other frontmatter keys, prose,
+other sections) is kept through every later write. The note is the truth; a
+note whose frontmatter no longer parses is reported, never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from shardpy.frontmatter import as_list, as_text, render_block, split_frontmatter
+from shardpy.graph.facts import KEY, Fact, day, iso, parse_day, parse_instant
+
+OBSERVATIONS = "## Observations"
+SUPERSEDED = "## Superseded"
+RELATED = "## Related"
+OWNED = (OBSERVATIONS, SUPERSEDED, RELATED)
+BLOCK_OPEN = "<!-- shardpy:graph (exact instants of the facts above; kept by shardpy) -->"
+_BLOCK_START = "<!-- shardpy:graph"
+_BLOCK_END = "-->"
+NO_OBSERVATIONS = "_No observations._"
+NO_RELATIONS = "_No relations._"
+STATUSES = ("active", "placeholder")  # placeholder: a name relations start at, with no entity yet
+_UNSAFE_STEM = set('/\\:*?"<>|#^[]')
+_LINK_UNSAFE = set("[]|#^")
+_SUPERSEDED = re.compile(r"(.*) \(valid (\d{4}-\d{2}-\d{2}|\?) → (\d{4}-\d{2}-\d{2}|\?)\)\s*", re.S)
+_RELATION = re.compile(r'(?:"([^"]+)"|(\S+)) \[\[([^\]]*)\]\]\s*')
+STEM_BYTES = 180
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    source: str
+    relation_type: str
+    target: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"from": self.source, "to": self.target, "relationType": self.relation_type}
+
+
+@dataclass(slots=True)
+class Entity:
+    name: str
+    entity_type: str
+    status: str = "active"
+    scope: str = "general"
+    projects: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()
+    facts: list[Fact] = field(default_factory=list)
+    relations: list[tuple[str, str]] = field(default_factory=list)  # (type, target)
+    path: str = ""  # vault-relative
+    fm_text: str = ""  # the frontmatter as found, so keys we do not own survive
+    fm_data: dict[str, Any] = field(default_factory=dict)
+    preamble: str = ""  # prose between the title and the first ## heading
+    others: str = ""  # sections the graph does not own, verbatim
+
+    @property
+    def is_entity(self) -> bool:
+        return self.status != "placeholder"
+
+    def observations(self, as_of: int | None = None) -> list[str]:
+        from shardpy.graph.facts import visible_facts
+
+        return [f.text for f in visible_facts(self.facts, as_of)]
+
+    def relation_list(self) -> list[Relation]:
+        return [Relation(self.name, t, to) for t, to in self.relations]
+
+    def to_json(self, as_of: int | None = None) -> dict[str, Any]:
+        return {"name": self.name, "entityType": self.entity_type, "observations": self.observations(as_of)}
+
+    def copy(self) -> Entity:
+        return replace(self, facts=list(self.facts), relations=list(self.relations))
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    path: str
+    problem: str
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+# -- file names ----------------------------------------------------------------------
+
+
+def safe_stem(name: str) -> str:
+    """The file stem of entity ``name``: the name itself when it is a plain file name, else a
+    readable spelling plus a hash of the exact name (the name stays exact in ``entity:``)."""
+    plain = (
+        name == name.strip()
+        and name
+        and not name.startswith(".")
+        and not (_UNSAFE_STEM & set(name))
+        and all(unicodedata.category(c)[0] != "C" for c in name)
+        and len(name.encode("utf-8")) <= STEM_BYTES
+    )
+    if plain:
+        return name
+    cleaned = "".join(" " if c in _UNSAFE_STEM or unicodedata.category(c)[0] == "C" else c for c in name)
+    cleaned = " ".join(cleaned.split()).strip(". ")
+    while len(cleaned.encode("utf-8")) > STEM_BYTES - 12:
+        cleaned = cleaned[:-1]
+    return f"{cleaned or 'entity'} {text_hash(name)[:8]}".strip()
+
+
+def link_target(name: str) -> str:
+    """How a relation bullet links to ``name``: the name when a wikilink can hold it exactly."""
+    if name == name.strip() and name and not (_LINK_UNSAFE & set(name)) and "\n" not in name:
+        return name
+    return safe_stem(name)
+
+
+# -- parse ---------------------------------------------------------------------------
+
+
+def parse_note(rel: str, text: str) -> Entity | Invalid:
+    """The entity a note holds, taking the note as it is (a hand-added bullet is an observation)."""
+    split = split_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    if split.state == "malformed":
+        return Invalid(rel, f"frontmatter does not parse: {split.error}")
+    data = split.data if split.state == "present" else {}
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    name = data.get("entity", stem)
+    if not isinstance(name, str) or not name:
+        return Invalid(rel, "frontmatter 'entity' is not a name")
+    status = (as_text(data.get("status")) or "active").strip()
+    body = split.body
+    sections, preamble, others, block = _sections(body)
+    machine = _machine(block)
+    facts = _facts(sections.get(OBSERVATIONS, []), sections.get(SUPERSEDED, []), machine)
+    relations = _relations(sections.get(RELATED, []), machine)
+    return Entity(
+        name=name,
+        entity_type=as_text(data.get("entity_type")) or "",
+        status=status if status in STATUSES else "active",
+        scope=(as_text(data.get("scope")) or "general").strip().lower(),
+        projects=tuple(p.strip().lower() for p in as_list(data.get("projects")) if p.strip()),
+        platforms=tuple(p.strip().lower() for p in as_list(data.get("platforms")) if p.strip()),
+        facts=facts,
+        relations=relations,
+        path=rel,
+        fm_text=split.fm_text if split.state == "present" else "",
+        fm_data=data,
+        preamble=preamble,
+        others=others,
+    )
+
+
+def _sections(body: str) -> tuple[dict[str, list[str]], str, str, str]:
+    """(owned section → its lines, preamble, other sections verbatim, machine block text)."""
+    block = ""
+    at = body.rfind(_BLOCK_START)
+    if at >= 0:
+        end = body.find(_BLOCK_END, at + len(_BLOCK_START))
+        if end >= 0:
+            block = body[at : end + len(_BLOCK_END)]
+            body = body[:at] + body[end + len(_BLOCK_END) :]
+    owned: dict[str, list[str]] = {}
+    pre: list[str] = []
+    other: list[str] = []
+    current: list[str] | None = None
+    titled = False
+    for line in body.split("\n"):
+        if line.startswith("## "):
+            head = line.rstrip()
+            current = owned.setdefault(head, []) if head in OWNED else other
+            if current is other:
+                other.append(line)
+            continue
+        if current is None:
+            if not titled and line.startswith("# "):
+                titled = True
+                continue
+            pre.append(line)
+        else:
+            current.append(line)
+    return owned, "\n".join(pre).strip("\n"), "\n".join(other).strip("\n"), block
+
+
+def _bullets(lines: list[str]) -> list[str]:
+    """List items, continuation lines (two spaces in) joined with a newline."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(("- ", "* ")) or line in ("-", "*"):
+            out.append(line[2:])
+        elif line.startswith("  ") and out:
+            out[-1] += "\n" + line[2:]
+    return out
+
+
+def _keyed(item: str) -> tuple[str | None, str]:
+    if item.startswith("\\"):
+        return None, item[1:]  # an escaped text that begins with "[" or "\"
+    if item.startswith("["):
+        close = item.find("] ")
+        if close > 1 and KEY.fullmatch(item[1:close]):
+            return item[1:close], item[close + 2 :]
+        if item.endswith("]") and KEY.fullmatch(item[1:-1]):
+            return item[1:-1], ""
+    return None, item
+
+
+def _machine(block: str) -> dict[str, Any]:
+    """The machine block's lines: facts as (from, to, key, hash), relations' exact targets."""
+    facts: list[tuple[int | None, int | None, str | None, str]] = []
+    targets: list[tuple[str, str]] = []
+    for line in block.split("\n")[1:]:
+        parts = line.strip().split(" ")
+        if parts[0] == "fact" and len(parts) == 5:
+            start, end = parse_instant(parts[1]), parse_instant(parts[2])
+            facts.append((start, end, None if parts[3] == "-" else parts[3], parts[4]))
+        elif parts[0] == "rel" and len(parts) >= 2:
+            try:
+                pair = json.loads(line.strip()[4:])
+            except ValueError:
+                continue
+            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair):
+                targets.append((pair[0], pair[1]))
+    return {"facts": facts, "targets": targets}
+
+
+def _instants(
+    machine: dict[str, Any], key: str | None, text: str, live: bool
+) -> tuple[int | None, int | None] | None:
+    h = text_hash(text)
+    for i, (start, end, k, hh) in enumerate(machine["facts"]):
+        if k == key and hh == h and (end is None) == live:
+            del machine["facts"][i]
+            return start, end
+    return None
+
+
+def _facts(live: list[str], closed: list[str], machine: dict[str, Any]) -> list[Fact]:
+    out: list[Fact] = []
+    for item in _bullets(live):
+        if item.strip() == NO_OBSERVATIONS:
+            continue
+        key, text = _keyed(item)
+        found = _instants(machine, key, text, True)
+        out.append(Fact(text, key, found[0] if found else None, None))
+    for item in _bullets(closed):
+        m = _SUPERSEDED.fullmatch(item)
+        key, text = _keyed(m.group(1) if m else item)
+        found = _instants(machine, key, text, False)
+        if found is not None and found[1] is not None:
+            out.append(Fact(text, key, found[0], found[1]))
+            continue
+        start = parse_day(m.group(2)) if m else None
+        end = parse_day(m.group(3)) if m else None
+        out.append(Fact(text, key, start, end if end is not None else 0))
+    return out
+
+
+def _relations(lines: list[str], machine: dict[str, Any]) -> list[tuple[str, str]]:
+    exact: dict[tuple[str, str], tuple[str, str]] = {}
+    for rtype, target in machine["targets"]:
+        exact.setdefault((shown_type(rtype), link_target(target)), (rtype, target))
+    out: list[tuple[str, str]] = []
+    for item in _bullets(lines):
+        m = _RELATION.fullmatch(item)
+        if m is None:
+            continue
+        rtype = m.group(1) or m.group(2)
+        target = m.group(3).split("|", 1)[0]
+        pair = exact.get((rtype, target), (rtype, target))
+        if pair not in out:
+            out.append(pair)
+    return out
+
+
+# -- render --------------------------------------------------------------------------
+
+
+def _bullet(prefix: str, text: str) -> str:
+    parts = text.split("\n")
+    first = "- " + prefix + parts[0] if prefix + parts[0] else "-"
+    return "\n".join([first] + ["  " + p for p in parts[1:]])
+
+
+def _fact_line(f: Fact) -> str:
+    if f.key is not None:
+        prefix = f"[{f.key}] "
+    elif f.text.startswith(("[", "\\")):
+        prefix = "\\"  # a text that begins like a key stays unkeyed
+    else:
+        prefix = ""
+    if f.live:
+        return _bullet(prefix, f.text)
+    start = day(f.valid_from) if f.valid_from is not None else "?"
+    end = day(f.valid_to) if f.valid_to else "?"
+    return _bullet(prefix, f"{f.text} (valid {start} → {end})")
+
+
+def shown_type(rtype: str) -> str:
+    """The relation type as a bullet can carry it (one line, no quote, no brackets)."""
+    shown = " ".join(rtype.replace('"', "'").replace("[", "(").replace("]", ")").split())
+    return shown or "links_to"
+
+
+def relation_label(rtype: str) -> str:
+    shown = shown_type(rtype)
+    return f'"{shown}"' if " " in shown else shown
+
+
+def render_note(e: Entity) -> str:
+    """The note for ``e``: owned frontmatter keys updated, every other key and section kept."""
+    nl = "\n"
+    updates: list[tuple[str, str | list[str]]] = [
+        ("entity", e.name),
+        ("entity_type", e.entity_type),
+        ("status", e.status),
+        ("scope", e.scope),
+    ]
+    if e.projects or "projects" in e.fm_data:
+        updates.append(("projects", list(e.projects)))
+    if e.platforms or "platforms" in e.fm_data:
+        updates.append(("platforms", list(e.platforms)))
+    head = render_block(e.fm_text, e.fm_data, updates, nl)
+    live = [f for f in e.facts if f.live]
+    closed = [f for f in e.facts if not f.live]
+    out = [f"# {' '.join(e.name.split()) or 'entity'}", ""]
+    if e.preamble:
+        out += [e.preamble, ""]
+    out += [OBSERVATIONS, ""]
+    out += [_fact_line(f) for f in live] or [NO_OBSERVATIONS]
+    out.append("")
+    if closed:
+        out += [SUPERSEDED, ""] + [_fact_line(f) for f in closed] + [""]
+    out += [RELATED, ""]
+    out += [f"- {relation_label(t)} [[{link_target(to)}]]" for t, to in e.relations] or [NO_RELATIONS]
+    out.append("")
+    if e.others:
+        out += [e.others, ""]
+    out += _block(e)
+    return head + nl.join(out) + nl
+
+
+def _block(e: Entity) -> list[str]:
+    lines: list[str] = []
+    for f in [f for f in e.facts if f.live] + [f for f in e.facts if not f.live]:
+        if f.valid_from is None and f.valid_to is None:
+            continue  # a hand-added fact: no instant to keep
+        start = iso(f.valid_from) if f.valid_from is not None else "-"
+        end = iso(f.valid_to) if f.valid_to is not None else "-"
+        lines.append(f"fact {start} {end} {f.key or '-'} {text_hash(f.text)}")
+    for t, to in e.relations:
+        if link_target(to) != to or shown_type(t) != t:
+            # ">" escaped: a name holding "-->" must not close the comment
+            lines.append("rel " + json.dumps([t, to], ensure_ascii=False).replace(">", "\\u003e"))
+    if not lines:
+        return []
+    return [BLOCK_OPEN.removesuffix(" -->"), *lines, _BLOCK_END]

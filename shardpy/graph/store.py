@@ -1,0 +1,158 @@
+"""The derived index of the graph: every entity note under ``<memory_root>/graph/``, parsed once
+per file version and kept fresh by stat, never re-read whole on each call.
+
+Freshness: the folder's own stat is taken on every call (a write through shardpy is a rename,
+which changes it, so such a write is seen at once); the notes themselves are listed and
+stat-ed when the folder changed or at most ``SWEEP_SECONDS`` after the last sweep (a note
+edited in place by hand is seen within that time); a note is re-read only when its size,
+mtime or inode changed. Writes sweep in full under the vault lock (``fresh``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
+
+GRAPH_FOLDER = "graph"
+SWEEP_SECONDS = 2.0
+NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not parsed
+
+
+@dataclass
+class Snapshot:
+    """One consistent reading of the graph."""
+
+    entities: dict[str, Entity]  # exact name → entity (placeholders included)
+    invalid: list[Invalid]
+    stems: dict[str, str]  # casefolded file stem → the name holding it
+    incoming: dict[str, list[str]]  # target name → names of the notes with a relation to it
+    version: int = 0
+
+
+@dataclass
+class GraphStore:
+    vault: Path  # realpath
+    memory_root: str
+    _files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]] = field(default_factory=dict)
+    _dir_key: tuple[int, int] | None = None
+    _swept_at: float = 0.0
+    _snapshot: Snapshot | None = None
+    _version: int = 0
+
+    @property
+    def folder_rel(self) -> str:
+        return f"{self.memory_root.strip('/')}/{GRAPH_FOLDER}"
+
+    @property
+    def folder(self) -> Path:
+        return self.vault / self.folder_rel
+
+    def path_for(self, name: str, snap: Snapshot) -> str:
+        """The vault path a new entity ``name`` gets: its safe stem, or that stem with a hash when
+        another entity's note already holds the stem (compared case-insensitively)."""
+        from shardpy.graph.note import text_hash
+
+        stem = safe_stem(name)
+        holder = snap.stems.get(stem.casefold())
+        if holder is not None and holder != name:
+            stem = f"{stem[:150]} {text_hash(name)[:8]}"
+        return f"{self.folder_rel}/{stem}.md"
+
+    def snapshot(self, *, full: bool = False) -> Snapshot:
+        """The graph as it is on disk now (``full``: list and stat every note, whatever the clock)."""
+        key = self._folder_key()
+        now = time.monotonic()
+        due = full or key != self._dir_key or now - self._swept_at >= SWEEP_SECONDS
+        if self._snapshot is not None and not due:
+            return self._snapshot
+        changed = self._sweep()
+        self._dir_key, self._swept_at = key, now
+        if changed or self._snapshot is None:
+            self._version += 1
+            self._snapshot = _build(self._files, self._version)
+        return self._snapshot
+
+    def _folder_key(self) -> tuple[int, int] | None:
+        try:
+            st = os.lstat(self.folder)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+    def _sweep(self) -> bool:
+        folder = self.folder
+        seen: set[str] = set()
+        changed = False
+        if os.path.realpath(folder) == str(folder) and folder.is_dir():
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if not entry.name.endswith(".md") or entry.name.startswith("."):
+                        continue
+                    changed |= self._visit(entry, seen)
+        for gone in [k for k in self._files if k not in seen]:
+            del self._files[gone]
+            changed = True
+        return changed
+
+    def _visit(self, entry: os.DirEntry[str], seen: set[str]) -> bool:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False  # a link is never an entity, as it is never a note
+        rel = f"{self.folder_rel}/{entry.name}"
+        seen.add(rel)
+        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        cached = self._files.get(rel)
+        if cached is not None and cached[0] == key:
+            return False
+        self._files[rel] = (key, _read(entry.path, rel, st.st_size))
+        return True
+
+
+def _read(full: str, rel: str, size: int) -> Entity | Invalid:
+    if size > NOTE_BYTES_MAX:
+        return Invalid(rel, f"the note is {size:,} bytes; an entity note holds at most {NOTE_BYTES_MAX:,}")
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        return Invalid(rel, f"cannot be read: {exc.strerror}")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(NOTE_BYTES_MAX + 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Invalid(rel, "the note is not UTF-8")
+    return parse_note(rel, text)
+
+
+def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], version: int) -> Snapshot:
+    entities: dict[str, Entity] = {}
+    invalid: list[Invalid] = []
+    stems: dict[str, str] = {}
+    for rel in sorted(files):
+        item = files[rel][1]
+        if isinstance(item, Invalid):
+            invalid.append(item)
+            continue
+        if item.name in entities:
+            other = entities[item.name].path
+            invalid.append(Invalid(rel, f"names the same entity as {other}; only {other} is read"))
+            continue
+        entities[item.name] = item
+        stems[rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()] = item.name
+    for bad in invalid:
+        stems.setdefault(bad.path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), "")
+    incoming: dict[str, list[str]] = {}
+    for e in entities.values():
+        for _t, to in e.relations:
+            holders = incoming.setdefault(to, [])
+            if not holders or holders[-1] != e.name:
+                holders.append(e.name)
+    return Snapshot(entities, invalid, stems, incoming, version)
