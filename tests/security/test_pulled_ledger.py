@@ -28,7 +28,7 @@ from shardpy.errors import ShardpyError
 from shardpy.importers.ledger import SCHEMA
 from shardpy.importers.models import Step
 from tests.gitsync.kit import NOTE_V1, Mesh, git_env
-from tests.shardkit import Cli, run_shardpy, tree_snapshot
+from tests.shardkit import Cli, child_env, run_shardpy, shardpy_argv, tree_snapshot
 
 LEDGER = ".shardmind/imports/ledger.sqlite3"
 INTO = "memories/basic-memory"
@@ -184,7 +184,13 @@ def _bounded(cwd: Path, argv: list[str], timeout: float = 60) -> subprocess.Comp
     """Run ``argv``; a hang guard (not a timing check): past ``timeout`` its whole process group
     (git and the merge driver it started) is killed and the test fails."""
     proc = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        argv,
+        cwd=cwd,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -222,26 +228,50 @@ def test_pulled_endless_view_ledger_neither_hangs_the_merge_driver_nor_leaves_a_
     assert _temps(mesh.b) == []
 
 
-def test_pulled_endless_view_ledger_is_refused_by_the_importer(mesh: Mesh, tmp_path: Path) -> None:
-    """D, fast-forward: no driver runs; the importer opens the pulled view and refuses it at once."""
+def _trigger(path: Path) -> None:
+    """Our table, plus a trigger planting a record aimed outside whenever the import records."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.executescript(
+            "CREATE TRIGGER plant AFTER INSERT ON records BEGIN INSERT OR REPLACE INTO records"
+            f" SELECT format, into_dir, 'planted.md', kind, '../outside/pwned.md', '', source_hash,"
+            f" render_key, base_sha, base, written_sha, written, run_id, updated_at FROM records"
+            f" WHERE source_path = '{ALPHA}'; END;"
+        )
+
+
+def _link(path: Path) -> None:
+    """The ledger a link to a database outside the vault (a copy of the real one)."""
+    outside = path.parents[3] / "outside/victim.sqlite3"  # beside both machines
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(os.path.relpath(outside, path.parent))
+
+
+@pytest.mark.parametrize("plant", [_endless, _trigger, _link], ids=["endless-view", "trigger", "link"])
+def test_pulled_hostile_ledger_file_is_refused_by_the_importer(
+    mesh: Mesh, tmp_path: Path, plant: Any
+) -> None:
+    """D, fast-forward: no driver runs; the importer refuses the pulled file at once, before its
+    SQL runs (a view, a trigger) or anything is written through it (a link)."""
     source = _source(tmp_path / "src")
     _shared_import(mesh, source)
-    _endless(mesh.a / LEDGER)
-    mesh.commit(mesh.a, "A: a ledger that is an endless view")
+    (mesh.root / "outside").mkdir()
+    plant(mesh.a / LEDGER)
+    mesh.commit(mesh.a, "A: a hostile ledger file")
     mesh.push(mesh.a)
     assert mesh.pull(mesh.b).returncode == 0
+    (source / ALPHA).write_text(_note("Alpha", "Alpha v2"), encoding="utf-8")
     before = _guarded(mesh)
     for extra in ((), ("--apply",)):
         argv = [*_argv(source), *extra]
         done = _bounded(mesh.b, argv)
         assert "Traceback" not in done.stderr, done.stderr
-        assert json.loads(done.stdout)["error"]["code"] == "IMPORT_LEDGER_INVALID", done.stdout
+        answer = json.loads(done.stdout)
+        assert answer.get("error", {}).get("code") == "IMPORT_LEDGER_INVALID", done.stdout
     assert _guarded(mesh) == before
 
 
 def _argv(source: Path) -> list[str]:
-    from tests.shardkit import shardpy_argv
-
     return shardpy_argv("import", "--from", "basic-memory", source, ".", "--json")
 
 
