@@ -49,7 +49,10 @@ def test_handshake_with_roots_scopes_every_surface(atlas: tuple[World, Shared, A
     assert init is not None and init.protocol_version == "2025-11-25"
     assert init.instructions and "Never paste vault note text" in init.instructions
     tools = {t.name: t for t in s.run(client.list_tools).tools}
-    assert set(tools) == {"search", "expand", "recall", "remember", "record_work", "health"}
+    graph = {"create_entities", "create_relations", "add_observations", "delete_entities"}
+    graph |= {"delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"}
+    graph.add("query_graph")  # the memory graph's tools (docs/MEMORY.md)
+    assert set(tools) == {"search", "expand", "recall", "remember", "record_work", "health"} | graph
     assert tools["remember"].input_schema["additionalProperties"] is False
 
     # The first caller-dependent request waited for the roots answer (the audit says whose view it was).
