@@ -27,7 +27,9 @@ def test_one_argument_naming_a_vault_or_a_folder_in_it(
     res = cli.run("install", "--defaults", vault / named, "--json", cwd=here)
     assert res.exit_code == 1, res.output
     err = res.json()["error"]
-    assert err["code"] == "SOURCE_IS_VAULT"
+    # The vault itself, named alone, is where the install would go (issue 26 item 6: the
+    # README's command run twice); a folder inside it can only be a source.
+    assert err["code"] == ("VAULT_ALREADY_INSTALLED" if named == "." else "SOURCE_IS_VAULT")
     assert "shardpy update" in err["hint"]
     assert list(here.iterdir()) == []
     assert not (vault / "brain" / ".shardmind").exists()
