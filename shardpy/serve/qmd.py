@@ -88,22 +88,26 @@ class Launcher:
     def fingerprint(self, vault: Path) -> str:
         """What a consent covers: the exact entry, and the bytes of each vault file it names (the
         flagship's launcher is a script inside the vault, which a pull can change as easily)."""
+        from shardpy.fsutil import sha256_file
+
         files: dict[str, str] = {}
         real_vault = os.path.realpath(vault)
         for word in (self.command, *self.args):
             full = os.path.realpath(os.path.join(real_vault, word))  # relative words: from cwd = vault
             if full.startswith(real_vault + os.sep) and os.path.isfile(full):
-                with open(full, "rb") as fh:
-                    files[word] = hashlib.sha256(fh.read()).hexdigest()
+                files[word] = sha256_file(Path(full)) or ""
         blob = json.dumps({"entry": self.to_json(), "files": files}, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     @staticmethod
     def registered(vault: Path) -> Launcher | None:
         """The vault's own ``.mcp.json`` entry: synced, so untrusted until consented (:func:`consented`)."""
+        from shardpy.shard.content import read_bounded
+
+        data = read_bounded(vault / ".mcp.json", 1024 * 1024)
         try:
-            raw = json.loads((vault / ".mcp.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            raw = json.loads(data.decode("utf-8")) if data is not None else None
+        except ValueError:  # UnicodeDecodeError is one
             return None
         servers = raw.get("mcpServers") if isinstance(raw, dict) else None
         entry = servers.get("qmd") if isinstance(servers, dict) else None

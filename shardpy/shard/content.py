@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from shardpy.errors import ShardpyError
 VAULT_MANIFEST = "vault-manifest.json"
 ContentClass = Literal["infrastructure", "user_content"]
 _GLOB_CHARS = set("*?[")
+MANIFEST_BYTES = 4 * 1024 * 1024  # a manifest is a few KB; more is not a manifest
 # The keys naming folders (or files) of the vault that shardpy reads, serves or writes into.
 PATH_KEYS = ("user_content_roots", "mcp_exposed_roots", "memory_root", "mcp_inbox")
 
@@ -120,14 +122,37 @@ def vault_content_rules(vault: Path) -> ContentRules:
     """The rules of the vault-manifest.json at a vault's root (undeclared when absent or unreadable).
 
     Raises ``VAULT_MANIFEST_PATH`` when a declared path is unsafe, on paper or on this disk."""
-    try:
-        data = (vault / VAULT_MANIFEST).read_bytes()
-    except OSError:
-        data = None
+    data = read_bounded(vault / VAULT_MANIFEST, MANIFEST_BYTES)
     rules = parse_content_rules(data)
     for key, value in _declared_paths(_json(data)):
         _check_on_disk(vault, key, value)
     return rules
+
+
+def read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes, else None (absent, unreadable, a pipe
+    or a device, or larger): a pulled link to /dev/zero must not hang whoever reads the vault's own
+    configuration (tests/security/test_serve_writes.py)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _json(data: bytes | None) -> Any:

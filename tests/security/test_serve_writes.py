@@ -313,3 +313,20 @@ def test_a_write_whose_index_refresh_fails_answers_no_absolute_path(tmp_path: Pa
     done = anyio.run(go)
     assert done["recorded"] is True and done["warnings"]
     assert not any(str(world.root) in w for w in done["warnings"]), done["warnings"]
+
+
+def test_vault_configuration_linked_to_an_endless_device_is_not_read(tmp_path: Path) -> None:
+    """A clone can carry `.mcp.json` and `vault-manifest.json` as links to /dev/zero: they read as
+    absent (nothing runs, the default exposure applies) instead of hanging every call."""
+    world = build_world(tmp_path)
+    (world.vault / ".mcp.json").symlink_to("/dev/zero")
+    (world.vault / "vault-manifest.json").unlink()
+    (world.vault / "vault-manifest.json").symlink_to("/dev/zero")
+
+    async def go() -> dict[str, Any]:
+        async with connect(world, cwd=world.repos["atlas"], env=_config(world)) as s:
+            await s.call("search", {"query": "caches lie"})
+            return await s.call("health")
+
+    health = anyio.run(go)
+    assert health["qmd"] == {"configured": False, "live": False}
