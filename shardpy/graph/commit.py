@@ -40,7 +40,9 @@ def plan_ops(store: GraphStore, work: Work) -> list[Op]:
     """The writes and deletions of ``work``, each checked to lie in the graph folder."""
     prefix = store.folder_rel + "/"
     ops: list[Op] = []
-    for e in work.changed.values():
+    for name, e in work.changed.items():
+        if work.snap.entities.get(name) == e:
+            continue  # nothing changed on this note: it is not rewritten
         _inside(e.path, prefix)
         ops.append(Op.write(e.path, render_note(e).encode("utf-8")))
     for path in work.deleted.values():

@@ -88,6 +88,7 @@ class Entity:
     fm_data: dict[str, Any] = field(default_factory=dict)
     preamble: str = ""  # prose between the title and the first ## heading
     others: str = ""  # sections the graph does not own, verbatim
+    loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
 
     @property
     def is_entity(self) -> bool:
@@ -181,6 +182,7 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
         fm_data=data,
         preamble=preamble,
         others=others,
+        loose={h: t for h in OWNED if (t := _loose(sections.get(h, [])))},
     )
 
 
@@ -224,6 +226,25 @@ def _bullets(lines: list[str]) -> list[str]:
         elif line.startswith("  ") and out:
             out[-1] += "\n" + line[2:]
     return out
+
+
+def _loose(lines: list[str]) -> str:
+    """The lines of a section that are not list items, their continuations or our placeholders."""
+    out: list[str] = []
+    in_item = False
+    for line in lines:
+        if line.startswith(("- ", "* ")) or line in ("-", "*"):
+            in_item = True
+        elif line.startswith("  ") and in_item:
+            continue
+        elif line.strip() in ("", NO_OBSERVATIONS, NO_RELATIONS):
+            in_item = in_item and not line.strip()
+            if out and out[-1] and not line.strip():
+                out.append("")
+        else:
+            in_item = False
+            out.append(line)
+    return "\n".join(out).strip("\n")
 
 
 def _keyed(item: str) -> tuple[str | None, str]:
@@ -361,16 +382,21 @@ def render_note(e: Entity) -> str:
         out += [e.preamble, ""]
     out += [OBSERVATIONS, ""]
     out += [_fact_line(f) for f in live] or [NO_OBSERVATIONS]
-    out.append("")
-    if closed:
-        out += [SUPERSEDED, ""] + [_fact_line(f) for f in closed] + [""]
+    out += _kept(e, OBSERVATIONS)
+    if closed or SUPERSEDED in e.loose:
+        out += [SUPERSEDED, ""] + [_fact_line(f) for f in closed] + _kept(e, SUPERSEDED)
     out += [RELATED, ""]
     out += [f"- {relation_label(t)} [[{link_target(to)}]]" for t, to in e.relations] or [NO_RELATIONS]
-    out.append("")
+    out += _kept(e, RELATED)
     if e.others:
         out += [e.others, ""]
     out += _block(e)
     return head + nl.join(out) + nl
+
+
+def _kept(e: Entity, head: str) -> list[str]:
+    text = e.loose.get(head)
+    return ["", text, ""] if text else [""]
 
 
 def _block(e: Entity) -> list[str]:

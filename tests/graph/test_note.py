@@ -1,0 +1,89 @@
+"""The entity note: parse and render round trips, and the note taken as the user left it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shardpy.graph import ops
+from shardpy.graph.commit import change
+from shardpy.graph.facts import Fact
+from shardpy.graph.note import Entity, Invalid, parse_note, render_note, safe_stem
+from shardpy.graph.store import GraphStore
+from tests.graph.kit import graph_manifest
+
+ODD = ["a|b#c", "x]]y", "tab\there", "Slash/Name", " spaced ", "-->", "名前", ".dot", "[[wiki]]"]
+
+
+def _roundtrip(e: Entity) -> Entity:
+    got = parse_note("memories/graph/x.md", render_note(e))
+    assert isinstance(got, Entity), got
+    return got
+
+
+def test_render_parse_keeps_every_fact_and_relation() -> None:
+    facts = [
+        Fact("plain", None, 1000, None),
+        Fact("[not a key] text", None, 2000, None),
+        Fact("\\starts with a backslash", None, 2000, None),
+        Fact("two\nlines\n\nand a blank", None, 3000, None),
+        Fact("", None, 3000, None),
+        Fact("current", "role.now", 5000, None),
+        Fact("older", "role.now", 1000, 5000),
+        Fact("ends (valid 2020-01-01 → 2020-01-02)", "k", 1000, 4000),
+    ]
+    relations = [(t, to) for t in ("works_at", "is part of", '"quoted"', "a]]b") for to in ODD]
+    e = Entity("Name | odd", "type with spaces", facts=facts, relations=relations)
+    back = _roundtrip(e)
+    assert back.name == e.name and back.entity_type == e.entity_type
+    assert back.facts == e.facts
+    assert back.relations == e.relations
+    assert render_note(back) == render_note(e)
+
+
+def test_safe_stems_stay_in_one_folder() -> None:
+    for name in [*ODD, "../../etc/passwd", "a" * 200, "é" * 150, "CON", "\x00"]:
+        stem = safe_stem(name)
+        assert "/" not in stem and "\\" not in stem and not stem.startswith(".")
+        assert len(stem.encode("utf-8")) <= 180
+
+
+def test_hand_edits_are_read_and_kept(tmp_path: Path) -> None:
+    graph_manifest(tmp_path / "vault")
+    store = GraphStore((tmp_path / "vault").resolve(), "memories")
+    change(store, "t", lambda e: True, lambda w: ops.create_entities(
+        w, [{"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}], ops.Reach("general"), 1
+    ))  # fmt: skip
+    note = store.folder / "Ada.md"
+    text = note.read_text(encoding="utf-8")
+    text = text.replace(
+        "status: active\n", "status: active\nmine: kept verbatim  # a comment\ntags: [x, y]\n"
+    )
+    text = text.replace("- wrote notes\n", "- wrote notes\n- added by hand in Obsidian\n")
+    text = text.replace("## Related\n", "Some prose of mine.\n\n## Related\n")
+    text = text.replace("<!--", "## My section\n\nKeep me.\n\n<!--")
+    note.write_text(text, encoding="utf-8")
+    e = store.snapshot(full=True).entities["Ada"]
+    assert e.observations() == ["wrote notes", "added by hand in Obsidian"]
+    item = {"entityName": "Ada", "contents": ["a new fact"], "key": None, "valid_to": None}
+    change(store, "t", lambda e: True, lambda w: ops.add_observations(w, [item], 2))
+    after = note.read_text(encoding="utf-8")
+    assert "mine: kept verbatim  # a comment\ntags: [x, y]\n" in after
+    assert "- added by hand in Obsidian\n- a new fact\n" in after
+    assert "Some prose of mine." in after and "## My section\n\nKeep me.\n" in after
+
+
+def test_a_note_that_no_longer_parses_is_reported_and_left_alone(tmp_path: Path) -> None:
+    graph_manifest(tmp_path / "vault")
+    store = GraphStore((tmp_path / "vault").resolve(), "memories")
+    store.folder.mkdir(parents=True)
+    broken = store.folder / "Broken.md"
+    broken.write_text("---\nentity: [unclosed\n---\n# Broken\n", encoding="utf-8")
+    snap = store.snapshot(full=True)
+    assert [i.path for i in snap.invalid] == ["memories/graph/Broken.md"]
+    assert isinstance(parse_note("x.md", broken.read_text()), Invalid)
+    made = change(store, "t", lambda e: True, lambda w: ops.create_entities(
+        w, [{"name": "Broken", "entityType": "t", "observations": []}], ops.Reach("general"), 1
+    ))  # fmt: skip
+    assert made == [{"name": "Broken", "entityType": "t", "observations": []}]
+    assert broken.read_text(encoding="utf-8") == "---\nentity: [unclosed\n---\n# Broken\n"
+    assert len(list(store.folder.glob("Broken*.md"))) == 2  # the new entity got a stem of its own
