@@ -289,6 +289,13 @@ def git_status(g: GitReport) -> None:
     for path in g.markers:
         if path not in g.unmerged:
             con.print(f"  [bold red]conflict markers[/] {path} (edit the note to resolve them)")
+    for rem in g.remotes:  # shardpy sync's records (docs/GIT.md)
+        from rich.markup import escape  # a remote's name and git's error text: printed as written
+
+        counts = "not fetched" if rem.ahead is None else f"{rem.ahead} ahead, {rem.behind} behind"
+        last = f"last sync {rem.last_ok}" if rem.last_ok else "never synced"
+        error = f"; [yellow]last error {escape(rem.last_error)}[/]" if rem.last_error else ""
+        con.print(f"git: remote {escape(rem.name)}: {counts}; {last}{error}")
 
 
 def _action_table(actions: list[FileAction], *, verbose: bool) -> None:

@@ -117,11 +117,21 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     if not any(_opens_frontmatter(t) for t in texts):
         return _lines(*texts)
     try:
-        return _document(base, ours, theirs)
+        return _document(base, *_settled(texts, ours, theirs))
     except RecursionError:
         # yamlsafe bounds YAML nesting first; should anything still recurse too deep, the
         # note is merged as plain text, never a traceback (tests/security/test_driver_shapes.py).
         return _lines(*texts)
+
+
+def _settled(texts: list[str], ours: bytes, theirs: bytes) -> tuple[bytes, bytes]:
+    """Both sides with the scalar keys their revision stamps settle (docs/GIT.md, "Revision stamps")."""
+    from shardpy.merge.revisions import resolve_sides
+
+    settled = resolve_sides(*texts)
+    if settled is None:
+        return ours, theirs
+    return settled[0].encode("utf-8"), settled[1].encode("utf-8")
 
 
 def _opens_frontmatter(text: str) -> bool:

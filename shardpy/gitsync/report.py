@@ -61,6 +61,24 @@ class AttributeRoute:
         }
 
 
+@dataclass(frozen=True)
+class RemoteStatus:
+    name: str
+    ahead: int | None  # None: never fetched (or the branch is not there)
+    behind: int | None
+    last_ok: str | None
+    last_error: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ahead": self.ahead,
+            "behind": self.behind,
+            "last_ok": self.last_ok,
+            "last_error": self.last_error,
+        }
+
+
 @dataclass
 class GitReport:
     driver: str | None = None  # the configured command, None when not installed
@@ -71,6 +89,8 @@ class GitReport:
     unmerged: list[str] = field(default_factory=list)
     markers: list[str] = field(default_factory=list)
     problem: str | None = None
+    # `shardpy sync`'s view: per remote ahead/behind (as last fetched), last success and error.
+    remotes: list[RemoteStatus] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -100,6 +120,7 @@ class GitReport:
             "conflict_markers": self.markers,
             "problem": self.problem,
             "hint": self.hint(),
+            "sync": {"remotes": [r.to_json() for r in self.remotes]},
         }
 
 
@@ -217,6 +238,34 @@ def git_report(vault: Path) -> GitReport | None:
         report.unmerged = _lines(git(unmerged, vault, check=False).stdout)
         grep = ["grep", "-l", "-z", "-I", "--all-match", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--", "*.md"]
         report.markers = _lines(git(grep, vault, check=False).stdout)
+        report.remotes = remote_statuses(vault)
     except ShardpyError as exc:
         report.problem = exc.message
     return report
+
+
+def remote_statuses(vault: Path) -> list[RemoteStatus]:
+    """Each remote's ahead/behind (from the last fetch) and ``shardpy sync``'s records of it."""
+    from shardpy.sync import records
+
+    names = [r for r in git(["remote"], vault, check=False).stdout.split() if r]
+    if not names:
+        return []
+    branch = git(["symbolic-ref", "--quiet", "--short", "HEAD"], vault, check=False).stdout.strip()
+    kept = git(["config", "--local", "-z", "--get-regexp", rf"^{records.SECTION}\."], vault, check=False)
+    values = dict(e.partition("\n")[::2] for e in kept.stdout.split("\0") if e)
+    out = []
+    for name in names:
+        ref = f"HEAD...refs/remotes/{name}/{branch}"
+        counts = git(["rev-list", "--left-right", "--count", ref], vault, check=False).stdout.split()
+        ahead, behind = (int(counts[0]), int(counts[1])) if len(counts) == 2 else (None, None)
+        out.append(
+            RemoteStatus(
+                name,
+                ahead,
+                behind,
+                values.get(records.remote_key(name, "ok")),
+                values.get(records.remote_key(name, "error")),
+            )
+        )
+    return out

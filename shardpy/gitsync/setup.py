@@ -220,7 +220,8 @@ def _plan_file(plan: SetupPlan, name: str, lines: list[str]) -> None:
         plan.changes.append(Change(ChangeKind.FILE, name, f"{verb} {name}"))
 
 
-def _tracked_local(vault: Path) -> list[str]:
+def tracked_local(vault: Path) -> list[str]:
+    """Machine-local records git tracks in ``vault`` (setup and every sync commit untrack them)."""
     specs = [f":(glob){p}**" if p.endswith("/") else f":(glob){p}" for p in LOCAL]
     done = git(["ls-files", "-z", "--cached", "--", *specs], vault)
     return sorted(p for p in done.stdout.split("\0") if p)
@@ -238,7 +239,7 @@ def plan_setup(vault: Path, *, executable: str | None = None, dry_run: bool = Fa
             plan.changes.append(Change(ChangeKind.CONFIG, key, f"git config {key} {shlex.quote(value)}"))
     _plan_file(plan, ".gitattributes", ATTRIBUTES)
     _plan_file(plan, ".gitignore", IGNORES)
-    plan.untrack = _tracked_local(vault)
+    plan.untrack = tracked_local(vault)
     for path in plan.untrack:
         plan.changes.append(
             Change(ChangeKind.UNTRACK, path, f"stopped tracking {path} (machine-local; kept on disk)")

@@ -1,0 +1,240 @@
+"""``shardpy sync``: commit, fetch, merge through the driver, push (docs/GIT.md, "shardpy sync").
+
+Forms (one Typer command; the first word picks the action):
+
+* ``shardpy sync [VAULT] [--remote NAME]... [--no-push] [--dry-run] [--json] [--yes]``
+* ``shardpy sync [VAULT] --watch [--interval S]`` and ``--print-unit systemd|launchd``
+* ``shardpy sync add-remote NAME URL`` / ``remove-remote NAME`` / ``init-seed PATH``
+
+This module parses and prints; :mod:`shardpy.sync` decides and does.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from shardpy.errors import ShardpyError, UsageError
+
+if TYPE_CHECKING:
+    from shardpy.sync.round import SyncReport
+
+ACTIONS = {"add-remote": 2, "remove-remote": 1, "init-seed": 1}
+DEFAULT_INTERVAL_S = 300.0
+
+
+@dataclass
+class SyncArgs:
+    words: list[str] = field(default_factory=list)
+    remotes: list[str] = field(default_factory=list)
+    push: bool = True
+    dry_run: bool = False
+    as_json: bool = False
+    yes: bool = False
+    watch: bool = False
+    interval: float = DEFAULT_INTERVAL_S
+    print_unit: str | None = None
+
+
+def _vault(word: str | None) -> Path:
+    from shardpy.flows.updatesource import find_vault
+
+    return find_vault(Path(word) if word else Path.cwd())
+
+
+def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
+    from shardpy.cli.output import print_json
+
+    if as_json:
+        print_json(data)
+    else:
+        print(text)
+
+
+def _action(args: SyncArgs) -> None:
+    from shardpy.sync import remotes
+
+    verb, rest = args.words[0], args.words[1:]
+    if len(rest) != ACTIONS[verb]:
+        raise UsageError(f"sync {verb} takes {ACTIONS[verb]} argument(s)", "See `shardpy sync --help`.")
+    if verb == "init-seed":
+        out = remotes.init_seed(Path(rest[0]))
+        text = f"{'Created' if out['changed'] else 'Already a seed:'} {out['seed']}"
+        text += f"\nAdd it on each machine: shardpy sync add-remote seed {out['seed']}"
+    elif verb == "add-remote":
+        out = remotes.add_remote(_vault(None), rest[0], rest[1])
+        text = f"{'Added' if out['changed'] else 'Already set:'} remote {rest[0]} → {rest[1]}"
+    else:
+        out = remotes.remove_remote(_vault(None), rest[0])
+        text = f"Removed remote {rest[0]}"
+    _emit(out, text, args.as_json)
+
+
+def _ensure_setup(vault: Path, yes: bool) -> bool:
+    """Run ``git setup`` when the vault lacks it: with --yes or a yes at the prompt."""
+    from shardpy.gitsync.setup import plan_setup, setup
+
+    if not plan_setup(vault, dry_run=True).changed:
+        return False
+    if not yes:
+        if not sys.stdin.isatty():
+            raise ShardpyError(
+                "SYNC_SETUP_NEEDED",
+                "This vault's repository does not merge with shardpy yet",
+                "Run `shardpy git setup` (or `shardpy sync --yes`, which runs it first).",
+            )
+        if not typer.confirm(
+            "This vault is not set up for shardpy's git merges. Run `shardpy git setup` now?"
+        ):
+            raise ShardpyError("SYNC_SETUP_NEEDED", "Not set up; nothing synced", "Run `shardpy git setup`.")
+    setup(vault)
+    return True
+
+
+def summary(report: SyncReport) -> str:
+    """One line for a round (the watcher logs it as is)."""
+    parts = []
+    if report.recovered:
+        parts.append("recovered: " + "; ".join(report.recovered))
+    if report.commit:
+        parts.append(f"committed {len(report.committed)} path(s) ({report.commit[:8]})")
+    for r in report.remotes:
+        did = [w for w, on in (("merged", r.merged), ("pushed", r.pushed)) if on] or ["up to date"]
+        line = f"{r.name}: {'+'.join(did)}"
+        if r.conflicts:
+            line += f", conflict markers in {', '.join(r.conflicts)}"
+        if r.error:
+            line = f"{r.name}: {r.status}: {r.error}"
+        parts.append(line)
+    if not report.plan.remotes:
+        parts.append("no remotes (add one: shardpy sync add-remote NAME URL)")
+    if report.stopped:
+        parts.append("stopped")
+    return "sync: " + ("; ".join(parts) or "nothing to do")
+
+
+def _round(args: SyncArgs, vault: Path) -> SyncReport:
+    from shardpy.sync.plan import plan_sync
+    from shardpy.sync.round import run_round
+
+    return run_round(plan_sync(vault, remotes=args.remotes, push=args.push))
+
+
+def _watch(args: SyncArgs, vault: Path) -> None:
+    from shardpy.sync.records import now
+    from shardpy.sync.watch import Stopper, watch
+
+    stopper = Stopper()
+    stopper.install()
+
+    def once() -> str:
+        from shardpy.sync.plan import plan_sync
+        from shardpy.sync.round import run_round
+
+        try:
+            line = summary(run_round(plan_sync(vault, remotes=args.remotes, push=args.push), stop=stopper))
+        except ShardpyError as exc:
+            line = f"sync: failed: [{exc.code}] {exc.message}"
+        return f"{now()} {line}"
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    watch(vault, once, interval=args.interval, stop=stopper, log=log)
+    print(f"{now()} sync: watcher stopped", flush=True)
+
+
+def run_sync(args: SyncArgs) -> None:
+    if args.words and args.words[0] in ACTIONS:
+        _action(args)
+        return
+    if len(args.words) > 1:
+        raise UsageError(f"Unexpected argument {args.words[1]!r}", "shardpy sync [VAULT] [options]")
+    vault = _vault(args.words[0] if args.words else None)
+    if args.print_unit is not None:
+        from shardpy.sync.watch import unit_text
+
+        print(unit_text(args.print_unit, vault, args.interval), end="")
+        return
+    if args.dry_run:
+        from shardpy.sync.plan import plan_sync
+
+        plan = plan_sync(vault, remotes=args.remotes, push=args.push, dry_run=True)
+        _emit(plan.to_json(), _plan_text(plan.to_json()), args.as_json)
+        return
+    _ensure_setup(vault, args.yes)
+    if args.watch:
+        _watch(args, vault)
+        return
+    report = _round(args, vault)
+    _emit(report.to_json(), summary(report), args.as_json)
+
+
+def _plan_text(plan: dict[str, Any]) -> str:
+    lines = [
+        f"Would commit {len(plan['changes'])} path(s)"
+        + (": " + ", ".join(plan["changes"][:10]) if plan["changes"] else "")
+    ]
+    if plan["setup_needed"]:
+        lines.append("Would run `shardpy git setup` first (asks, or --yes)")
+    for name, ab in plan["ahead_behind"].items():
+        state = (
+            "not fetched yet"
+            if ab is None
+            else f"{ab['ahead']} ahead, {ab['behind']} behind (as last fetched)"
+        )
+        lines.append(f"{name}: fetch, merge, {'push' if plan['push'] else 'no push'}; {state}")
+    return "\n".join(lines)
+
+
+def sync_command(
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH."),
+    ] = None,
+    remote: Annotated[
+        list[str] | None, typer.Option("--remote", help="Sync with this remote only (repeatable).")
+    ] = None,
+    no_push: Annotated[
+        bool, typer.Option("--no-push", help="Commit, fetch and merge; push nothing.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what a round would do; change nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Run `git setup` first without asking when needed.")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep syncing: every interval and after changes.")
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", help="Seconds between rounds with --watch.", min=1.0)
+    ] = DEFAULT_INTERVAL_S,
+    print_unit: Annotated[
+        str | None, typer.Option("--print-unit", help="Print a service unit for --watch: systemd or launchd.")
+    ] = None,
+) -> None:
+    """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
+    from shardpy.cli.output import guarded
+
+    args = SyncArgs(
+        words=list(words or []),
+        remotes=list(remote or []),
+        push=not no_push,
+        dry_run=dry_run,
+        as_json=as_json,
+        yes=yes,
+        watch=watch,
+        interval=interval,
+        print_unit=print_unit,
+    )
+    guarded(lambda: run_sync(args), as_json=as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sync")(sync_command)

@@ -1,0 +1,169 @@
+"""What a sync round would do, read from git (no write, no fetch)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.gitsync.repo import Repo, git, open_repo
+from shardpy.sync import records
+
+__all__ = ["SyncPlan", "changed_paths", "head_blobs", "local_excludes", "plan_sync"]
+
+
+@dataclass
+class SyncPlan:
+    vault: Path
+    repo: Repo
+    branch: str
+    machine: str
+    host: str
+    prefix: str  # the vault's folder in the repository ("" at its top, else ending in "/")
+    remotes: list[str]
+    changes: list[str]  # vault-relative paths a commit would take
+    setup_needed: bool
+    push: bool = True
+    dry_run: bool = False
+    ahead_behind: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vault": str(self.vault),
+            "branch": self.branch,
+            "machine": self.machine,
+            "host": self.host,
+            "remotes": self.remotes,
+            "changes": self.changes,
+            "setup_needed": self.setup_needed,
+            "push": self.push,
+            "dry_run": self.dry_run,
+            "ahead_behind": {
+                r: (None if ab is None else {"ahead": ab[0], "behind": ab[1]})
+                for r, ab in self.ahead_behind.items()
+            },
+        }
+
+
+def local_excludes() -> list[str]:
+    """Pathspecs keeping the machine-local records out of every sync commit (setup's list)."""
+    from shardpy.gitsync.setup import LOCAL
+
+    return [f":(exclude,glob){p}**" if p.endswith("/") else f":(exclude,glob){p}" for p in LOCAL]
+
+
+def changed_paths(vault: Path) -> list[str]:
+    """Vault-relative paths git would commit from the vault (ignored files never)."""
+    done = git(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", *local_excludes()], vault
+    )
+    prefix = git(["rev-parse", "--show-prefix"], vault).stdout.strip()
+    words = done.stdout.split("\0")
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        entry = words[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        if entry[0] in "RC":
+            i += 1  # the rename's source follows
+        path = entry[3:]
+        out.append(path[len(prefix) :] if path.startswith(prefix) else path)
+    return sorted(set(out))
+
+
+def head_blobs(repo: Repo, paths: list[str]) -> dict[str, bytes | None]:
+    """Each repository path's bytes at HEAD (None: not there), read in one ``git cat-file``."""
+    asked = [p for p in paths if "\n" not in p]
+    if not asked:
+        return {}
+    done = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=repo.top,
+        input="".join(f"HEAD:{p}\n" for p in asked).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    out: dict[str, bytes | None] = {}
+    data, pos = done.stdout, 0
+    for path in asked:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        header = data[pos:nl].split()
+        pos = nl + 1
+        if len(header) != 3 or header[1] != b"blob":
+            out[path] = None
+            continue
+        size = int(header[2])
+        out[path] = data[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+def current_branch(repo: Repo) -> str:
+    done = git(["symbolic-ref", "--quiet", "--short", "HEAD"], repo.top, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise ShardpyError(
+            "SYNC_DETACHED",
+            "The vault's repository is not on a branch (a detached HEAD)",
+            "Check out the branch the machines share (`git switch main`), then sync again.",
+        )
+    return done.stdout.strip()
+
+
+def configured_remotes(repo: Repo) -> list[str]:
+    return [r for r in git(["remote"], repo.top).stdout.split() if r]
+
+
+def ahead_behind(repo: Repo, ref: str) -> tuple[int, int] | None:
+    """(commits here not there, commits there not here), None when ``ref`` is unknown."""
+    done = git(["rev-list", "--left-right", "--count", f"HEAD...{ref}"], repo.top, check=False)
+    parts = done.stdout.split()
+    if done.returncode != 0 or len(parts) != 2:
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _setup_needed(vault: Path) -> bool:
+    from shardpy.gitsync.setup import plan_setup
+
+    return plan_setup(vault, dry_run=True).changed
+
+
+def plan_sync(
+    vault: Path, *, remotes: list[str] | None = None, push: bool = True, dry_run: bool = False
+) -> SyncPlan:
+    """What a round would do in ``vault`` (reads only: no fetch, no id made)."""
+    repo = open_repo(vault)
+    known = configured_remotes(repo)
+    chosen = remotes or known
+    unknown = [r for r in chosen if r not in known]
+    if unknown:
+        raise ShardpyError(
+            "SYNC_REMOTE_UNKNOWN",
+            f"No remote named {unknown[0]!r} in the vault's repository",
+            "See `git remote -v`; add one with `shardpy sync add-remote NAME URL`.",
+        )
+    branch = current_branch(repo)
+    plan = SyncPlan(
+        vault=vault,
+        repo=repo,
+        branch=branch,
+        machine=records.machine_id(repo, create=False),
+        host=socket.gethostname().split(".")[0] or "this machine",
+        prefix=git(["rev-parse", "--show-prefix"], vault).stdout.strip(),
+        remotes=chosen,
+        changes=changed_paths(vault),
+        setup_needed=_setup_needed(vault),
+        push=push,
+        dry_run=dry_run,
+    )
+    for r in chosen:
+        plan.ahead_behind[r] = ahead_behind(repo, f"refs/remotes/{r}/{branch}")
+    return plan

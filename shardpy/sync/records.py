@@ -1,0 +1,71 @@
+"""This machine's sync records, in the repository's ``.git/config`` (``git config --local``).
+
+git keeps them: they never reach a commit, a pull cannot change them, and
+shardpy writes no file for them. Keys (section ``shardpy-sync``):
+
+* ``machine``: this clone's id (8 hex digits, made once), the tie-break of
+  revision stamps and the name in commit messages;
+* ``<remote>.ok`` / ``<remote>.error``: the last successful sync with a
+  remote (UTC, ISO 8601) and the last failure's message (cleared by a success);
+* ``merging``: set while a round merges, so the next round knows a merge
+  left behind is its own to undo (a merge the user started is never touched).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime
+
+from shardpy.gitsync.repo import Repo, git
+
+SECTION = "shardpy-sync"
+MACHINE_KEY = f"{SECTION}.machine"
+MERGING_KEY = f"{SECTION}.merging"
+_MACHINE = re.compile(r"[0-9a-f]{8}")
+
+
+def get(repo: Repo, key: str) -> str | None:
+    done = git(["config", "--local", "--get", key], repo.top, check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def put(repo: Repo, key: str, value: str) -> None:
+    git(["config", "--local", key, value], repo.top)
+
+
+def drop(repo: Repo, key: str) -> None:
+    git(["config", "--local", "--unset-all", key], repo.top, check=False)
+
+
+def machine_id(repo: Repo, *, create: bool = True) -> str:
+    """This clone's id; made on first use (a planning caller passes ``create=False``)."""
+    current = get(repo, MACHINE_KEY)
+    if current and _MACHINE.fullmatch(current):
+        return current
+    made = secrets.token_hex(4)
+    if create:
+        put(repo, MACHINE_KEY, made)
+    return made
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def remote_key(remote: str, what: str) -> str:
+    return f"{SECTION}.{remote}.{what}"
+
+
+def record_ok(repo: Repo, remote: str) -> None:
+    put(repo, remote_key(remote, "ok"), now())
+    drop(repo, remote_key(remote, "error"))
+
+
+def record_error(repo: Repo, remote: str, message: str) -> None:
+    put(repo, remote_key(remote, "error"), f"{now()} {message}"[:500])
+
+
+def last(repo: Repo, remote: str) -> tuple[str | None, str | None]:
+    """(last success, last error) with ``remote``."""
+    return get(repo, remote_key(remote, "ok")), get(repo, remote_key(remote, "error"))

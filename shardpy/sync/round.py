@@ -1,0 +1,313 @@
+"""One sync round: recover, stamp and commit, then per remote fetch, merge, push.
+
+The vault lock is held only while committing or merging (a fetch or a push
+can take long and touches no vault file). Between steps the round asks
+``stop`` and ends early when told (SIGTERM, Ctrl-C under ``--watch``), never
+in the middle of a merge. A round killed anyway leaves at most a merge of its
+own behind (marked by ``shardpy-sync.merging``): the next round undoes it
+before anything else (``tests/sync/test_watch.py``), then starts over.
+
+Merges are ``git merge`` (never a rebase) through the merge driver; paths git
+leaves conflicted hold the driver's markers in the body (the YAML always
+parses) and are committed as they are, so the round never stops mid-merge
+and every machine converges on the same files; ``shardpy status`` lists the
+notes with markers. A path deleted on one side and changed on the other keeps
+the changed file (nothing is lost). Pushes are plain (never ``--force``): a
+push the remote rejects because another machine pushed first is followed by
+a fetch and a merge, then tried again, at most :data:`PUSH_ATTEMPTS` times.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.gitsync.repo import git
+from shardpy.gitsync.setup import tracked_local
+from shardpy.sync import records
+from shardpy.sync.plan import SyncPlan, ahead_behind, changed_paths, head_blobs
+
+__all__ = ["PUSH_ATTEMPTS", "RemoteResult", "SyncReport", "run_round"]
+
+PUSH_ATTEMPTS = 3
+INDEX_LOCK_WAIT_S = 10.0
+MESSAGE_NOTES = 5
+
+
+@dataclass
+class RemoteResult:
+    name: str
+    status: str = "ok"  # ok | unreachable | error | stopped
+    merged: bool = False
+    pushed: bool = False
+    conflicts: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "merged": self.merged,
+            "pushed": self.pushed,
+            "conflicts": self.conflicts,
+            "error": self.error,
+        }
+
+
+@dataclass
+class SyncReport:
+    plan: SyncPlan
+    commit: str | None = None
+    committed: list[str] = field(default_factory=list)
+    stamped: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    remotes: list[RemoteResult] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.commit or any(r.merged or r.pushed for r in self.remotes))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.plan.to_json(),
+            "commit": self.commit,
+            "committed": self.committed,
+            "stamped": self.stamped,
+            "recovered": self.recovered,
+            "remotes": [r.to_json() for r in self.remotes],
+            "stopped": self.stopped,
+        }
+
+
+def _fault(point: str) -> None:
+    # Test-only: die at a named point of the round (tests/sync/test_watch.py kills a round
+    # mid-merge this way). Never set in normal use.
+    if os.environ.get("SHARDPY_TEST_SYNC_FAULT") == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _wait_index_lock(plan: SyncPlan) -> None:
+    lock = plan.repo.git_dir / "index.lock"
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_S
+    while lock.exists():
+        if time.monotonic() > deadline:
+            raise ShardpyError(
+                "SYNC_GIT_BUSY",
+                "Another git command holds the repository's index (.git/index.lock)",
+                "Wait for it to finish; if no git is running, remove .git/index.lock and sync again.",
+            )
+        time.sleep(0.2)
+
+
+def _recover(plan: SyncPlan, report: SyncReport) -> None:
+    """Undo what a killed round left: a transaction (stamps), a merge of ours."""
+    from shardpy.apply.transaction import interrupted, recover
+
+    _wait_index_lock(plan)
+    if interrupted(plan.vault):
+        done = recover(plan.vault)
+        if done is not None:
+            report.recovered.append(f"transaction {done.label}: {done.action}")
+    ours = records.get(plan.repo, records.MERGING_KEY)
+    if (plan.repo.git_dir / "MERGE_HEAD").exists():
+        if ours is None:
+            raise ShardpyError(
+                "SYNC_MERGE_IN_PROGRESS",
+                "A merge is in progress in the vault's repository (not one sync started)",
+                "Finish it (`git commit`) or undo it (`git merge --abort`), then sync again.",
+            )
+        if git(["merge", "--abort"], plan.repo.top, check=False).returncode != 0:
+            git(["reset", "--merge"], plan.repo.top)
+        report.recovered.append(f"undid the interrupted merge of {ours}")
+    if ours is not None:
+        records.drop(plan.repo, records.MERGING_KEY)
+
+
+def _message(plan: SyncPlan, paths: list[str]) -> str:
+    """``sync: HOST (ID): 2 notes: a.md, b.md`` — the machine and what it changed."""
+    notes = [p for p in paths if p.endswith(".md")]
+    listed = notes or paths
+    more = len(listed) - MESSAGE_NOTES
+    shown = ", ".join(listed[:MESSAGE_NOTES]) + (f" (+{more} more)" if more > 0 else "")
+    what = f"{len(notes)} note{'s' * (len(notes) != 1)}" if notes else f"{len(paths)} file(s)"
+    return f"sync: {plan.host} ({plan.machine}): {what}: {shown}"
+
+
+def _stamp(plan: SyncPlan, paths: list[str]) -> list[str]:
+    """Stamp the scalar keys each changed note changed since HEAD (one transaction)."""
+    from shardpy.apply.transaction import Op, Transaction
+    from shardpy.merge.revisions import stamp_note
+
+    notes = [p for p in paths if p.endswith(".md") and (plan.vault / p).is_file()]
+    old = head_blobs(plan.repo, [plan.prefix + p for p in notes])
+    ops: list[Op] = []
+    for rel in notes:
+        before = old.get(plan.prefix + rel)
+        try:
+            now = (plan.vault / rel).read_bytes().decode("utf-8")
+            prior = before.decode("utf-8") if before is not None else None
+        except (OSError, UnicodeDecodeError):
+            continue
+        stamped = stamp_note(prior, now, plan.machine)
+        if stamped is not None:
+            ops.append(Op.write(rel, stamped.encode("utf-8")))
+    if ops:
+        Transaction(plan.vault, "sync").run(ops)
+    return [op.path for op in ops]
+
+
+def _commit(plan: SyncPlan, report: SyncReport) -> None:
+    paths = changed_paths(plan.vault)
+    if not paths:
+        return
+    report.stamped = _stamp(plan, paths)
+    git(["add", "-A", "--", "."], plan.vault)
+    # Never a machine-local record, even one tracked by mistake (git setup's list).
+    tracked = tracked_local(plan.vault)
+    if tracked:
+        git(["rm", "--cached", "--quiet", "--", *tracked], plan.vault)
+    staged = git(["diff", "--cached", "--name-only", "-z", "--", "."], plan.vault).stdout.split("\0")
+    if not any(staged):
+        return
+    git(["commit", "--quiet", "-m", _message(plan, paths), "--", "."], plan.vault)
+    report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
+    report.committed = paths
+
+
+def _unmerged(plan: SyncPlan) -> list[str]:
+    done = git(["diff", "--name-only", "-z", "--diff-filter=U"], plan.repo.top, check=False)
+    return sorted(p for p in done.stdout.split("\0") if p)
+
+
+def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
+    """Merge ``ref`` into HEAD (the caller holds the vault lock); conflicts are committed as left."""
+    ab = ahead_behind(plan.repo, ref)
+    if ab is None or ab[1] == 0:
+        return
+    top = plan.repo.top
+    records.put(plan.repo, records.MERGING_KEY, ref)
+    message = f"sync: {plan.host} ({plan.machine}) merged {ref.removeprefix('refs/remotes/')}"
+    done = git(["merge", "--no-edit", "-m", message, ref], top, check=False)
+    _fault("merging")
+    if done.returncode != 0:
+        if not (plan.repo.git_dir / "MERGE_HEAD").exists():
+            records.drop(plan.repo, records.MERGING_KEY)
+            last = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            raise ShardpyError(
+                "SYNC_MERGE_FAILED",
+                f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(done.returncode)}",
+                "Commit or move the files git names, then sync again.",
+            )
+        conflicted = _unmerged(plan)
+        for path in conflicted:
+            # Keep whatever git left in the work tree: the driver's result, or the side that
+            # changed a file the other deleted (nothing either machine wrote is dropped).
+            if (top / path).exists():
+                git(["add", "--", path], top)
+            else:
+                git(["rm", "--cached", "--quiet", "--", path], top, check=False)
+        git(["commit", "--quiet", "--no-edit"], top)
+        out.conflicts = [p[len(plan.prefix) :] if p.startswith(plan.prefix) else p for p in conflicted]
+    out.merged = True
+    records.drop(plan.repo, records.MERGING_KEY)
+
+
+def _fetch(plan: SyncPlan, remote: str) -> str | None:
+    """None when fetched, else why not."""
+    try:
+        done = git(["fetch", "--quiet", "--no-tags", remote], plan.repo.top, check=False)
+    except ShardpyError as exc:
+        return exc.message
+    if done.returncode != 0:
+        lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        return lines[-1] if lines else f"git fetch exited {done.returncode}"
+    return None
+
+
+def _locked_merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
+    from shardpy.vault.lock import vault_lock
+
+    with vault_lock(plan.vault, command="sync"):
+        _wait_index_lock(plan)
+        _merge(plan, ref, out)
+
+
+def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callable[[], bool]) -> None:
+    for _ in range(PUSH_ATTEMPTS):
+        ab = ahead_behind(plan.repo, ref)
+        if ab is not None and ab[0] == 0:
+            return
+        done = git(
+            ["push", "--porcelain", remote, f"HEAD:refs/heads/{plan.branch}"], plan.repo.top, check=False
+        )
+        if done.returncode == 0:
+            git(["fetch", "--quiet", "--no-tags", remote], plan.repo.top, check=False)
+            out.pushed = True
+            return
+        text = done.stdout + done.stderr
+        if "rejected" not in text:
+            lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            raise _RemoteFailure("unreachable", lines[-1] if lines else "git push failed")
+        if stop():
+            return
+        # Another machine pushed first: take its work, then try again.
+        why = _fetch(plan, remote)
+        if why is not None:
+            raise _RemoteFailure("unreachable", why)
+        _locked_merge(plan, ref, out)
+    raise _RemoteFailure("error", f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)")
+
+
+class _RemoteFailure(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> RemoteResult:
+    out = RemoteResult(remote)
+    ref = f"refs/remotes/{remote}/{plan.branch}"
+    try:
+        why = _fetch(plan, remote)
+        if why is not None:
+            raise _RemoteFailure("unreachable", why)
+        if stop():
+            out.status = "stopped"
+            return out
+        _locked_merge(plan, ref, out)
+        if plan.push and not stop():
+            _push(plan, remote, ref, out, stop)
+    except _RemoteFailure as exc:
+        out.status, out.error = exc.status, exc.message
+    except ShardpyError as exc:
+        out.status, out.error = "error", exc.message
+    if out.error is None:
+        records.record_ok(plan.repo, remote)
+    else:
+        records.record_error(plan.repo, remote, out.error)
+    return out
+
+
+def run_round(plan: SyncPlan, *, stop: Callable[[], bool] = lambda: False) -> SyncReport:
+    """One round in ``plan``'s vault; remote failures are reported, never raised."""
+    from shardpy.vault.lock import vault_lock
+
+    report = SyncReport(plan)
+    plan.machine = records.machine_id(plan.repo)
+    with vault_lock(plan.vault, command="sync"):
+        _recover(plan, report)
+        _commit(plan, report)
+    _fault("committed")
+    for remote in plan.remotes:
+        if stop():
+            report.stopped = True
+            break
+        report.remotes.append(_sync_remote(plan, remote, stop))
+    return report

@@ -1,0 +1,149 @@
+"""``shardpy sync`` on a bare hub and three clones (issue 30): what a round commits,
+fetches, merges and pushes, and what it does when a remote is gone or pushes race."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from shardpy.merge.frontmatter import split_frontmatter
+from shardpy.merge.revisions import REV_KEY, parse_stamps
+from shardpy.yamlsafe import load
+from tests.gitsync.kit import git
+from tests.sync.kit import MACHINES, STATE, Fleet
+
+NOTE = "---\ntitle: Plan\nstatus: draft\ntags: [work]\n---\n# Plan\n\none\ntwo\nthree\n"
+
+
+def _data(text: str) -> dict[str, object]:
+    fm, _ = split_frontmatter(text)
+    assert fm is not None
+    data = load(fm.inner)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_a_round_commits_pushes_and_the_others_receive(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("b", "notes/plan.md", NOTE.replace("status: draft", "status: done"))
+    fleet.write("b", "notes/new.md", "# New\n")
+    report = fleet.sync("b")
+    assert report["committed"] == ["notes/new.md", "notes/plan.md"]
+    assert report["remotes"][0]["pushed"] is True
+    message = git(fleet.machines["b"], "log", "-1", "--format=%s").stdout
+    assert report["machine"] in message and "notes/plan.md" in message and "notes/new.md" in message
+    # The hand edit got its stamp at the commit: this machine, one more than anything seen.
+    stamps = parse_stamps(_data(fleet.read("b", "notes/plan.md"))[REV_KEY])
+    assert stamps == {"status": (1, report["machine"])}
+    fleet.settle()
+    assert len({fleet.read(m, "notes/plan.md") for m in MACHINES}) == 1
+
+
+def test_the_same_key_on_three_machines_ends_the_same_everywhere(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    for m in MACHINES:
+        fleet.write(m, "notes/plan.md", NOTE.replace("status: draft", f"status: by-{m}"))
+        fleet.sync(m, "--no-push")  # each commits and stamps; nobody has seen the others
+    ids = {m: git(fleet.machines[m], "config", "shardpy-sync.machine").stdout.strip() for m in MACHINES}
+    fleet.settle()
+    texts = {fleet.read(m, "notes/plan.md") for m in MACHINES}
+    assert len(texts) == 1
+    text = texts.pop()
+    assert "<<<<<<<" not in text
+    # Equal counters (concurrent edits): the highest machine id wins, on every machine.
+    winner = max(MACHINES, key=lambda m: ids[m])
+    assert _data(text)["status"] == f"by-{winner}"
+
+
+def test_a_later_edit_wins_whatever_the_clocks_say(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("status: draft", "status: first"))
+    fleet.sync("a")
+    fleet.sync("c")
+    # c saw a's edit and changes the key again; b, which never synced, changes it too.
+    later = fleet.read("c", "notes/plan.md").replace("status: first", "status: c-later")
+    fleet.write("c", "notes/plan.md", later)
+    fleet.write("b", "notes/plan.md", NOTE.replace("status: draft", "status: b-unaware"))
+    fleet.sync("c")
+    fleet.settle()
+    # c's counter (2) is above b's (1): c wins on every machine, whichever machine id is higher.
+    for m in MACHINES:
+        assert _data(fleet.read(m, "notes/plan.md"))["status"] == "c-later"
+
+
+def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.shardpy("a", "sync", "add-remote", "gone", str(fleet.root / "nowhere.git"))
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("a")
+    by_name = {r["name"]: r for r in report["remotes"]}
+    assert by_name["gone"]["status"] == "unreachable" and by_name["gone"]["error"]
+    assert by_name["origin"]["pushed"] is True
+    status = fleet.shardpy("a", "status", "--json").json()
+    remotes = {r["name"]: r for r in status["git"]["sync"]["remotes"]}
+    assert remotes["gone"]["last_error"] and remotes["origin"]["last_ok"]
+
+
+def test_a_rejected_push_fetches_merges_and_retries(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    # b's pre-push hook makes c push first, once: b's push is then rejected.
+    hook = fleet.machines["b"] / ".git/hooks/pre-push"
+    c = fleet.machines["c"]
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'[ -e "{fleet.root}/raced" ] && exit 0\n'
+        f'touch "{fleet.root}/raced"\n'
+        f'cd "{c}" && echo race >> notes/race.md && git add -A && git commit -qm race\n'
+        "git push -q origin main\n",
+        encoding="utf-8",
+    )
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("b")
+    assert report["remotes"][0]["pushed"] is True and report["remotes"][0]["merged"] is True
+    assert (fleet.machines["b"] / "notes/race.md").exists()
+    fleet.settle()
+
+
+def test_machine_local_records_are_never_committed(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    (a / ".shardmind/local.json").write_text("{}\n", encoding="utf-8")
+    (a / ".shardmind/update-check.json").write_text("{}\n", encoding="utf-8")
+    git(a, "add", "-f", ".shardmind/local.json")  # tracked by mistake (an old vault did)
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    fleet.sync("a")
+    tracked = git(a, "ls-files").stdout.split()
+    assert ".shardmind/local.json" not in tracked and ".shardmind/update-check.json" not in tracked
+    assert (a / ".shardmind/local.json").is_file()
+
+
+def test_setup_needs_consent_and_dry_run_changes_nothing(fleet: Fleet) -> None:
+    a = fleet.machines["a"]
+    (a / ".shardmind").mkdir(parents=True)
+    (a / ".shardmind/state.json").write_text(STATE, encoding="utf-8")
+    git(a, "init", "--quiet")
+    before = sorted(p.name for p in a.iterdir()), git(a, "config", "--local", "--list").stdout
+    plan = fleet.shardpy("a", "sync", "--dry-run", "--json").json()
+    assert plan["setup_needed"] is True and plan["changes"] == [".shardmind/state.json"]
+    assert (sorted(p.name for p in a.iterdir()), git(a, "config", "--local", "--list").stdout) == before
+    refused = fleet.shardpy("a", "sync", "--json", ok=False)
+    assert refused.error_code() == "SYNC_SETUP_NEEDED"
+    assert git(a, "log", ok=False).returncode != 0  # nothing committed
+    fleet.shardpy("a", "sync", "--yes")
+    assert "merge.shardpy.driver" in git(a, "config", "--local", "--list").stdout
+
+
+def test_remotes_and_seed_commands(fleet: Fleet, tmp_path: Path) -> None:
+    fleet.start()
+    dup = fleet.shardpy("a", "sync", "add-remote", "origin", str(tmp_path / "x.git"), "--json", ok=False)
+    assert dup.error_code() == "SYNC_REMOTE_EXISTS"
+    bad = fleet.shardpy("a", "sync", "add-remote", "-x", "y", ok=False)
+    assert bad.exit_code != 0
+    assert fleet.shardpy("a", "sync", "remove-remote", "nope", "--json", ok=False).error_code() == (
+        "SYNC_REMOTE_UNKNOWN"
+    )
+    seed = fleet.shardpy("a", "sync", "init-seed", str(fleet.hub), "--json").json()
+    assert seed["changed"] is False  # converges on re-run
+    fleet.shardpy("a", "sync", "remove-remote", "origin")
+    assert git(fleet.machines["a"], "remote").stdout.strip() == ""
