@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -201,24 +202,21 @@ def _patterns(search: dict[str, Any], key: str) -> list[str]:
 
 
 def _refresh_seconds(search: dict[str, Any]) -> float:
-    """The manifest's ``refresh_seconds`` (checked), unless the environment overrides it."""
-    env = os.environ.get("SHARDPY_SEARCH_REFRESH_SECONDS")
-    if env is not None:
-        try:
-            value = float(env)
-        except ValueError:
-            return DEFAULT_REFRESH_SECONDS
-        return value if 0 <= value <= MAX_REFRESH_SECONDS else DEFAULT_REFRESH_SECONDS
-    raw = search.get("refresh_seconds")
-    if raw is None:
-        return DEFAULT_REFRESH_SECONDS
+    """The manifest's ``refresh_seconds`` (always checked), unless the environment overrides it (the
+    user's own setting: one out of range is ignored)."""
+    raw = search.get("refresh_seconds", DEFAULT_REFRESH_SECONDS)
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw <= MAX_REFRESH_SECONDS:
         raise _invalid(
             "refresh_seconds",
             f"is {raw!r}: not a number of seconds from 0 to {MAX_REFRESH_SECONDS:,.0f}",
             "Give how old (in seconds) an index may be before a search refreshes it, e.g. 60.",
         )
-    return float(raw)  # NaN and infinity fail the range check
+    try:
+        env = float(os.environ.get("SHARDPY_SEARCH_REFRESH_SECONDS", "nan"))
+    except ValueError:
+        env = math.nan
+    # NaN and infinity fail the range checks.
+    return env if 0 <= env <= MAX_REFRESH_SECONDS else float(raw)
 
 
 @dataclass
