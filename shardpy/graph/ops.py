@@ -270,30 +270,33 @@ def add_observations(w: Work, items: list[dict[str, Any]], now: int) -> list[dic
 
 
 def _keyed(e: Entity, key: str, contents: list[str], valid_to: int | None, now: int) -> list[str]:
-    current = next((i for i, f in enumerate(e.facts) if f.live and f.key == key), None)
+    """Close every live fact with ``key`` (two machines may each have opened one before a merge:
+    tests/graph/test_two_machines.py), then open the new text; retire closes them at ``valid_to``."""
+    current = [i for i, f in enumerate(e.facts) if f.live and f.key == key]
     if valid_to is not None:
-        if current is None:
+        if not current:
             raise ShardpyError(
                 "GRAPH_NO_LIVE_KEY",
                 f"{e.name[:200]!r} has no live fact with key {key!r} to retire",
                 "open_nodes shows the entity's live facts; retire one of their keys.",
             )
-        start = e.facts[current].valid_from
-        if valid_to > now or (start is not None and valid_to < start):
+        starts = [e.facts[i].valid_from for i in current]
+        if valid_to > now or any(s is not None and valid_to < s for s in starts):
             raise ShardpyError(
                 "GRAPH_BAD_AS_OF",
                 "valid_to must lie between the fact's start and now",
                 "Retire a fact as of today, or a past day after it began.",
             )
-        e.facts[current] = e.facts[current].closed(valid_to)
+        for i in current:
+            e.facts[i] = e.facts[i].closed(valid_to)
         return []
     if not contents:
         return []
     text = contents[0]
-    if current is not None and e.facts[current].text == text:
+    if len(current) == 1 and e.facts[current[0]].text == text:
         return []
-    if current is not None:
-        e.facts[current] = e.facts[current].closed(now)
+    for i in current:
+        e.facts[i] = e.facts[i].closed(now)
     e.facts.append(Fact(text, key, now, None))
     return [text]
 
