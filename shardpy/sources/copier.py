@@ -510,7 +510,9 @@ def _copier_errors() -> Iterator[None]:
         raise ShardpyError(
             "COPIER_CONFIG_INVALID", f"copier.yml: {exc}".strip(), "Fix the template's copier.yml."
         ) from None
-    except (TemplateError, ce.CopierError, ValueError, TypeError, KeyError) as exc:
+    except (TemplateError, ce.CopierError, ValueError, TypeError, KeyError, RecursionError) as exc:
+        # RecursionError: a YAML file the template reads (external data, an !include) nested past
+        # PyYAML's recursion; copier.yml itself is bounded before copier reads it.
         raise ShardpyError(
             "COPIER_RENDER_FAILED",
             f"copier could not render the template: {type(exc).__name__}: {exc}",

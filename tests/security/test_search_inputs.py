@@ -221,3 +221,14 @@ def test_a_deep_copier_yml_is_a_typed_error(tmp_path: Path) -> None:
     proc = run_shardpy("install", template, tmp_path / "dest", "--defaults", "--json", cwd=tmp_path, env=env)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["error"]["code"] == "COPIER_CONFIG_INVALID"
+
+
+def test_a_deep_yaml_file_a_copier_template_includes_is_a_typed_error(tmp_path: Path) -> None:
+    template = tmp_path / "tpl"
+    template.mkdir()
+    (template / "copier.yml").write_text("--- !include deep.yml\n---\nname: w\n", encoding="utf-8")
+    (template / "deep.yml").write_text("a: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    env = {"COPIER_SETTINGS_PATH": str(tmp_path / "none.yml")}
+    proc = run_shardpy("install", template, tmp_path / "dest", "--defaults", "--json", cwd=tmp_path, env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["error"]["code"] == "COPIER_RENDER_FAILED"
