@@ -4,7 +4,6 @@ plan → (dry run stops) → apply in one transaction → hooks → re-hash."""
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,13 @@ from shardpy.errors import ShardpyError
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.hookflow import run_first_hooks
 from shardpy.flows.source import Prepared, prepared, spec_for
+from shardpy.flows.vaultdisk import DestDisk
 from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
-from shardpy.fsutil import safe_target, sha256_file
 from shardpy.hooks.lifecycle import install_slots
 from shardpy.hooks.runner import HookResult
-from shardpy.plan.actions import InstallAction
+from shardpy.plan.install import PlannedFile, backup_names, plan_install
 from shardpy.plan.records import record_for
-from shardpy.shard.produce import Output, Production
+from shardpy.shard.produce import Production
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
@@ -45,20 +44,6 @@ class InstallOptions:
     backup: bool = False
     include_prerelease: bool = False
     cwd: Path = field(default_factory=Path.cwd)
-
-
-@dataclass
-class PlannedFile:
-    path: str
-    module: str | None
-    rendered: bool
-    content_class: str
-    action: InstallAction  # plan.actions: write it, back up what is there and write, or nothing
-
-    @property
-    def target(self) -> str:
-        """The path, under the name every plan's entry has (``plan.actions.PlannedAction``)."""
-        return self.path
 
 
 @dataclass
@@ -120,62 +105,6 @@ def _check_dest(dest: Path) -> None:
         )
 
 
-def _collisions(dest: Path, outputs: dict[str, Output]) -> tuple[list[str], set[str]]:
-    """Existing paths the install would replace (different bytes) and those
-    that already hold exactly the bytes it would write."""
-    colliding: list[str] = []
-    identical: set[str] = set()
-    extra = [layout.VALUES_FILE]
-    for path in [*sorted(outputs), *extra]:
-        target = safe_target(dest, path)  # refuses links on the way: never write through one
-        blocker = _file_in_the_way(dest, path)
-        if blocker is not None:
-            # A file where the shard needs a folder: replaced (after a backup) like any collision.
-            if blocker not in colliding:
-                colliding.append(blocker)
-            continue
-        if target.is_dir():
-            raise ShardpyError(
-                "INSTALL_COLLISION",
-                f"{path} exists in the destination as a folder, where the shard installs a file",
-                "Move that folder away or install into another directory.",
-                path=path,
-            )
-        if not target.exists():
-            continue
-        out = outputs.get(path)
-        if out is not None and sha256_file(target) == out.sha256:
-            identical.add(path)
-        else:
-            colliding.append(path)
-    return colliding, identical
-
-
-def _file_in_the_way(dest: Path, path: str) -> str | None:
-    """The first parent of ``path`` that exists in ``dest`` as something other
-    than a folder, if any."""
-    parts = path.split("/")[:-1]
-    for i in range(len(parts)):
-        rel = "/".join(parts[: i + 1])
-        try:
-            mode = os.lstat(dest / rel).st_mode
-        except FileNotFoundError:
-            return None
-        if not stat.S_ISDIR(mode):
-            return rel
-    return None
-
-
-def _unique_backup(dest: Path, path: str, stamp: str, taken: set[str]) -> str:
-    """``<path>.shardpy-backup-<stamp>``, numbered when that name is in use."""
-    name = f"{path}.shardpy-backup-{stamp}"
-    n = 1
-    while name in taken or os.path.lexists(dest / name):
-        n += 1
-        name = f"{path}.shardpy-backup-{stamp}-{n}"
-    return name
-
-
 def _decide_backups(colliding: list[str], opts: InstallOptions, ui: UI) -> None:
     if not colliding:
         return
@@ -208,11 +137,7 @@ def _ops(
     state: State,
     stamp: str,
 ) -> tuple[list[Op], dict[str, str]]:
-    taken = set(production.outputs)
-    backups: dict[str, str] = {}
-    for p in colliding:
-        backups[p] = _unique_backup(dest, p, stamp, taken)
-        taken.add(backups[p])
+    backups = backup_names(colliding, production.outputs, stamp, DestDisk(dest))
     ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
     ops.extend(
         Op.write(p, o.data, o.mode) for p, o in sorted(production.outputs.items()) if p not in identical
@@ -241,7 +166,13 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
         )
         install_date = now_iso()
         production = prep.render(values, modules, install_date)
-        colliding, identical = _collisions(dest, production.outputs) if dest.exists() else ([], set())
+        plan = plan_install(
+            production.outputs,
+            DestDisk(dest) if dest.exists() else None,
+            classify=prep.shard.content.classify,
+            also_written=[layout.VALUES_FILE],
+        )
+        colliding, identical = plan.colliding, set(plan.identical)
         defaults = values_are_defaults(schema, values)
         slots = install_slots(prep.shard.manifest, values_are_defaults=defaults)
         result = InstallResult(
@@ -250,16 +181,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             version=prep.version,
             source=spec.display() if spec.kind != "bundled" else "(bundled flagship)",
             dest=dest,
-            files=[
-                PlannedFile(
-                    p,
-                    o.module,
-                    o.template,
-                    prep.shard.content.classify(p),
-                    "replace" if p in colliding else "identical" if p in identical else "create",
-                )
-                for p, o in sorted(production.outputs.items())
-            ],
+            files=plan.files,
             skipped=_skipped(production),
             values=prep.values_to_record(values),
             modules=modules,

@@ -1,10 +1,14 @@
-"""The vault as the planners see it: file hashes computed once, in parallel."""
+"""The vault as the planners see it: file hashes computed once, in parallel;
+and an install's destination folder (``plan.install.DestView``)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
-from shardpy.fsutil import sha256_bytes, sha256_file
+from shardpy.fsutil import safe_target, sha256_bytes, sha256_file
+from shardpy.plan.install import EntryKind
 from shardpy.vault.files import vault_files
 from shardpy.vault.ownership import hash_paths
 
@@ -48,3 +52,26 @@ class VaultDisk:
 
     def notes(self) -> list[str]:
         return list(vault_files(self.root, suffix=".md"))
+
+
+class DestDisk:
+    """The folder an install writes into, as ``plan.install`` sees it: read here only."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def kind(self, path: str) -> EntryKind:
+        target = safe_target(self.root, path)  # PATH_SYMLINK for a link anywhere on the way
+        try:
+            mode = os.lstat(target).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing"
+        if stat.S_ISDIR(mode):
+            return "folder"
+        return "file" if stat.S_ISREG(mode) else "other"
+
+    def hash(self, path: str) -> str | None:
+        return sha256_file(self.root / path)
+
+    def lexists(self, path: str) -> bool:
+        return os.path.lexists(self.root / path)
