@@ -162,8 +162,10 @@ def _step_problems(vault: Path, row: tuple[Any, ...]) -> list[str]:
     problems: list[str] = []
     try:
         rel = jc.vault_path(vault, target, f"{what} target")
-        if rel.split("/", 1)[0].lower() in (".shardmind", ".git"):
-            problems.append(f"{what} targets the engine's own folder ({rel})")
+        try:
+            jc.planned_write(rel)  # the rule every planned write passes (a run's steps, Journal.add)
+        except ShardpyError:
+            problems.append(f"{what} targets .git/ or the engine's own folder ({rel})")
         if action not in WRITE_KINDS:  # what a step may do (an import plan's writes)
             problems.append(f"{what} has an unknown action")
         jc.digest(pre_sha, f"{what} pre_sha")

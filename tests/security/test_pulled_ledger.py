@@ -325,3 +325,22 @@ def test_an_empty_ledger_is_no_records_and_ours_is_accepted(tmp_path: Path) -> N
     ledger = Ledger.open_readonly(vault)
     assert ledger.targets() == set()
     ledger.close()
+
+
+@pytest.mark.parametrize("target", ["notes/.git/hooks/post-checkout", ".GIT/config", ".Shardmind/vault-id"])
+def test_resumed_run_never_writes_into_a_nested_git_folder(tmp_path: Path, target: str) -> None:
+    """17 for a planted run bound to this vault: its steps pass the same rule as every planned write
+    (a nested .git/, any case), so --resume and --abandon refuse it and change nothing."""
+    from tests.security.test_import_journal import plant_run
+
+    vault = tmp_path / "vault"
+    (vault / "notes/.git/hooks").mkdir(parents=True)
+    plant_run(vault, target, vault_id="0" * 32)
+    before = tree_snapshot(vault)
+    for verb in ("--resume", "--abandon"):
+        done = run_shardpy("import", verb, "--vault", vault, "--json", cwd=tmp_path)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert json.loads(done.stdout).get("error", {}).get("code") == "IMPORT_RUN_JOURNAL_INVALID", (
+            done.stdout
+        )
+    assert tree_snapshot(vault) == before
