@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -131,12 +132,17 @@ def _error(exc: ShardpyError, vault: Path | None = None) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message, data=data)
 
 
+_ABSOLUTE = re.compile(r"(?<![\w.~])/[^\s'\"/]+(?:/[^\s'\"]*)+")
+
+
 def _unplaced(text: str, vault: Path | None) -> str:
-    """``text`` with the vault's absolute location replaced by vault-relative spelling."""
-    if vault is None:
-        return text
-    root = str(vault)
-    return text.replace(root + "/", "").replace(root, "the vault")
+    """``text`` with the vault's absolute location replaced by vault-relative spelling, and any other
+    absolute path (the index's file in the user cache, an outside link target) by "…"
+    (tests/security/test_serve_writes.py)."""
+    if vault is not None:
+        root = str(vault)
+        text = text.replace(root + "/", "").replace(root, "the vault")
+    return _ABSOLUTE.sub("…", text)
 
 
 def _crash(exc: Exception) -> MCPError:

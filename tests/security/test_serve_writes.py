@@ -306,13 +306,18 @@ def test_a_write_whose_index_refresh_fails_answers_no_absolute_path(tmp_path: Pa
     world = build_world(tmp_path)
     (world.root / "cache").write_text("a file where the user cache folder should be\n", encoding="utf-8")
 
-    async def go() -> dict[str, Any]:
+    async def go() -> tuple[dict[str, Any], MCPError]:
         async with connect(world, cwd=world.repos["atlas"]) as s:
-            return await s.call("record_work", {"folder": "work/active", "title": "Filed", "body": "b"})
+            done = await s.call("record_work", {"folder": "work/active", "title": "Filed", "body": "b"})
+            with pytest.raises(MCPError) as failed:  # the index cannot be built: a typed error
+                await s.call("search", {"query": "filed"})
+            return done, failed.value
 
-    done = anyio.run(go)
+    done, failed = anyio.run(go)
     assert done["recorded"] is True and done["warnings"]
     assert not any(str(world.root) in w for w in done["warnings"]), done["warnings"]
+    assert failed.error.message.startswith("[INDEX_")
+    _no_absolute_path(world, failed)
 
 
 def test_vault_configuration_linked_to_an_endless_device_is_not_read(tmp_path: Path) -> None:
