@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from shardpy.errors import ShardpyError
-from shardpy.index import store
+from shardpy.index import store, vectors
 from shardpy.index.chunk import Note, parse_note
 from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
 from shardpy.index.model import RefreshReport
@@ -370,6 +370,8 @@ def _run(
             _refresh_all(w, full, progress)
             store.set_meta(conn, "refreshed_at", repr(time.time()))
             store.set_meta(conn, "config", cfg.fingerprint())
+        # Vectors in the same transaction and under the same lock as the FTS rows (docs/SEARCH.md).
+        vectors.after_refresh(conn, bool(w.counts.indexed or w.counts.pruned), notices)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Match = Literal["all", "any"]
+Mode = Literal["hybrid", "lexical", "semantic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,9 +18,11 @@ class SearchHit:
     score: float  # higher is better (negated bm25)
     type: str | None  # frontmatter `type:`, else the vault manifest's folder convention
     line: int  # 1-based line where the section starts
+    mode: Mode | None = None  # how the search that found it ranked (None: the plain lexical API)
+    ranks: dict[str, int] | None = None  # 1-based rank of the note in each signal that found it
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "title": self.title,
             "heading": list(self.heading),
@@ -28,6 +31,10 @@ class SearchHit:
             "type": self.type,
             "line": self.line,
         }
+        if self.mode is not None:
+            out["mode"] = self.mode
+            out["ranks"] = dict(self.ranks or {})
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +43,15 @@ class SearchResult:
     match: Match  # "any" when the AND query found nothing and the OR fallback answered
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)
+    mode: Mode | None = None  # hybrid, lexical or semantic (None: the plain lexical API)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "match": self.match,
-            "hits": [h.to_json() for h in self.hits],
-            "notices": list(self.notices),
-        }
+        out: dict[str, Any] = {"query": self.query, "match": self.match}
+        if self.mode is not None:
+            out["mode"] = self.mode
+        out["hits"] = [h.to_json() for h in self.hits]
+        out["notices"] = list(self.notices)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

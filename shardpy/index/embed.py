@@ -1,0 +1,254 @@
+"""Sentence embeddings for search by meaning: one small interface, offline always.
+
+The default model is WordLlama's 256-dimension static embedding (token vectors
+averaged), whose weights and tokenizer ship inside the ``wordllama`` wheel:
+nothing is ever fetched. It is loaded by explicit path (the package's own
+loader looks for ``tokenizer/`` while the wheel ships ``tokenizers/``, and
+falls back to a download), with hub access switched off for the whole process
+before ``tokenizers`` is imported.
+
+``SHARDPY_EMBED_MODEL`` chooses another local model:
+
+- ``off`` (or ``none``): no search by meaning;
+- ``wordllama`` (the default);
+- a folder on disk: a sentence-transformers BERT model (``config.json``,
+  ``model.safetensors``, ``tokenizer.json``: all-MiniLM-L6-v2 and its kind, run
+  here with numpy) or a static model (``model.safetensors`` holding one 2-D
+  table, ``tokenizer.json``: model2vec's layout).
+
+numpy and tokenizers are imported only when a model is loaded (a plain
+``shardpy status`` never loads them). The choice is documented in
+docs/SEARCH.md (tests/index/test_semantic.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+ENV = "SHARDPY_EMBED_MODEL"
+DEFAULT = "wordllama"
+OFF = frozenset({"off", "none", "0", "false"})
+MAX_TOKENS = 256  # a section's first 256 tokens stand for it (averaging more only blurs it)
+BATCH = 512
+WORDLLAMA_NAME = f"wordllama-l2_supercat_256/{MAX_TOKENS}"
+_OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+
+
+class Embedder(Protocol):
+    name: str  # identifies the model and its settings: stored vectors of another name are re-embedded
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One L2-normalised float32 row per text."""
+        ...
+
+
+class Unavailable(Exception):
+    """The configured model cannot be loaded (the reason is the message)."""
+
+
+def offline() -> None:
+    """No hub access from anything this process loads (set before tokenizers is imported)."""
+    for key, value in _OFFLINE.items():
+        os.environ[key] = value
+    # BLAS threads fighting over 2 shared cores made a small BERT batch 15x slower here (34 s against
+    # 2.4 s); the scan is one matrix-vector product. Effective only before numpy is first imported.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _tensors(path: Path) -> dict[str, NDArray[Any]]:
+    """The tensors of a safetensors file, memory-mapped (the format is an 8-byte header length, a JSON
+    header, then raw little-endian data; read here without the safetensors package)."""
+    import numpy as np
+
+    with open(path, "rb") as fh:
+        (size,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(size))
+    header.pop("__metadata__", None)
+    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "BF16": None}
+    out: dict[str, NDArray[Any]] = {}
+    for name, info in header.items():
+        kind = kinds.get(info["dtype"])
+        if kind is None:
+            raise Unavailable(f"{path.name}: tensor {name} has unsupported dtype {info['dtype']}")
+        lo, hi = info["data_offsets"]
+        out[name] = raw[lo:hi].view(kind).reshape(info["shape"])
+    return out
+
+
+def _tokenizer(path: Path, *, specials: bool) -> Any:
+    offline()
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.enable_padding()
+    tok.shardpy_specials = specials  # type: ignore[attr-defined]
+    return tok
+
+
+def _batch_ids(tok: Any, texts: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    import numpy as np
+
+    enc = tok.encode_batch(list(texts), add_special_tokens=tok.shardpy_specials)
+    ids = np.array([e.ids for e in enc], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
+    return ids, mask
+
+
+def _normalised(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    import numpy as np
+
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    out: NDArray[np.float32] = (x / np.maximum(norm, 1e-9)).astype(np.float32)
+    return out
+
+
+@dataclass
+class StaticEmbedder:
+    """Token vectors averaged over the text (WordLlama, model2vec)."""
+
+    name: str
+    dim: int
+    table: NDArray[np.float32]
+    tok: Any
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for lo in range(0, len(texts), BATCH):
+            ids, mask = _batch_ids(self.tok, [t or " " for t in texts[lo : lo + BATCH]])
+            if ids.size == 0:
+                continue
+            np.clip(ids, 0, self.table.shape[0] - 1, out=ids)
+            vecs = self.table[ids] * mask[..., None]
+            out[lo : lo + len(ids)] = vecs.sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        return _normalised(out)
+
+
+def _static(name: str, weights: Path, tokenizer: Path) -> StaticEmbedder:
+    import numpy as np
+
+    tables = [t for t in _tensors(weights).values() if t.ndim == 2]
+    if len(tables) != 1:
+        raise Unavailable(f"{weights} does not hold exactly one embedding table")
+    table = np.ascontiguousarray(tables[0], dtype=np.float32)
+    return StaticEmbedder(name, int(table.shape[1]), table, _tokenizer(tokenizer, specials=False))
+
+
+def _digest(path: Path) -> str:
+    st = path.stat()
+    return hashlib.sha256(f"{path.resolve()}:{st.st_size}".encode()).hexdigest()[:12]
+
+
+def _wordllama() -> StaticEmbedder:
+    spec = importlib.util.find_spec("wordllama")  # finds the package without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable("the wordllama package is not installed (pip install wordllama)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    weights = root / "weights" / "l2_supercat_256.safetensors"
+    tokenizer = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    for needed in (weights, tokenizer):
+        if not needed.is_file():
+            raise Unavailable(f"the wordllama package lacks {needed.name} (reinstall it)")
+    return _static(WORDLLAMA_NAME, weights, tokenizer)
+
+
+def _folder_name(root: Path) -> str:
+    weights = root / "model.safetensors"
+    kind = "bert" if (root / "config.json").is_file() else "static"
+    return f"{kind}:{root.name}:{_digest(weights)}/{MAX_TOKENS}"
+
+
+def _folder(root: Path) -> Embedder:
+    weights, tokenizer = root / "model.safetensors", root / "tokenizer.json"
+    for needed in (weights, tokenizer):
+        if not needed.is_file():
+            raise Unavailable(f"{root} has no {needed.name}")
+    if (root / "config.json").is_file():
+        from shardpy.index.embed_bert import bert
+
+        return bert(root, _folder_name(root), _tokenizer(tokenizer, specials=True))
+    return _static(_folder_name(root), weights, tokenizer)
+
+
+def expected_name() -> str | None:
+    """The name :func:`load` would give the configured model, without loading it (None: off, or
+    a folder that is not there); a refresh that changed nothing compares it with the stored one."""
+    spec = configured()
+    if spec.lower() in OFF:
+        return None
+    if spec == DEFAULT:
+        return WORDLLAMA_NAME
+    try:
+        return _folder_name(Path(spec).expanduser())
+    except OSError:
+        return None
+
+
+def configured() -> str:
+    """What ``SHARDPY_EMBED_MODEL`` asks for (the default when unset)."""
+    return os.environ.get(ENV, "").strip() or DEFAULT
+
+
+def enabled() -> bool:
+    return configured().lower() not in OFF
+
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Embedder | Unavailable] = {}
+
+
+def load() -> Embedder:
+    """The configured model, loaded once per process; :class:`Unavailable` says why not."""
+    spec = configured()
+    with _LOCK:
+        got = _LOADED.get(spec)
+        if got is None:
+            try:
+                got = _load(spec)
+            except Unavailable as exc:
+                got = exc
+            except (OSError, ValueError, KeyError, ImportError, MemoryError) as exc:
+                got = Unavailable(f"{spec}: {exc}")
+            _LOADED[spec] = got
+    if isinstance(got, Unavailable):
+        raise got
+    return got
+
+
+def _load(spec: str) -> Embedder:
+    if spec.lower() in OFF:
+        raise Unavailable(f"{ENV}={spec}")
+    offline()
+    if spec == DEFAULT:
+        return _wordllama()
+    root = Path(spec).expanduser()
+    if not root.is_dir():
+        raise Unavailable(f"{ENV}={spec} is neither 'wordllama' nor a folder holding a model")
+    return _folder(root)
+
+
+def section_text(title: str, heading: str, body: str) -> str:
+    """What stands for a section when it is embedded: the note's title, the heading path, the text."""
+    return "\n".join(part for part in (title, heading, body[:4000]) if part)

@@ -1,0 +1,258 @@
+"""Search by meaning and by words, fused: the modes of ``shardpy search``.
+
+- ``lexical``: BM25 over FTS5 (shardpy/index/searcher.py), exactly as before.
+- ``semantic``: cosine similarity of the query's vector with every section's
+  (shardpy/index/vectors.py), the best section of each note.
+- ``hybrid`` (the default once vectors exist): reciprocal-rank fusion of the
+  two lists, ``sum(w / (K + rank))``. The lexical list counts fully when
+  every word matched; when only FTS5's any-word fallback answered, it is
+  weighted down (:data:`ANY_WEIGHT`): that list is flooded by matches of
+  "how", "do", "we" and drowned the meaning (measured in
+  bench/search_quality.py, docs/SEARCH.md).
+
+A query in FTS5's own language (``"phrase"``, ``NOT``, ``prefix*``,
+``column:``) keeps its exact lexical meaning: it is always lexical. Without
+the model (removed, or ``SHARDPY_EMBED_MODEL=off``) a search answers
+lexically and says why once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shardpy.errors import ShardpyError
+from shardpy.index import embed, store, vectors
+from shardpy.index.build import refresh, resolve_vault
+from shardpy.index.model import Mode, SearchHit, SearchResult
+from shardpy.index.query import translate
+from shardpy.index.searcher import search as lexical_search
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+K = 60  # reciprocal-rank fusion constant (Cormack et al.; flat enough that rank 1 does not dominate)
+ANY_WEIGHT = 0.1  # weight of the lexical list when only the any-word fallback answered (measured)
+DEPTH = 50  # notes taken from each list before fusing
+SNIPPET_WORDS = 24
+MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
+
+
+def _bad_mode(mode: str) -> ShardpyError:
+    return ShardpyError(
+        "SEARCH_BAD_MODE",
+        f"Unknown search mode {mode!r}",
+        "Use --mode hybrid, lexical or semantic.",
+    )
+
+
+def search(
+    vault: Path,
+    query: str,
+    *,
+    mode: str | None = None,
+    top: int = 10,
+    offset: int = 0,
+    type: str | None = None,
+    path: str | None = None,
+    max_age: float | None = None,
+) -> SearchResult:
+    """``mode`` None: hybrid when the index has vectors and the query is plain words, else lexical."""
+    if mode is not None and mode not in MODES:
+        raise _bad_mode(mode)
+    if mode == "lexical":
+        lex = lexical_search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)
+        return _lexical(lex, offset, lex.hits, list(lex.notices))
+    depth = max(DEPTH, offset + top)
+    lex = lexical_search(vault, query, top=depth, offset=0, type=type, path=path, max_age=max_age)
+    notices = list(lex.notices)
+    page = lex.hits[offset : offset + top]
+    if translate(query.strip()).advanced:
+        if mode is not None:
+            notices.append("the query uses FTS5 syntax, so it was searched by words only")
+        return _lexical(lex, offset, page, notices)
+    root = resolve_vault(vault)
+    model = _model(root, notices, explicit=mode is not None)
+    if model is None:
+        return _lexical(lex, offset, page, notices)
+    sem = _semantic(root, model, query, type, path, depth, notices)
+    if sem is None:
+        return _lexical(lex, offset, page, notices)
+    chosen: Mode = "semantic" if mode == "semantic" else "hybrid"
+    return _fused(root, lex, sem, chosen, offset, top, notices)
+
+
+def _lexical(lex: SearchResult, offset: int, page: list[SearchHit], notices: list[str]) -> SearchResult:
+    hits = [replace(h, mode="lexical", ranks={"lexical": offset + i + 1}) for i, h in enumerate(page)]
+    return SearchResult(lex.query, lex.match, hits, notices, mode="lexical")
+
+
+def _model(root: Path, notices: list[str], *, explicit: bool) -> embed.Embedder | None:
+    try:
+        return embed.load()
+    except embed.Unavailable as exc:
+        why = str(exc)
+    db = store.index_path(root)
+    with store.reader(db, str(root)) as conn:
+        said = conn is not None and store.get_meta(conn, "embed_unavailable") == why
+    if explicit or not said:
+        notices.append(f"search by meaning unavailable ({why}); searching by words only")
+    return None
+
+
+# (file id, chunk id, similarity) of the best section of each note, best first
+Ranked = list[tuple[int, int, float]]
+
+
+def _semantic(
+    root: Path,
+    model: embed.Embedder,
+    query: str,
+    kind: str | None,
+    path: str | None,
+    depth: int,
+    notices: list[str],
+) -> Ranked | None:
+    db = store.index_path(root)
+    for attempt in range(2):
+        with store.reader(db, str(root)) as conn:
+            if conn is None:
+                return None
+            try:
+                mat = vectors.matrix(conn, str(db), model)
+            except vectors.Damaged:
+                mat = None
+                if attempt == 0:
+                    notices.append("vectors rebuilt: the vector table was damaged")
+                    _rebuild(root, db)
+                    continue
+            if mat is None:
+                if attempt == 0 and _embed_now(root, notices):
+                    continue
+                return None
+            allowed = _allowed_files(conn, kind, path)
+        return _rank(mat, model.encode([query.strip()])[0], allowed, depth)
+    return None
+
+
+def _embed_now(root: Path, notices: list[str]) -> bool:
+    """An index without this model's vectors (built before the model was there, or with another
+    one) gets them now; False when another process holds the lock (the answer is lexical then)."""
+    try:
+        report = refresh(root, lock_wait=0.0)
+    except ShardpyError as exc:
+        if exc.code != "INDEX_LOCKED":
+            raise
+        notices.append("vectors are being built by another process; searching by words only")
+        return False
+    notices.extend(n for n in report.notices if n not in notices)
+    return True
+
+
+def _rebuild(root: Path, db: Path) -> None:
+    with store.writer_lock(db, wait=store.LOCK_WAIT_SECONDS) as got:
+        if not got:
+            return
+        conn, _ = store.open_for_write(db, str(root))
+        try:
+            conn.execute("BEGIN")
+            vectors.drop(conn)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    refresh(root, lock_wait=0.0)
+
+
+def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None) -> set[int] | None:
+    if kind is None and path is None:
+        return None
+    from shardpy.index.searcher import _path_filter
+
+    exact, folder = _path_filter(path)
+    rows = conn.execute(
+        "SELECT id FROM files WHERE (:type IS NULL OR type = :type) AND "
+        "(:path IS NULL OR path = :path OR substr(path, 1, length(:dir)) = :dir)",
+        {"type": kind, "path": exact, "dir": folder},
+    )
+    return {int(r[0]) for r in rows}
+
+
+def _rank(mat: vectors.Matrix, q: NDArray[np.float32], allowed: set[int] | None, depth: int) -> Ranked:
+    import numpy as np
+
+    sims = mat.vecs @ q
+    if allowed is not None:
+        keep = np.isin(mat.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        sims = np.where(keep, sims, -np.inf)
+    order = np.argsort(-sims, kind="stable")
+    out: Ranked = []
+    seen: set[int] = set()
+    for i in order:
+        if not np.isfinite(sims[i]):
+            break
+        fid = int(mat.files[i])
+        if fid in seen:
+            continue
+        seen.add(fid)
+        out.append((fid, int(mat.ids[i]), float(sims[i])))
+        if len(out) >= depth:
+            break
+    return out
+
+
+def _fused(
+    root: Path, lex: SearchResult, sem: Ranked, mode: Mode, offset: int, top: int, notices: list[str]
+) -> SearchResult:
+    db = store.index_path(root)
+    with store.reader(db, str(root)) as conn:
+        if conn is None:
+            return SearchResult(lex.query, lex.match, [], notices, mode=mode)
+        info = _sections(conn, [cid for _f, cid, _s in sem])
+    by_path: dict[str, SearchHit] = {}
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for r, (_fid, cid, _sim) in enumerate(sem, 1):
+        hit = info.get(cid)
+        if hit is None:
+            continue
+        by_path[hit.path] = hit
+        scores[hit.path] = 1.0 / (K + r)
+        ranks[hit.path] = {"semantic": r}
+    if mode == "hybrid":
+        weight = 1.0 if lex.match == "all" else ANY_WEIGHT
+        for r, hit in enumerate(lex.hits, 1):
+            scores[hit.path] = scores.get(hit.path, 0.0) + weight / (K + r)
+            ranks.setdefault(hit.path, {})["lexical"] = r
+            if lex.match == "all" or hit.path not in by_path:
+                by_path[hit.path] = hit  # every word matched: that section, with its marked snippet
+    order = sorted(scores, key=lambda p: (-scores[p], p))[offset : offset + top]
+    hits = [replace(by_path[p], score=scores[p] * K, mode=mode, ranks=ranks[p]) for p in order]
+    return SearchResult(lex.query, lex.match if mode == "hybrid" else "all", hits, notices, mode=mode)
+
+
+def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, SearchHit]:
+    """A hit for each section id (its note, heading, line and the start of its text as snippet)."""
+    out: dict[int, SearchHit] = {}
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    sql = (
+        "SELECT c.id, f.path, f.title, c.heading, c.line, f.type, fts.body FROM chunks AS c "
+        f"JOIN files AS f ON f.id = c.file_id JOIN fts ON fts.rowid = c.id WHERE c.id IN ({marks})"
+    )
+    for cid, path, title, heading, line, kind, body in conn.execute(sql, ids):
+        words = str(body or "").split()
+        snippet = " ".join(words[:SNIPPET_WORDS]) + ("…" if len(words) > SNIPPET_WORDS else "")
+        out[int(cid)] = SearchHit(
+            path=str(path),
+            title=str(title),
+            heading=tuple(str(heading).split("\x1f")) if heading else (),
+            snippet=snippet,
+            score=0.0,
+            type=kind,
+            line=int(line),
+        )
+    return out

@@ -1,0 +1,208 @@
+"""Section vectors beside FTS5 in the index's SQLite file: stored, refreshed, scanned.
+
+``vectors(chunk_id, digest, vec)``: one L2-normalised float32 blob per section
+(``chunks.id``), with the digest of the text it was embedded from. The
+refresh that rewrote FTS rows calls :func:`sync` in the same transaction,
+under the same writer lock: sections without a vector get one, re-using the
+vector of a section that disappeared with the same text (an edit re-embeds
+only the sections whose text changed; a rename re-embeds nothing), and
+vectors of sections that are gone are dropped. A table that does not match
+the model (another model, another dimension, a damaged row) is rebuilt with a
+notice. A search scans the blobs with numpy (one matrix-vector product; the
+matrix is kept per process while the index's ``vectors_stamp`` is unchanged).
+
+tests/index/test_semantic.py covers each rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shardpy.index import embed, store
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    chunk_id INTEGER PRIMARY KEY,
+    digest BLOB NOT NULL,
+    vec BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_digest ON vectors(digest);
+"""
+_MISSING = (
+    "SELECT c.id, f.title, c.heading, fts.body FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+    "JOIN fts ON fts.rowid = c.id LEFT JOIN vectors AS v ON v.chunk_id = c.id WHERE v.chunk_id IS NULL"
+)
+_ORPHANS = (
+    "SELECT v.chunk_id, v.digest, v.vec FROM vectors AS v "
+    "LEFT JOIN chunks AS c ON c.id = v.chunk_id WHERE c.id IS NULL"
+)
+EMBED_STEP = 4096  # sections embedded per call (memory stays flat on a large vault)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def has_table(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
+    return row is not None
+
+
+def _reset(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TABLE IF EXISTS vectors")
+    for statement in _statements():
+        conn.execute(statement)
+
+
+def _statements() -> list[str]:
+    return [s.strip() for s in _SCHEMA.split(";") if s.strip()]
+
+
+def _damaged(conn: sqlite3.Connection, dim: int) -> bool:
+    try:
+        row = conn.execute(
+            "SELECT count(*) FROM vectors WHERE length(vec) != ? OR typeof(vec) != 'blob'", (dim * 4,)
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        return True
+    return bool(row[0])
+
+
+def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> None:
+    """The table exists and holds this model's vectors (else it is emptied, with a notice)."""
+    stored = store.get_meta(conn, "embed_model")
+    if not has_table(conn):
+        for statement in _statements():
+            conn.execute(statement)
+    elif stored != model.name:
+        _reset(conn)
+        if stored:
+            notices.append(f"vectors rebuilt: the embedding model changed ({stored} -> {model.name})")
+    elif _damaged(conn, model.dim):
+        _reset(conn)
+        notices.append("vectors rebuilt: the vector table was damaged")
+    store.set_meta(conn, "embed_model", model.name)
+
+
+Progress = Callable[[int, int], None]
+
+
+def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> int:
+    """Give every section a vector of ``model`` and drop the vectors of gone sections (inside the
+    caller's transaction). Returns how many sections were embedded."""
+    import numpy as np
+
+    _ready(conn, model, notices)
+    missing = conn.execute(_MISSING).fetchall()
+    orphans = conn.execute(_ORPHANS).fetchall()
+    spare: dict[bytes, bytes] = {bytes(d): bytes(v) for _cid, d, v in orphans}
+    if orphans:
+        conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(o[0],) for o in orphans])
+    todo: list[tuple[int, bytes, str]] = []
+    reused: list[tuple[int, bytes, bytes]] = []
+    for cid, title, heading, body in missing:
+        text = embed.section_text(str(title), str(heading).replace("\x1f", " / "), str(body or ""))
+        digest = _digest(text)
+        vec = spare.get(digest)
+        if vec is not None:
+            reused.append((int(cid), digest, vec))
+        else:
+            todo.append((int(cid), digest, text))
+    conn.executemany("INSERT INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)", reused)
+    for lo in range(0, len(todo), EMBED_STEP):
+        part = todo[lo : lo + EMBED_STEP]
+        vecs = np.ascontiguousarray(model.encode([t[2] for t in part]), dtype=np.float32)
+        conn.executemany(
+            "INSERT INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)",
+            [(cid, digest, vecs[k].tobytes()) for k, (cid, digest, _t) in enumerate(part)],
+        )
+    if missing or orphans:
+        stamp = store.get_meta(conn, "vectors_stamp")
+        store.set_meta(conn, "vectors_stamp", str(int(stamp or 0) + 1))
+    return len(todo)
+
+
+def drop(conn: sqlite3.Connection) -> None:
+    """Forget every vector (the next refresh re-embeds)."""
+    conn.execute("DROP TABLE IF EXISTS vectors")
+    conn.execute("DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp')")
+
+
+class Damaged(Exception):
+    """The vector table cannot be read as this model's vectors."""
+
+
+@dataclass
+class Matrix:
+    ids: NDArray[np.int64]  # chunk ids, row order
+    files: NDArray[np.int64]  # the file id of each row
+    vecs: NDArray[np.float32]  # one row per section
+
+
+_CACHE_LOCK = threading.Lock()
+_CACHE: dict[str, tuple[tuple[object, ...], Matrix]] = {}
+
+
+def matrix(conn: sqlite3.Connection, key: str, model: embed.Embedder) -> Matrix | None:
+    """Every stored vector (None when the index has none of this model); kept per process."""
+    import numpy as np
+
+    if store.get_meta(conn, "embed_model") != model.name or not has_table(conn):
+        return None
+    stamp = (store.get_meta(conn, "vectors_stamp"), store.get_meta(conn, "vault"), model.name)
+    with _CACHE_LOCK:
+        kept = _CACHE.get(key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    try:
+        rows = conn.execute(
+            "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id"
+        ).fetchall()
+        blob = b"".join(r[2] for r in rows)
+        if any(len(r[2]) != model.dim * 4 for r in rows):
+            raise ValueError("a vector of the wrong size")
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        raise Damaged(str(exc)) from None
+    got = Matrix(
+        np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+        np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)),
+        np.frombuffer(blob, dtype=np.float32).reshape(len(rows), model.dim),
+    )
+    with _CACHE_LOCK:
+        _CACHE[key] = (stamp, got)
+    return got
+
+
+def after_refresh(conn: sqlite3.Connection, changed: bool, notices: list[str]) -> None:
+    """The vector half of a refresh (same transaction and lock as the FTS rows). Loads the model
+    only when there is something to embed: a refresh that changed nothing stays cheap."""
+    name = embed.expected_name()
+    if name is None and not embed.enabled():
+        if has_table(conn):
+            drop(conn)
+        return
+    if not changed and name is not None and has_table(conn) and store.get_meta(conn, "embed_model") == name:
+        return
+    try:
+        model = embed.load()
+    except embed.Unavailable as exc:
+        _unavailable(conn, str(exc), notices)
+        return
+    store.set_meta(conn, "embed_unavailable", "")
+    sync(conn, model, notices)
+
+
+def _unavailable(conn: sqlite3.Connection, why: str, notices: list[str]) -> None:
+    """Said once (stored in meta): every later refresh and search stays quiet until it changes."""
+    if store.get_meta(conn, "embed_unavailable") != why:
+        store.set_meta(conn, "embed_unavailable", why)
+        notices.append(f"search by meaning unavailable ({why}); searching by words only")
