@@ -24,19 +24,24 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.gitsync.repo import git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.sync import records
+from shardpy.sync.inprocess import defer_args, merge_deferred
 from shardpy.sync.plan import SyncPlan, ahead_behind, changed_paths, head_blobs
+
+if TYPE_CHECKING:
+    from shardpy.apply.transaction import Op
 
 __all__ = ["PUSH_ATTEMPTS", "RemoteResult", "SyncReport", "run_round"]
 
 PUSH_ATTEMPTS = 3
 INDEX_LOCK_WAIT_S = 10.0
 MESSAGE_NOTES = 5
+PATHS_PER_CALL = 500
 
 
 @dataclass
@@ -185,6 +190,24 @@ def _unmerged(plan: SyncPlan) -> list[str]:
     return sorted(p for p in done.stdout.split("\0") if p)
 
 
+def _write(plan: SyncPlan, ops: list[Op]) -> None:
+    from shardpy.apply.transaction import Transaction
+
+    Transaction(plan.vault, "sync-merge").run(ops)
+
+
+def _resolve(plan: SyncPlan, unmerged: list[str]) -> None:
+    """Mark every unmerged path resolved as the work tree holds it: the merge result, or the side
+    that changed a file the other deleted (nothing either machine wrote is dropped)."""
+    top = plan.repo.top
+    present = [p for p in unmerged if (top / p).exists() or (top / p).is_symlink()]
+    gone = [p for p in unmerged if p not in set(present)]
+    for i in range(0, len(present), PATHS_PER_CALL):
+        git(["add", "--", *present[i : i + PATHS_PER_CALL]], top)
+    for i in range(0, len(gone), PATHS_PER_CALL):
+        git(["rm", "--cached", "--quiet", "--", *gone[i : i + PATHS_PER_CALL]], top, check=False)
+
+
 def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
     """Merge ``ref`` into HEAD (the caller holds the vault lock); conflicts are committed as left."""
     ab = ahead_behind(plan.repo, ref)
@@ -193,7 +216,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
     top = plan.repo.top
     records.put(plan.repo, records.MERGING_KEY, ref)
     message = f"sync: {plan.host} ({plan.machine}) merged {ref.removeprefix('refs/remotes/')}"
-    done = git(["merge", "--no-edit", "-m", message, ref], top, check=False)
+    done = git([*defer_args(plan.repo), "merge", "--no-edit", "-m", message, ref], top, check=False)
     _fault("merging")
     if done.returncode != 0:
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
@@ -204,16 +227,12 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
                 f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(done.returncode)}",
                 "Commit or move the files git names, then sync again.",
             )
-        conflicted = _unmerged(plan)
-        for path in conflicted:
-            # Keep whatever git left in the work tree: the driver's result, or the side that
-            # changed a file the other deleted (nothing either machine wrote is dropped).
-            if (top / path).exists():
-                git(["add", "--", path], top)
-            else:
-                git(["rm", "--cached", "--quiet", "--", path], top, check=False)
+        deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(plan, ops))
+        _resolve(plan, _unmerged(plan))
         git(["commit", "--quiet", "--no-edit"], top)
-        out.conflicts = [p[len(plan.prefix) :] if p.startswith(plan.prefix) else p for p in conflicted]
+        out.conflicts = [
+            p[len(plan.prefix) :] if p.startswith(plan.prefix) else p for p in deferred.conflicted
+        ]
     out.merged = True
     records.drop(plan.repo, records.MERGING_KEY)
 

@@ -1,0 +1,126 @@
+"""``shardpy sync --watch`` as a real process (issue 30): it syncs after a change, a second
+watcher refuses, SIGTERM stops it between steps, and a watcher killed in the middle of a
+merge leaves nothing the next one cannot finish (never a merge left behind, never the lock)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.gitsync.kit import git
+from tests.shardkit import child_env, run_shardpy, shardpy_argv
+from tests.sync.kit import Fleet
+
+NOTE = "---\ntitle: Plan\nstatus: draft\n---\n# Plan\n\none\ntwo\nthree\n"
+PATIENCE_S = 90.0  # how long to wait for the watcher to act (a wait, never an assertion)
+
+
+def _until(what: Callable[[], bool], proc: subprocess.Popen[str] | None = None) -> None:
+    end = time.monotonic() + PATIENCE_S
+    while not what():
+        if proc is not None and proc.poll() is not None:
+            return
+        if time.monotonic() > end:
+            raise AssertionError("the watcher did not get there")
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def watchers() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def _watch(
+    fleet: Fleet, machine: str, started: list[subprocess.Popen[str]], env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        shardpy_argv("sync", "--watch", "--interval", "1"),
+        cwd=fleet.machines[machine],
+        env=child_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started.append(proc)
+    return proc
+
+
+def _hub_head(fleet: Fleet) -> str:
+    return git(fleet.root, "--git-dir", str(fleet.hub), "rev-parse", "main").stdout.strip()
+
+
+def test_the_watcher_syncs_a_change_refuses_a_second_and_stops_on_sigterm(
+    fleet: Fleet, watchers: list[subprocess.Popen[str]]
+) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    proc = _watch(fleet, "b", watchers)
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    _until(lambda: "four" in git(fleet.root, "--git-dir", str(fleet.hub), "show", "main:notes/plan.md").stdout)
+    second = run_shardpy("sync", "--watch", "--json", cwd=fleet.machines["b"])
+    assert second.returncode == 1 and "SYNC_WATCH_RUNNING" in second.stdout
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=PATIENCE_S)
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[-1].endswith("sync: watcher stopped")
+    assert any("committed 1 path(s)" in line and "origin: pushed" in line for line in lines)
+
+
+def test_a_watcher_killed_mid_merge_is_finished_by_the_next(
+    fleet: Fleet, watchers: list[subprocess.Popen[str]]
+) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("two", "two on a"))
+    fleet.sync("a")
+    fleet.write("b", "notes/plan.md", NOTE.replace("two", "two on b"))
+    b = fleet.machines["b"]
+    killed = _watch(fleet, "b", watchers, {"SHARDPY_TEST_SYNC_FAULT": "merging"})
+    killed.wait(timeout=PATIENCE_S)
+    assert killed.returncode == -signal.SIGKILL
+    # Killed with git's merge half done: the conflict is in the work tree, MERGE_HEAD is there.
+    assert (b / ".git/MERGE_HEAD").exists()
+    assert git(b, "config", "shardpy-sync.merging").stdout.strip() == "refs/remotes/origin/main"
+    proc = _watch(fleet, "b", watchers)
+    _until(lambda: git(b, "rev-parse", "HEAD").stdout == git(b, "rev-parse", "origin/main").stdout, proc)
+    _until(lambda: _hub_head(fleet) == git(b, "rev-parse", "HEAD").stdout.strip(), proc)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=PATIENCE_S)
+    assert "undid the interrupted merge of refs/remotes/origin/main" in out
+    assert not (b / ".git/MERGE_HEAD").exists()
+    assert git(b, "config", "shardpy-sync.merging", ok=False).returncode != 0
+    assert fleet.clean("b")
+    text = fleet.read("b", "notes/plan.md")
+    assert "two on a" in text and "two on b" in text  # both kept (markers), nothing lost
+    fleet.settle()  # the vault lock is free: plain syncs run and converge
+    assert len({fleet.head(m) for m in ("a", "b", "c")}) == 1
+
+
+def test_print_unit(fleet: Fleet) -> None:
+    fleet.start()
+    systemd = fleet.shardpy("a", "sync", "--print-unit", "systemd").stdout
+    assert "ExecStart=" in systemd and "--watch" in systemd and str(fleet.machines["a"]) in systemd
+    launchd = fleet.shardpy("a", "sync", "--print-unit", "launchd").stdout
+    assert "<key>ProgramArguments</key>" in launchd
+    assert fleet.shardpy("a", "sync", "--print-unit", "cron", ok=False).exit_code == 2
+
+
+def test_status_lists_notes_left_with_markers(fleet: Fleet, tmp_path: Path) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("two", "two on a"))
+    fleet.sync("a")
+    fleet.write("b", "notes/plan.md", NOTE.replace("two", "two on b"))
+    report = fleet.sync("b")
+    assert report["remotes"][0]["conflicts"] == ["notes/plan.md"]
+    status = fleet.shardpy("b", "status", "--json").json()
+    assert status["git"]["conflict_markers"] == ["notes/plan.md"]
