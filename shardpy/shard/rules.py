@@ -17,7 +17,16 @@ from shardpy.shard.schema import Schema
 
 @lru_cache(maxsize=256)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
+    """``path_match`` as a regex. A shard's schema is untrusted input and status matches it
+    against every note: a ``*`` followed by more of the pattern and another ``*`` finds its
+    following literal at the first place it fits and keeps it (an atomic group, as fnmatch
+    does), so ``*a*a*a*b`` is linear, not exponential, in a long name; ``**`` stays a plain
+    ``.*`` (tests/hardening/test_rules_globs.py)."""
+    return re.compile("^" + "".join(_glob_pieces(pattern)) + "$")
+
+
+def _glob_pieces(pattern: str) -> list[str]:
+    out: list[str] = []
     i = 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
@@ -27,15 +36,23 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(".*")
             i += 2
         elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
+            chunk, i = _literal_chunk(pattern, i + 1)
+            star_follows = i < len(pattern) and pattern[i] == "*" and not pattern.startswith("**", i)
+            # Exact for a fixed-length chunk with another single-segment star after it.
+            out.append(f"(?>[^/]*?{chunk})" if chunk and star_follows else f"[^/]*{chunk}")
         else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "$")
+            chunk, i = _literal_chunk(pattern, i)
+            out.append(chunk)
+    return out
+
+
+def _literal_chunk(pattern: str, i: int) -> tuple[str, int]:
+    """The regex of the star-free run starting at ``pattern[i]`` (``?`` is one non-slash)."""
+    out = []
+    while i < len(pattern) and pattern[i] != "*":
+        out.append("[^/]" if pattern[i] == "?" else re.escape(pattern[i]))
+        i += 1
+    return "".join(out), i
 
 
 def note_type(path: str, schema: Schema) -> str | None:
