@@ -353,6 +353,10 @@ def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
     if not isinstance(raw, dict):
         raise jc.Untrusted(f"touched[{i}] is not an object")
     path = jc.vault_path(root, raw.get("path"), f"touched[{i}].path")
+    try:
+        jc.planned_write(path, records=True)  # what a transaction may plan is all it may undo
+    except ShardpyError:
+        raise jc.Untrusted(f"touched[{i}].path {path!r} lies in .git/ or in .shardmind/") from None
     existed = raw.get("existed")
     if not isinstance(existed, bool):
         raise jc.Untrusted(f"touched[{i}].existed is not true or false")

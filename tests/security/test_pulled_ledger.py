@@ -27,7 +27,7 @@ from shardpy.apply.transaction import Op, Transaction
 from shardpy.errors import ShardpyError
 from shardpy.importers.ledger import SCHEMA
 from shardpy.importers.models import Step
-from tests.gitsync.kit import NOTE_V1, Mesh, git_env
+from tests.gitsync.kit import NOTE_V1, Mesh, git, git_env
 from tests.shardkit import Cli, child_env, run_shardpy, shardpy_argv, tree_snapshot
 
 LEDGER = ".shardmind/imports/ledger.sqlite3"
@@ -344,3 +344,34 @@ def test_resumed_run_never_writes_into_a_nested_git_folder(tmp_path: Path, targe
             done.stdout
         )
     assert tree_snapshot(vault) == before
+
+
+def test_pulled_transaction_journal_never_deletes_a_git_file(mesh: Mesh) -> None:
+    """17 for the transaction's journal: the vault id is synced, so a pulled (force-added)
+    .shardmind/journal.json is "bound" to this vault; its undo of .git/HEAD (whose bytes anyone can
+    guess) is refused like any planned write in .git/, and `status` changes nothing there."""
+    head = (mesh.b / ".git/HEAD").read_bytes()
+    planted = {
+        "version": 2,
+        "vault_id": (mesh.a / ".shardmind/vault-id").read_text().strip(),
+        "made_vault_id": False,
+        "label": "update",
+        "phase": "applying",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "pid": 1,
+        "backup_dir": ".shardmind/backups/update-20260101T000000000000Z",
+        "remove_sidecar_on_rollback": False,
+        "touched": [{"path": ".git/HEAD", "existed": False, "written": [_sha(head)]}],
+        "new_dirs": [],
+    }
+    (mesh.a / ".shardmind/journal.json").write_text(json.dumps(planted), encoding="utf-8")
+    git(mesh.a, "add", "-f", ".shardmind/journal.json")
+    mesh.commit(mesh.a, "A: a planted journal")
+    mesh.push(mesh.a)
+    assert mesh.pull(mesh.b).returncode == 0
+    before = tree_snapshot(mesh.b / ".git")
+    done = run_shardpy("status", "--json", cwd=mesh.b)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "TRANSACTION_JOURNAL_INVALID" in done.stdout + done.stderr, done.stdout
+    assert (mesh.b / ".git/HEAD").read_bytes() == head
+    assert tree_snapshot(mesh.b / ".git") == before
