@@ -52,10 +52,17 @@ def parse_yaml_text(text: str, *, display: str, code: str) -> Any:
 
 def too_large(exc: Any, *, display: str, code: str) -> ShardpyError:
     """The typed error for a YAML document refused by :mod:`shardpy.yamlsafe`."""
+    from shardpy.yamlsafe import YamlTooDeep
+
+    hint = (
+        "Flatten the nesting: no value needs collections inside collections that deep."
+        if isinstance(exc, YamlTooDeep)
+        else "Write the values out instead of nesting aliases (`*name`) that repeat them."
+    )
     return ShardpyError(
         code,
         f"{display} is refused: {exc.message}",
-        "Write the values out instead of nesting aliases (`*name`) that repeat them.",
+        hint,
         path=display,
         line=exc.line,
     )
