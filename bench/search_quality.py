@@ -121,6 +121,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", help="SHARDPY_EMBED_MODEL value(s) to compare")
     ap.add_argument("--any-weight", action="append", type=float, help="hybrid weights of the any-word list")
+    ap.add_argument("--k", action="append", type=int, help="reciprocal-rank fusion constant(s)")
     ap.add_argument("--keep", help="build the vault here and keep it")
     args = ap.parse_args()
     from shardpy.index import embed, hybrid
@@ -143,10 +144,11 @@ def main() -> None:
             rep = index.refresh(vault, full=True)
             took = time.perf_counter() - started
             print(f"\nmodel {spec}: index of {rep.total_chunks} sections in {took:.2f} s")
-            for weight in args.any_weight or [hybrid.ANY_WEIGHT]:
-                hybrid.ANY_WEIGHT = weight
-                res = evaluate(vault, queries, ["lexical", "semantic", "hybrid"])
-                report(f"model {spec}, any-word weight {weight}", res)
+            grid = [(k, w) for k in args.k or [hybrid.K] for w in args.any_weight or [hybrid.ANY_WEIGHT]]
+            for n, (k, weight) in enumerate(grid):
+                hybrid.K, hybrid.ANY_WEIGHT = k, weight
+                res = evaluate(vault, queries, ["lexical", "semantic", "hybrid"] if n == 0 else ["hybrid"])
+                report(f"model {spec}, fusion K {k}, any-word weight {weight}", res)
 
 
 if __name__ == "__main__":

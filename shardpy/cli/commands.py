@@ -311,11 +311,16 @@ def search_command(
     note_type: Annotated[str | None, typer.Option("--type", help="Only notes of this type.")] = None,
     path: Annotated[str | None, typer.Option("--path", help="Only notes under this folder.")] = None,
     as_json: JsonFlag = False,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="hybrid (meaning + words, default with vectors), lexical, semantic."),
+    ] = "auto",
 ) -> None:
-    """Search the vault's notes; the best sections first (refreshes a stale index first)."""
+    """Search the vault's notes by meaning and words; best sections first (refreshes a stale index first)."""
     from shardpy.cli.search_cmd import SearchArgs, run_search
 
-    guarded(lambda: run_search(SearchArgs(query, vault, top, note_type, path, as_json)), as_json=as_json)
+    args = SearchArgs(query, vault, top, note_type, path, as_json, mode)
+    guarded(lambda: run_search(args), as_json=as_json)
 
 
 def readable_help(command: Any) -> Any:

@@ -38,6 +38,7 @@ class SearchArgs:
     type: str | None = None
     path: str | None = None
     as_json: bool = False
+    mode: str = "auto"  # hybrid when the index has vectors, else lexical (shardpy/index/hybrid.py)
 
 
 def default_vault(given: str | None) -> Path:
@@ -119,7 +120,7 @@ def render_search(result: SearchResult) -> None:
     if not result.hits:
         _write(f"No notes match {result.query!r}.")
         return
-    if result.match == "any":
+    if result.match == "any" and result.mode in (None, "lexical"):
         _write("No note has every word; showing notes with any of them.")
     for rank, hit in enumerate(result.hits, 1):
         where = " › ".join(hit.heading)
@@ -135,7 +136,9 @@ def run_search(args: SearchArgs) -> None:
     from shardpy import index
     from shardpy.cli.output import print_json
 
-    result = index.search(default_vault(args.vault), args.query, top=args.top, type=args.type, path=args.path)
+    result = index.search(
+        default_vault(args.vault), args.query, top=args.top, type=args.type, path=args.path, mode=args.mode
+    )
     if args.as_json:
         print_json(result.to_json())
     else:
@@ -143,7 +146,7 @@ def run_search(args: SearchArgs) -> None:
 
 
 _INDEX_FLAGS = {"--full": "full", "--json": "as_json"}
-_SEARCH_OPTS = {"--vault": "vault", "--top": "top", "--type": "type", "--path": "path"}
+_SEARCH_OPTS = {"--vault": "vault", "--top": "top", "--type": "type", "--path": "path", "--mode": "mode"}
 
 
 def plain_index_args(argv: list[str]) -> IndexArgs | None:

@@ -28,13 +28,16 @@ from shardpy.index import embed, store, vectors
 from shardpy.index.build import refresh, resolve_vault
 from shardpy.index.model import Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
+from shardpy.index.searcher import _check
 from shardpy.index.searcher import search as lexical_search
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-K = 60  # reciprocal-rank fusion constant (Cormack et al.; flat enough that rank 1 does not dominate)
+# Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
+# 0.1-weighted any-word match lifted a note ranked third by meaning over the first.
+K = 10
 ANY_WEIGHT = 0.1  # weight of the lexical list when only the any-word fallback answered (measured)
 DEPTH = 50  # notes taken from each list before fusing
 SNIPPET_WORDS = 24
@@ -63,6 +66,7 @@ def search(
     """``mode`` None: hybrid when the index has vectors and the query is plain words, else lexical."""
     if mode is not None and mode not in MODES:
         raise _bad_mode(mode)
+    _check(query, top, offset)  # the lexical search's own checks, before the deeper fetch below
     if mode == "lexical":
         lex = lexical_search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)
         return _lexical(lex, offset, lex.hits, list(lex.notices))

@@ -30,7 +30,7 @@ def test_index_only_and_search_json_in_a_child_process(tmp_path: Path) -> None:
     write(vault, "b.md", "# B\n\nthe rocket is late\n")
     done = _shardpy("index", "--only", "b.md", cwd=vault)
     assert done.returncode == 0 and "Indexed 1 notes" in done.stdout, done.stdout + done.stderr
-    done = _shardpy("search", "rocket launch", "--json", "--top", "5", cwd=vault)
+    done = _shardpy("search", "rocket launch", "--json", "--top", "5", "--mode", "lexical", cwd=vault)
     data = json.loads(done.stdout)
     assert [h["path"] for h in data["hits"]] == ["a.md"] and data["match"] == "all"
     done = _shardpy("search", "", "--json", cwd=vault)
