@@ -109,7 +109,7 @@ def _guarded(mesh: Mesh) -> dict[str, dict[str, str]]:
     return {
         "outside": tree_snapshot(mesh.root / "outside"),
         ".git": tree_snapshot(mesh.b / ".git"),
-        ".shardmind": tree_snapshot(mesh.b / ".shardmind", skip=["lock"]),
+        ".shardmind": tree_snapshot(mesh.b / ".shardmind"),
         "brain": tree_snapshot(mesh.b / "brain"),
     }
 
