@@ -41,6 +41,14 @@ class Caller:
             "is_vault": self.is_vault,
         }
 
+    def answer_json(self) -> dict[str, Any]:
+        """What an answer tells the caller about itself: ``root`` as the folder's name only (an answer
+        never carries an absolute path; the audit line keeps the whole of :meth:`to_json`)."""
+        out = self.to_json()
+        if self.root is not None:
+            out["root"] = os.path.basename(self.root.rstrip("/")) or None
+        return out
+
 
 ANONYMOUS = Caller(None)
 

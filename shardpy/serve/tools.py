@@ -410,7 +410,7 @@ def recall(v: Served, caller: Caller, a: RecallArgs) -> dict[str, Any]:
     shown, withheld = v.store.visible_to(caller)
     order = ranked(shown, a.query, ordered=True)[: a.limit]
     return {
-        "caller": caller.to_json(),
+        "caller": caller.answer_json(),
         "memories": [m.to_json() for m in order],
         "visible": len(shown),
         "withheld": withheld,
@@ -616,7 +616,7 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
     invalid = [m for m in every if m.problems]
     named = [{"path": m.path, "problems": list(m.problems)} for m in invalid if _may_name(caller, m)]
     return {
-        "caller": caller.to_json(),
+        "caller": caller.answer_json(),
         "index": _index_health(v),
         "qmd": v.qmd.status() if v.qmd is not None else _qmd_off(v),
         "audit": _audit_health(v),

@@ -360,6 +360,9 @@ def test_health_names_no_foreign_memory(atlas: tuple[World, Shared]) -> None:
     assert health["memories"]["invalid_count"] == 2  # the kit's Broken one and beta's NIGHTJAR
     assert "NIGHTJAR" not in json.dumps(health) and "Broken" not in json.dumps(health)
     assert "path" not in health["index"]  # the index's file is in the owner's cache: no absolute path
+    recall = s.call("recall")
+    for answer in (health, recall):  # the caller's folder by name only: an answer holds no absolute path
+        assert str(world.root) not in json.dumps(answer) and answer["caller"]["root"] == "atlas"
 
     async def as_beta() -> None:
         async with connect(world, cwd=world.repos["beta-repo"]) as session:
