@@ -387,14 +387,17 @@ def _text(result: Any) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    """Why a call failed, for the caller: never an absolute path (the launcher's, the vault's)."""
+    from shardpy.serve.redact import unplaced
+
     if isinstance(exc, TimeoutError) or type(exc).__name__ in {"TimeoutError", "TooSlowError"}:
         return "qmd did not answer in time"
     if isinstance(exc, FileNotFoundError):
-        return f"qmd's launcher could not be started: {exc}"
+        return f"qmd's launcher could not be started: {exc.strerror or 'not found'}"
     message = str(exc) or type(exc).__name__
     if isinstance(exc, BaseExceptionGroup):
         message = "; ".join(_reason(e) for e in exc.exceptions)
-    return message[:300]
+    return unplaced(message)[:300]
 
 
 Hit = dict[str, Any]

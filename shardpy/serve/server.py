@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from shardpy.serve.audit import AuditLog
 from shardpy.serve.exposure import URI_PREFIX, Manifest, uri_path
 from shardpy.serve.identity import ANONYMOUS, Caller, caller_from_roots, launch_caller
 from shardpy.serve.qmd import Launcher
+from shardpy.serve.redact import unplaced
 
 if TYPE_CHECKING:
     from shardpy.serve.tools import Args, Served
@@ -125,24 +125,11 @@ def _tool_list() -> list[types.Tool]:
 def _error(exc: ShardpyError, vault: Path | None = None) -> MCPError:
     """The JSON-RPC error of a typed failure; the vault's own location is never in it (issue 24, item 16:
     the caller is another program, and where the vault lives on this machine is none of its business)."""
-    data: dict[str, Any] = {"code": exc.code, "hint": _unplaced(exc.hint, vault)}
+    data: dict[str, Any] = {"code": exc.code, "hint": unplaced(exc.hint, vault)}
     if exc.path:
-        data["path"] = _unplaced(exc.path, vault)
-    message = f"[{exc.code}] {_unplaced(exc.message, vault)}"
+        data["path"] = unplaced(exc.path, vault)
+    message = f"[{exc.code}] {unplaced(exc.message, vault)}"
     return MCPError(code=types.INVALID_PARAMS, message=message, data=data)
-
-
-_ABSOLUTE = re.compile(r"(?<![\w.~])/[^\s'\"/]+(?:/[^\s'\"]*)+")
-
-
-def _unplaced(text: str, vault: Path | None) -> str:
-    """``text`` with the vault's absolute location replaced by vault-relative spelling, and any other
-    absolute path (the index's file in the user cache, an outside link target) by "…"
-    (tests/security/test_serve_writes.py)."""
-    if vault is not None:
-        root = str(vault)
-        text = text.replace(root + "/", "").replace(root, "the vault")
-    return _ABSOLUTE.sub("…", text)
 
 
 def _crash(exc: Exception) -> MCPError:

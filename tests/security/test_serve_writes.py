@@ -335,3 +335,18 @@ def test_vault_configuration_linked_to_an_endless_device_is_not_read(tmp_path: P
 
     health = anyio.run(go)
     assert health["qmd"] == {"configured": False, "live": False}
+
+
+def test_a_qmd_that_cannot_start_is_reported_without_its_path(tmp_path: Path) -> None:
+    world = build_world(tmp_path)
+    missing = world.outside / "no-such-folder" / "qmd"
+
+    async def go() -> tuple[dict[str, Any], dict[str, Any]]:
+        args = ["--qmd", f"{missing} mcp"]
+        async with connect(world, cwd=world.repos["atlas"], args=args, env=_config(world)) as s:
+            return await s.call("search", {"query": "caches lie"}), await s.call("health")
+
+    found, health = anyio.run(go)
+    assert found["qmd"]["status"] == "failed" and health["qmd"]["live"] is False
+    text = json.dumps([found["qmd"], found["notices"], health["qmd"]])
+    assert str(world.root) not in text and "no-such-folder" not in text, text
