@@ -93,7 +93,9 @@ def memory_root(vault: Path) -> str:
 
 
 def resolve_into(vault: Path, fmt: str, into: str | None) -> str:
-    rel = (into if into is not None else f"{memory_root(vault)}/{fmt}").strip().strip("/")
+    # An MCP memory graph lands where the graph tools read it (docs/MEMORY.md): one model, one folder.
+    folder = "graph" if fmt == "mcp-memory" else fmt
+    rel = (into if into is not None else f"{memory_root(vault)}/{folder}").strip().strip("/")
     try:
         check_relpath(rel)
     except ShardpyError:

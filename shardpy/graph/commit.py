@@ -44,7 +44,7 @@ def plan_ops(store: GraphStore, work: Work) -> list[Op]:
         if work.snap.entities.get(name) == e:
             continue  # nothing changed on this note: it is not rewritten
         _inside(e.path, prefix)
-        ops.append(Op.write(e.path, render_note(e).encode("utf-8")))
+        ops.append(Op.write(e.path, render_note(e, work.link).encode("utf-8")))
     for path in work.deleted.values():
         _inside(path, prefix)
         ops.append(Op.delete(path))

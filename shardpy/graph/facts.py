@@ -29,6 +29,12 @@ class Fact:
     valid_to: int | None = None
 
     @property
+    def shown(self) -> str:
+        """The observation string the reference server's answers carry: ``[key] text`` for a keyed
+        fact (so a client sees the key, and export writes the string it would have written)."""
+        return f"[{self.key}] {self.text}" if self.key is not None else self.text
+
+    @property
     def live(self) -> bool:
         return self.valid_to is None
 

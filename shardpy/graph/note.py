@@ -40,6 +40,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -89,6 +90,7 @@ class Entity:
     preamble: str = ""  # prose between the title and the first ## heading
     others: str = ""  # sections the graph does not own, verbatim
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
+    links: dict[str, str] = field(default_factory=dict)  # relation target → the link stem the note wrote
 
     @property
     def is_entity(self) -> bool:
@@ -97,7 +99,7 @@ class Entity:
     def observations(self, as_of: int | None = None) -> list[str]:
         from shardpy.graph.facts import visible_facts
 
-        return [f.text for f in visible_facts(self.facts, as_of)]
+        return [f.shown for f in visible_facts(self.facts, as_of)]
 
     def relation_list(self) -> list[Relation]:
         return [Relation(self.name, t, to) for t, to in self.relations]
@@ -142,11 +144,15 @@ def safe_stem(name: str) -> str:
     return f"{cleaned or 'entity'} {text_hash(name)[:8]}".strip()
 
 
+def link_safe(name: str) -> bool:
+    """Whether a wikilink (or its display text) can hold ``name`` exactly."""
+    return bool(name) and name == name.strip() and not (_LINK_UNSAFE & set(name)) and "\n" not in name
+
+
 def link_target(name: str) -> str:
-    """How a relation bullet links to ``name``: the name when a wikilink can hold it exactly."""
-    if name == name.strip() and name and not (_LINK_UNSAFE & set(name)) and "\n" not in name:
-        return name
-    return safe_stem(name)
+    """How a relation bullet links to ``name`` when no note says better: the name when a wikilink
+    can hold it exactly, else the stem a note of that name would get."""
+    return name if link_safe(name) else safe_stem(name)
 
 
 # -- parse ---------------------------------------------------------------------------
@@ -160,14 +166,15 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
     data = split.data if split.state == "present" else {}
     stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
     name = data.get("entity", stem)
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):  # "" is a name: the reference server accepts it, and so does import
         return Invalid(rel, "frontmatter 'entity' is not a name")
     status = (as_text(data.get("status")) or "active").strip()
     body = split.body
     sections, preamble, others, block = _sections(body)
     machine = _machine(block)
     facts = _facts(sections.get(OBSERVATIONS, []), sections.get(SUPERSEDED, []), machine)
-    relations = _relations(sections.get(RELATED, []), machine)
+    links: dict[str, str] = {}
+    relations = _relations(sections.get(RELATED, []), machine, links)
     return Entity(
         name=name,
         entity_type=as_text(data.get("entity_type")) or "",
@@ -183,6 +190,7 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
         preamble=preamble,
         others=others,
         loose={h: t for h in OWNED if (t := _loose(sections.get(h, [])))},
+        links=links,
     )
 
 
@@ -262,7 +270,7 @@ def _keyed(item: str) -> tuple[str | None, str]:
 def _machine(block: str) -> dict[str, Any]:
     """The machine block's lines: facts as (from, to, key, hash), relations' exact targets."""
     facts: list[tuple[int | None, int | None, str | None, str]] = []
-    targets: list[tuple[str, str]] = []
+    targets: list[tuple[str, str, str]] = []
     for line in block.split("\n")[1:]:
         parts = line.strip().split(" ")
         if parts[0] == "fact" and len(parts) == 5:
@@ -273,8 +281,8 @@ def _machine(block: str) -> dict[str, Any]:
                 pair = json.loads(line.strip()[4:])
             except ValueError:
                 continue
-            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair):
-                targets.append((pair[0], pair[1]))
+            if isinstance(pair, list) and len(pair) == 3 and all(isinstance(x, str) for x in pair):
+                targets.append((pair[0], pair[1], pair[2]))
     return {"facts": facts, "targets": targets}
 
 
@@ -310,10 +318,10 @@ def _facts(live: list[str], closed: list[str], machine: dict[str, Any]) -> list[
     return out
 
 
-def _relations(lines: list[str], machine: dict[str, Any]) -> list[tuple[str, str]]:
+def _relations(lines: list[str], machine: dict[str, Any], links: dict[str, str]) -> list[tuple[str, str]]:
     exact: dict[tuple[str, str], tuple[str, str]] = {}
-    for rtype, target in machine["targets"]:
-        exact.setdefault((shown_type(rtype), link_target(target)), (rtype, target))
+    for rtype, target, link in machine["targets"]:
+        exact.setdefault((shown_type(rtype), link), (rtype, target))
     out: list[tuple[str, str]] = []
     for item in _bullets(lines):
         m = _RELATION.fullmatch(item)
@@ -322,6 +330,7 @@ def _relations(lines: list[str], machine: dict[str, Any]) -> list[tuple[str, str
         rtype = m.group(1) or m.group(2)
         target = m.group(3).split("|", 1)[0]
         pair = exact.get((rtype, target), (rtype, target))
+        links.setdefault(pair[1], target)
         if pair not in out:
             out.append(pair)
     return out
@@ -357,12 +366,22 @@ def shown_type(rtype: str) -> str:
 
 
 def relation_label(rtype: str) -> str:
+    """The type before the link, quoted when it holds a space or starts or ends with a quote, so
+    basic-memory's grammar reads back exactly ``shown_type`` (tests/hardening/test_mcp_relations.py)."""
     shown = shown_type(rtype)
-    return f'"{shown}"' if " " in shown else shown
+    return f'"{shown}"' if " " in shown or shown[0] == "'" or shown[-1] == "'" else shown
 
 
-def render_note(e: Entity) -> str:
-    """The note for ``e``: owned frontmatter keys updated, every other key and section kept."""
+Links = Callable[[str], str]
+
+
+def render_note(
+    e: Entity, links: Links = link_target, extra: Sequence[tuple[str, str | list[str]]] = ()
+) -> str:
+    """The note for ``e``: owned frontmatter keys updated, every other key and section kept.
+
+    ``links``: the file stem of the note a relation's target names (a renamed or collided
+    stem, so that Obsidian's link resolves); ``extra``: keys an importer adds (provenance)."""
     nl = "\n"
     updates: list[tuple[str, str | list[str]]] = [
         ("entity", e.name),
@@ -374,6 +393,8 @@ def render_note(e: Entity) -> str:
         updates.append(("projects", list(e.projects)))
     if e.platforms or "platforms" in e.fm_data:
         updates.append(("platforms", list(e.platforms)))
+    owned = {k for k, _ in updates}
+    updates += [(k, v) for k, v in extra if k not in owned]  # an extra key never overrides an owned one
     head = render_block(e.fm_text, e.fm_data, updates, nl)
     live = [f for f in e.facts if f.live]
     closed = [f for f in e.facts if not f.live]
@@ -386,12 +407,18 @@ def render_note(e: Entity) -> str:
     if closed or SUPERSEDED in e.loose:
         out += [SUPERSEDED, ""] + [_fact_line(f) for f in closed] + _kept(e, SUPERSEDED)
     out += [RELATED, ""]
-    out += [f"- {relation_label(t)} [[{link_target(to)}]]" for t, to in e.relations] or [NO_RELATIONS]
+    out += [f"- {relation_label(t)} {_link(links(to), to)}" for t, to in e.relations] or [NO_RELATIONS]
     out += _kept(e, RELATED)
     if e.others:
         out += [e.others, ""]
-    out += _block(e)
+    out += _block(e, links)
     return head + nl.join(out) + nl
+
+
+def _link(stem: str, name: str) -> str:
+    if stem == name:
+        return f"[[{name}]]"
+    return f"[[{stem}|{name}]]" if link_safe(name) else f"[[{stem}]]"  # the exact name is in the block
 
 
 def _kept(e: Entity, head: str) -> list[str]:
@@ -399,7 +426,7 @@ def _kept(e: Entity, head: str) -> list[str]:
     return ["", text, ""] if text else [""]
 
 
-def _block(e: Entity) -> list[str]:
+def _block(e: Entity, links: Links) -> list[str]:
     lines: list[str] = []
     for f in [f for f in e.facts if f.live] + [f for f in e.facts if not f.live]:
         if f.valid_from is None and f.valid_to is None:
@@ -408,9 +435,10 @@ def _block(e: Entity) -> list[str]:
         end = iso(f.valid_to) if f.valid_to is not None else "-"
         lines.append(f"fact {start} {end} {f.key or '-'} {text_hash(f.text)}")
     for t, to in e.relations:
-        if link_target(to) != to or shown_type(t) != t:
+        link = links(to)
+        if link != to or shown_type(t) != t:
             # ">" escaped: a name holding "-->" must not close the comment
-            lines.append("rel " + json.dumps([t, to], ensure_ascii=False).replace(">", "\\u003e"))
+            lines.append("rel " + json.dumps([t, to, link], ensure_ascii=False).replace(">", "\\u003e"))
     if not lines:
         return []
     return [BLOCK_OPEN.removesuffix(" -->"), *lines, _BLOCK_END]

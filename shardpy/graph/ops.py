@@ -27,7 +27,7 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.graph.facts import Fact, check_key
-from shardpy.graph.note import Entity, Relation
+from shardpy.graph.note import Entity, Relation, link_target
 from shardpy.graph.store import GraphStore, Snapshot
 
 NAME_MAX = 200
@@ -163,6 +163,13 @@ class Work:
         if e.path and name in self.snap.entities:
             self.deleted[name] = e.path
 
+    def link(self, name: str) -> str:
+        """The stem of the note holding ``name`` (what a wikilink to it must say)."""
+        e = self.get(name)
+        if e is None or not e.path:
+            return link_target(name)
+        return e.path.rsplit("/", 1)[-1].removesuffix(".md")
+
     def holders(self, target: str) -> list[str]:
         """Names of the notes holding a relation to ``target`` (this call's changes included)."""
         names = list(self.snap.incoming.get(target, []))
@@ -262,7 +269,7 @@ def add_observations(w: Work, items: list[dict[str, Any]], now: int) -> list[dic
         if item.get("key") is not None:
             added = _keyed(e, item["key"], item["contents"], item.get("valid_to"), now)
         else:
-            live = {f.text for f in e.facts if f.live}
+            live = {f.shown for f in e.facts if f.live}
             added = [o for o in dict.fromkeys(item["contents"]) if o not in live]
             e.facts += [Fact(o, None, now, None) for o in added]
         results.append({"entityName": item["entityName"], "addedObservations": added})
@@ -298,7 +305,7 @@ def _keyed(e: Entity, key: str, contents: list[str], valid_to: int | None, now: 
     for i in current:
         e.facts[i] = e.facts[i].closed(now)
     e.facts.append(Fact(text, key, now, None))
-    return [text]
+    return [e.facts[-1].shown]
 
 
 def delete_entities(w: Work, names: list[str]) -> None:
@@ -331,9 +338,9 @@ def delete_observations(w: Work, items: list[dict[str, Any]]) -> None:
         if e is None or not e.is_entity:
             continue
         gone = set(item["observations"])
-        if any(f.live and f.text in gone for f in e.facts):
+        if any(f.live and f.shown in gone for f in e.facts):
             e = w.edit(item["entityName"])
-            e.facts = [f for f in e.facts if not (f.live and f.text in gone)]
+            e.facts = [f for f in e.facts if not (f.live and f.shown in gone)]
 
 
 def delete_relations(w: Work, items: list[dict[str, Any]]) -> None:

@@ -1,4 +1,5 @@
-"""The MCP reference memory server's knowledge graph: one note per entity.
+"""The MCP reference memory server's knowledge graph: one note per entity, in the memory
+graph's own format (``shardpy.graph.note``), so an imported graph is the graph the tools serve.
 
 Reads ``memory.jsonl`` (or the legacy ``memory.json``, which holds JSON
 Lines too), the ``mcp-knowledge-graph`` fork's files (with their ``_aim``
@@ -9,18 +10,18 @@ export. Entity identity is the exact name string.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import as_text, render_block, split_frontmatter
-from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem, rewrite_body
-from shardpy.importers.markdown import inline_blocks
+from shardpy.graph.facts import KEY, Fact, now_ms, parse_instant
+from shardpy.graph.note import Entity as GraphEntity
+from shardpy.graph.note import link_target, parse_note, render_note, shown_type
+from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem
 from shardpy.importers.models import Built, Notice, Provenance, Record, sha256
-from shardpy.importers.names import sanitize_path_part, stem_for
+from shardpy.importers.names import stem_for
 from shardpy.importers.provenance import link_signature, provenance_items
 from shardpy.importers.walk import Skipped
 
@@ -37,6 +38,7 @@ class Entity:
     extra: dict[str, Any]
     line: int
     relations: list[tuple[str, str]] = field(default_factory=list)  # (type, target)
+    placeholder: bool = False  # a name relations start at, with no entity line (not an entity)
 
 
 def find_graph_file(source: Path) -> Path:
@@ -181,7 +183,7 @@ class McpMemoryAdapter:
                     + ", ".join(repr(v) for v in variants)
                     + "; imported as a separate note",
                 )
-            folder = sanitize_path_part(e.entity_type.strip() or "entity")
+            folder = ""  # every entity in the one graph folder (--into, by default <memory_root>/graph)
             stem, renamed = stem_for(e.name)
             if renamed:
                 yield Notice(
@@ -220,96 +222,74 @@ class McpMemoryAdapter:
             )
 
     def build(self, record: Record, resolver: Resolver, prov: Provenance) -> Built:
+        """The entity note of the memory graph (docs/MEMORY.md): observations as live facts from
+        the import's instant, relations under ``## Related`` linking the target entity's note."""
         e = self.entities[record.locator]
-        nl = "\n"
-        lines = [f"# {' '.join(e.name.split()) or note_stem(record.target)}", ""]
-        if e.observations:
-            lines += ["## Observations", ""]
-            for o in e.observations:
-                parts = o.split("\n") if o else [""]
-                lines.append(f"- {parts[0]}" if parts[0] else "-")
-                lines.extend(f"  {p}" if p else "" for p in parts[1:])
-            lines.append("")
+        at = parse_instant(prov.imported_at) or now_ms()
         direct: list[LinkUse] = []
-        if e.relations:
-            lines += ["## Relations", ""]
-            for rtype, to in e.relations:
-                link, use = _relation_link(to, record, resolver)
-                if use is not None:
-                    direct.append(use)
-                lines.append(f"- {relation_label(rtype)}{link}")
-            lines.append("")
-        body = nl + nl.join(lines)
-        blocks = [b for b in inline_blocks(body) if not _is_direct(b.content, direct)]
-        new_body, uses = rewrite_body(
-            body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False
+        stems: dict[str, str] = {}
+        for _rtype, to in e.relations:
+            _link, use = _relation_link(to, record, resolver)
+            if use is None:  # a name the graph does not define: resolved against the vault's notes
+                res = resolver.resolve(to) if to.strip() else Resolution("unresolved", reason="blank name")
+                use = LinkUse(f"[[{to}]]", to, res.status, res.target, res.reason, None)
+            direct.append(use)
+            stems[to] = note_stem(use.target) if use.status == "resolved" and use.target else link_target(to)
+        entity = GraphEntity(
+            name=e.name,
+            entity_type=e.entity_type,
+            status="placeholder" if e.placeholder else "active",
+            scope="general",  # the graph is the user's, shared by every session (docs/SERVE.md "Import")
+            facts=[_fact(o, at) for o in e.observations],
+            relations=list(dict.fromkeys(e.relations)),
         )
-        uses = direct + uses
-        updates: list[tuple[str, str | list[str]]] = [("title", e.name), ("type", e.entity_type)]
+        extra: list[tuple[str, str | list[str]]] = []
         if note_stem(record.target) != e.name and e.name.strip():
-            updates.append(("aliases", [e.name]))  # a blank name is no alias; `title` keeps it
+            extra.append(("aliases", [e.name]))  # Obsidian finds the renamed note by its exact name
         for key, value in e.extra.items():
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            updates.append((f"mcp_{key}", text))
-        # A memory graph is the user's, shared by every session of the client: `shardpy serve`
-        # recalls it for every caller (docs/SERVE.md, "Import").
-        updates.append(("scope", "general"))
-        updates.extend(provenance_items(prov, record.source_path, record.source_hash))
-        block = render_block("", {}, updates, nl)
-        return Built((block + new_body).encode("utf-8"), list(e.observations), uses, link_signature(uses))
+            extra.append(
+                (f"mcp_{key}", value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            )
+        extra.extend(provenance_items(prov, record.source_path, record.source_hash))
+        data = render_note(entity, lambda name: stems.get(name, link_target(name)), extra)
+        return Built(data.encode("utf-8"), list(e.observations), direct, link_signature(direct))
 
     def observations_of(self, data: bytes) -> list[str]:
-        return observations_in_note(data.decode("utf-8", "replace"))
+        e = parse_note("x.md", data.decode("utf-8", "replace"))
+        return e.observations() if isinstance(e, GraphEntity) else []
 
     def supersede(self, old: bytes, new: bytes, day: str) -> bytes:
-        """Keep each ``[key] text`` observation the source replaced (same key, new text) under
-        ``## Superseded`` with its validity, as the seed's keyed observations do; unkeyed ones never."""
-        old_text, new_text = old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
-        now = observations_in_note(new_text)
-        new_keys = {k for k in (_obs_key(o) for o in now) if k}
-        since = _imported_day(old_text)
-        lines = _section_lines(old_text, "## Superseded")
-        for o in observations_in_note(old_text):
-            key = _obs_key(o)
-            if key in new_keys and o not in now:
-                lines.append(f"- {o.replace(chr(10), ' ')} (valid {since} → {day})")
-        if not lines:
+        """A re-import keeps the note's history (seed 003, "Facts change"): a fact still in the
+        source keeps the instant it began; a keyed fact (``[key] text``) whose key now holds another
+        text is closed and kept under ``## Superseded``; an unkeyed one the source dropped is gone."""
+        before = parse_note("x.md", old.decode("utf-8", "replace"))
+        after = parse_note("x.md", new.decode("utf-8", "replace"))
+        if not isinstance(before, GraphEntity) or not isinstance(after, GraphEntity):
             return new
-        block = "## Superseded\n\n" + "\n".join(lines) + "\n\n"
-        at = new_text.find("\n## Relations\n")
-        text = (
-            new_text + "\n" + block.rstrip("\n") + "\n"
-            if at < 0
-            else new_text[: at + 1] + block + new_text[at + 1 :]
-        )
-        return text.encode("utf-8")
+        now = next((f.valid_from for f in after.facts if f.valid_from is not None), None) or now_ms()
+        began: dict[tuple[str | None, str], list[Fact]] = {}
+        for f in before.facts:
+            if f.live:
+                began.setdefault((f.key, f.text), []).append(f)
+        facts = [began[(f.key, f.text)].pop(0) if began.get((f.key, f.text)) else f for f in after.facts]
+        keys = {f.key for f in after.facts if f.key is not None}
+        closed = [f.closed(now) for fs in began.values() for f in fs if f.key in keys]
+        history = [f for f in before.facts if not f.live]
+        if facts == after.facts and not closed and not history:
+            return new
+        after.facts = facts + history + closed
+        links = after.links
+        return render_note(after, lambda name: links.get(name, link_target(name))).encode("utf-8")
 
 
-_KEYED = re.compile(r"\[([a-z0-9][a-z0-9_.-]*)\] ")
-
-
-def _obs_key(observation: str) -> str | None:
-    m = _KEYED.match(observation)
-    return m.group(1) if m else None
-
-
-def _imported_day(text: str) -> str:
-    """The day the earlier import wrote the note (from its provenance), the superseded fact's valid-from."""
-    stamp = as_text(split_frontmatter(text).data.get("imported_at")) or ""
-    return stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", stamp) else "?"
-
-
-def _section_lines(text: str, heading: str) -> list[str]:
-    """The bullet lines of one ``## `` section (empty when the note has none)."""
-    out: list[str] = []
-    inside = False
-    for line in text.split("\n"):
-        if line.startswith("## "):
-            inside = line.strip() == heading
-            continue
-        if inside and line.startswith("- "):
-            out.append(line)
-    return out
+def _fact(observation: str, at: int) -> Fact:
+    """An observation string as a fact: ``[key] text`` (the key's pattern) is keyed, as a
+    basic-memory category is (seed 003); anything else is kept as it is."""
+    if observation.startswith("["):
+        close = observation.find("] ")
+        if close > 1 and KEY.fullmatch(observation[1:close]):
+            return Fact(observation[close + 2 :], observation[1:close], at, None)
+    return Fact(observation, None, at, None)
 
 
 def _relation_link(to: str, record: Record, resolver: Resolver) -> tuple[str, LinkUse | None]:
@@ -345,52 +325,6 @@ def _by_identity(resolver: Resolver, record: Record, name: str) -> Resolution:
     if target is None:
         return Resolution("unresolved", reason="no entity with this (blank) name in the graph")
     return Resolution("resolved", target)
-
-
-def _is_direct(content: str, direct: list[LinkUse]) -> bool:
-    return any(u.replacement is not None and u.replacement in content for u in direct) or any(
-        u.text in content and u.replacement is None for u in direct
-    )
-
-
-def relation_label(rtype: str) -> str:
-    """The relation type as written before its link, so that basic-memory's grammar
-    (``bm_grammar.parse_explicit_relation``) reads back exactly ``written_type(rtype)``.
-
-    A type with spaces, or one that starts or ends with a quote (``"q"``), is quoted:
-    the reader takes off one pair of the same quote and nothing else. What a list
-    item cannot carry is changed visibly (``written_type``) and noticed by the scan.
-    Property-tested: tests/hardening/test_mcp_relations.py."""
-    written = written_type(rtype)
-    if any(c.isspace() for c in written) or written[0] in "'\"" or written[-1] in "'\"":
-        return f'"{written}" '
-    return f"{written} "
-
-
-def written_type(rtype: str) -> str:
-    """``rtype`` as a relation bullet can hold it: one line, no ``[[`` (it would start the
-    link), no surrounding blanks; an empty type is basic-memory's ``links_to``."""
-    one_line = " ".join(rtype.splitlines()).replace("[[", "[ [").strip()
-    return one_line or "links_to"
-
-
-def observations_in_note(text: str) -> list[str]:
-    """Observation bullets of a note this adapter wrote (continuation lines joined back)."""
-    out: list[str] = []
-    in_section = False
-    for line in text.split("\n"):
-        if line.startswith("## "):
-            in_section = line.strip() == "## Observations"
-            continue
-        if not in_section:
-            continue
-        if line.startswith("- ") or line == "-":
-            out.append(line[2:])
-        elif line.startswith("  ") and out:
-            out[-1] += "\n" + line[2:]
-        elif line == "" and out:
-            continue
-    return out
 
 
 def _gather(
@@ -455,8 +389,8 @@ def _attach_relations(
             yield Notice(where, f"duplicate relation {frm!r} -{rtype}-> {to!r} ignored")
             continue
         seen.add(triple)
-        if written_type(rtype) != rtype:
-            yield Notice(where, f"relation type {rtype!r} is written as {written_type(rtype)!r}")
+        if shown_type(rtype) != rtype:
+            yield Notice(where, f"relation type {rtype!r} is shown as {shown_type(rtype)!r} (kept exactly)")
         owner = by_name.get(frm)
         if owner is None:
             # The memory server keeps a relation whose start it never defined (create_relations
@@ -467,7 +401,7 @@ def _attach_relations(
                 f"relation {frm!r} -{rtype}-> {to!r} starts at a name with no entity line; "
                 "a note is made for it",
             )
-            owner = by_name[frm] = Entity(frm, "entity", [], {}, line)
+            owner = by_name[frm] = Entity(frm, "", [], {}, line, placeholder=True)
         owner.relations.append((rtype, to))
 
 

@@ -63,7 +63,7 @@ def test_each_caller_sees_its_reach(world: World) -> None:
     assert not any(a["error"] for a in atlas), atlas
     graph = atlas[5]["structured"]
     assert {e["name"]: e["observations"] for e in graph["entities"]} == {
-        "Atlas DB": ["postgres 16", "port 6432"],
+        "Atlas DB": ["postgres 16", "[port] port 6432"],  # a keyed fact shows its key
         "Shared": ["everyone reads this"],
     }
     assert graph["relations"] == [{"from": "Shared", "to": "Atlas DB", "relationType": "uses"}]

@@ -66,10 +66,11 @@ def test_priya_page_and_as_of(tmp_path: Path) -> None:
 
     view = ops.View(store.snapshot(), _everyone)
     before = ops.open_nodes(view, ["Priya"], parse_as_of("2025-09-16"))
-    assert before["entities"][0]["observations"] == ["on the platform team"]
+    assert before["entities"][0]["observations"] == ["[team] on the platform team"]
     after = ops.open_nodes(view, ["Priya"], parse_as_of("2025-09-25T12:00:00Z"))
-    assert after["entities"][0]["observations"] == ["on the memory team"]
-    assert ops.open_nodes(view, ["Priya"], None)["entities"][0]["observations"] == ["on the memory team"]
+    assert after["entities"][0]["observations"] == ["[team] on the memory team"]
+    now = ops.open_nodes(view, ["Priya"], None)
+    assert now["entities"][0]["observations"] == ["[team] on the memory team"]
     # An as_of before anything was written: nothing was believed yet.
     assert ops.open_nodes(view, ["Priya"], parse_as_of("2025-09-01"))["entities"][0]["observations"] == []
 
@@ -81,7 +82,7 @@ def test_priya_page_and_as_of(tmp_path: Path) -> None:
     assert "_No observations._" in text
     view = ops.View(store.snapshot(), _everyone)
     assert ops.open_nodes(view, ["Priya"], parse_as_of("2025-09-30"))["entities"][0]["observations"] == [
-        "on the memory team"
+        "[team] on the memory team"
     ]
 
 

@@ -11,7 +11,7 @@ from shardpy.frontmatter import split_frontmatter
 from tests.importers.fixtures import mcp_lines
 from tests.importers.helpers import do_import, rows
 
-INTO = "memories/mcp-memory"
+INTO = "memories/graph"
 RECORDS: list[dict[str, object]] = [
     {"type": "entity", "name": "", "entityType": "thing", "observations": ["said by nobody"]},
     {"type": "entity", "name": "???", "entityType": "thing", "observations": ["only marks"]},
@@ -37,15 +37,15 @@ def test_empty_and_unsanitisable_names_are_imported(tmp_path: Path) -> None:
     r = rows(plan)
     empty = r["memory.jsonl#entity="].vault_path
     marks = r["memory.jsonl#entity=???"].vault_path
-    assert {empty, marks} == {f"{INTO}/thing/untitled.md", f"{INTO}/thing/untitled (2).md"}
+    assert {empty, marks} == {f"{INTO}/untitled.md", f"{INTO}/untitled (2).md"}
     note = (vault / empty).read_text("utf-8")
     split = split_frontmatter(note)
-    assert split.data["title"] == ""
+    assert split.data["entity"] == ""
     assert split.data["source_path"] == "memory.jsonl#entity="
     assert "aliases" not in split.data
     assert "- said by nobody" in note
     assert f"[[{Path(empty).stem}|" in note or "mentions [[Dana]]" in note
-    dana = (vault / f"{INTO}/person/Dana.md").read_text("utf-8")
+    dana = (vault / f"{INTO}/Dana.md").read_text("utf-8")
     assert f"knows [[{Path(empty).stem}" in dana
     links = {(lr.source_path, lr.text): lr for lr in plan.links}
     assert links[("memory.jsonl#entity=Dana", "[[]]")].target == empty

@@ -1,6 +1,7 @@
 """Issue 26, item 16: every relation of a graph the MCP memory server wrote
 appears in the imported notes, with its type as basic-memory's grammar reads it
-back and a link to the note of exactly the entity it names.
+back and a link to the note of exactly the entity it names; and (issue 28) the
+memory graph reads each back with its exact type and target.
 
 Found on a graph written by the real server: a type that starts and ends with a
 quote (`"q"`) came back without its quotes; a type holding `[[` was no relation
@@ -17,8 +18,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shardpy.graph.note import Entity, parse_note, relation_label, shown_type
 from shardpy.importers.bm_grammar import parse_explicit_relation
-from shardpy.importers.mcp_memory import relation_label, written_type
 from shardpy.yamlsafe import load as yaml_load
 from tests.oracle import memory_server_session
 from tests.shardkit import run_shardpy
@@ -63,10 +64,10 @@ TYPES = [
 
 @given(st.text(max_size=40))
 def test_every_type_reads_back_as_written(rtype: str) -> None:
-    parsed = parse_explicit_relation(f"{relation_label(rtype)}[[Target]]")
-    assert parsed is not None and parsed.type == written_type(rtype) and parsed.target == "Target"
-    if "[[" not in rtype and rtype == rtype.strip() and rtype.splitlines() == [rtype]:
-        assert written_type(rtype) == rtype  # only what a bullet cannot hold is changed
+    parsed = parse_explicit_relation(f"{relation_label(rtype)} [[Target]]")
+    assert parsed is not None and parsed.type == shown_type(rtype) and parsed.target == "Target"
+    if rtype and rtype == " ".join(rtype.split()) and not set('[]"') & set(rtype):
+        assert shown_type(rtype) == rtype  # only what a bullet cannot hold is changed (the block keeps it)
 
 
 def _relations() -> list[dict[str, str]]:
@@ -99,12 +100,12 @@ def _notes(vault: Path) -> dict[str, tuple[str, str]]:
     for path in sorted((vault / "memories").rglob("*.md")):
         text = path.read_text(encoding="utf-8")
         front = yaml_load(text.split("---\n")[1])
-        out[str(front["title"])] = (path.relative_to(vault).as_posix()[:-3], text)
+        out[str(front["entity"])] = (path.relative_to(vault).as_posix()[:-3], text)
     return out
 
 
 def _relations_of(text: str) -> list[tuple[str, str]]:
-    section = text.split("## Relations\n", 1)[1]
+    section = text.split("## Related\n", 1)[1].split("<!--", 1)[0]
     out = []
     for line in section.splitlines():
         if line.startswith("- "):
@@ -130,6 +131,9 @@ def test_a_real_servers_graph_keeps_every_relation(tmp_path: Path) -> None:
         assert rel["from"] in notes, rel
         written = _relations_of(notes[rel["from"]][1])
         # The link names the note of exactly the target entity (by its file name).
-        assert (written_type(rel["relationType"]), rel["to"]) in [
+        assert (shown_type(rel["relationType"]), rel["to"]) in [
             (rtype, stems.get(target)) for rtype, target in written
         ], (rel, written)
+        # The graph reads the relation back exactly: its type and its target, as the server wrote them.
+        entity = parse_note(notes[rel["from"]][0] + ".md", notes[rel["from"]][1])
+        assert isinstance(entity, Entity) and (rel["relationType"], rel["to"]) in entity.relations, rel

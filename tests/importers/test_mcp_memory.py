@@ -10,11 +10,11 @@ import pytest
 
 from shardpy.errors import ShardpyError
 from shardpy.frontmatter import split_frontmatter
-from shardpy.importers.mcp_memory import observations_in_note
+from shardpy.graph.note import Entity, parse_note
 from tests.importers.fixtures import MCP_RECORDS, mcp_lines
 from tests.importers.helpers import do_import, rows
 
-INTO = "memories/mcp-memory"
+INTO = "memories/graph"  # where the graph tools read it (docs/MEMORY.md)
 
 
 def _graph(tmp_path: Path, data: bytes, name: str = "memory.jsonl") -> Path:
@@ -27,43 +27,50 @@ def _graph(tmp_path: Path, data: bytes, name: str = "memory.jsonl") -> Path:
 def test_plan(tmp_path: Path, vault: Path) -> None:
     plan = do_import("mcp-memory", _graph(tmp_path, mcp_lines(MCP_RECORDS)), vault).plan
     r = rows(plan)
-    assert r["memory.jsonl#entity=Dana"].vault_path == f"{INTO}/person/Dana.md"
+    assert r["memory.jsonl#entity=Dana"].vault_path == f"{INTO}/Dana.md"
     assert r["memory.jsonl#entity=Dana"].observations == 2
     # Names differing only by case or surrounding spaces: separate notes, reported.
-    assert r["memory.jsonl#entity=Berlin"].vault_path == f"{INTO}/city/Berlin.md"
-    assert r["memory.jsonl#entity=Berlin "].vault_path == f"{INTO}/city/Berlin (2).md"
-    assert r["memory.jsonl#entity=postgresql"].vault_path == f"{INTO}/tech/postgresql (2).md"
+    assert r["memory.jsonl#entity=Berlin"].vault_path == f"{INTO}/Berlin.md"
+    assert r["memory.jsonl#entity=Berlin "].vault_path == f"{INTO}/Berlin (2).md"
+    assert r["memory.jsonl#entity=postgresql"].vault_path == f"{INTO}/postgresql (2).md"
     notices = [n.message for n in plan.notices]
     assert sum("differs only by case or surrounding spaces" in m for m in notices) == 4
     # A name that is not a file name: sanitised, reported, kept in aliases.
-    assert r["memory.jsonl#entity=Project: Apollo/v2"].vault_path == f"{INTO}/project/Project- Apollo-v2.md"
+    assert r["memory.jsonl#entity=Project: Apollo/v2"].vault_path == f"{INTO}/Project- Apollo-v2.md"
     assert any("not a valid file name" in m for m in notices)
-    assert r["memory.jsonl#entity=🚀 Rocket"].vault_path == f"{INTO}/Thing/🚀 Rocket.md"
+    assert r["memory.jsonl#entity=🚀 Rocket"].vault_path == f"{INTO}/🚀 Rocket.md"
     # An empty name is imported under the placeholder name (issue 12 item 4 reversed the
     # earlier skip); a relation from an unknown entity is reported.
     assert plan.skipped == []
-    assert r["memory.jsonl#entity="].vault_path == f"{INTO}/ghost/untitled.md"
+    assert r["memory.jsonl#entity="].vault_path == f"{INTO}/untitled.md"
     assert any("'Ghost' -haunts-> 'Dana'" in m for m in notices)
     links = {(lr.source_path, lr.text): lr for lr in plan.links}
     assert links[("memory.jsonl#entity=Dana", "[[Nobody]]")].status == "unresolved"  # dangling: kept, listed
-    assert links[("memory.jsonl#entity=Dana", "[[Berlin]]")].target == f"{INTO}/city/Berlin.md"
+    assert links[("memory.jsonl#entity=Dana", "[[Berlin]]")].target == f"{INTO}/Berlin.md"
 
 
 def test_note_shape(tmp_path: Path, vault: Path) -> None:
     do_import("mcp-memory", _graph(tmp_path, mcp_lines(MCP_RECORDS)), vault, apply=True)
-    text = (vault / INTO / "person/Dana.md").read_text("utf-8")
+    text = (vault / INTO / "Dana.md").read_text("utf-8")
     body = text.split("---\n", 2)[2]
-    assert body == (
-        "\n# Dana\n\n## Observations\n\n- Works on routing\n- Line one\n  Line two\n\n"
-        '## Relations\n\n- works_at [[Acme Corp]]\n- "is a fan of" [[Berlin]]\n'
-        "- leads [[Project- Apollo-v2|Project: Apollo/v2]]\n- knows [[Nobody]]\n"
+    page, block = body.split("<!-- shardpy:graph", 1)
+    assert page == (
+        "# Dana\n\n## Observations\n\n- Works on routing\n- Line one\n  Line two\n\n"
+        '## Related\n\n- works_at [[Acme Corp]]\n- "is a fan of" [[Berlin]]\n'
+        "- leads [[Project- Apollo-v2|Project: Apollo/v2]]\n- knows [[Nobody]]\n\n"
     )
-    assert observations_in_note(text) == ["Works on routing", "Line one\nLine two"]
+    assert '\nrel ["leads", "Project: Apollo/v2", "Project- Apollo-v2"]\n' in block
+    entity = parse_note(f"{INTO}/Dana.md", text)
+    assert isinstance(entity, Entity)
+    assert entity.observations() == ["Works on routing", "Line one\nLine two"]
+    assert ("leads", "Project: Apollo/v2") in entity.relations  # the exact name, through the block
     data = split_frontmatter(text).data
-    assert data["title"] == "Dana" and data["type"] == "person"
+    assert data["entity"] == "Dana" and data["entity_type"] == "person" and data["scope"] == "general"
     assert data["source_path"] == "memory.jsonl#entity=Dana"
-    twin = split_frontmatter((vault / INTO / "city/Berlin (2).md").read_text("utf-8")).data
-    assert twin["title"] == "Berlin " and twin["aliases"] == ["Berlin "]
+    twin = split_frontmatter((vault / INTO / "Berlin (2).md").read_text("utf-8")).data
+    assert twin["entity"] == "Berlin " and twin["aliases"] == ["Berlin "]
+    ghost = split_frontmatter((vault / INTO / "Ghost.md").read_text("utf-8")).data
+    assert ghost["status"] == "placeholder"  # relations start there; it is no entity (read_graph agrees)
 
 
 @pytest.mark.parametrize(

@@ -177,7 +177,7 @@ def test_paths_owned_by_another_record_or_import(tmp_path: Path, vault: Path) ->
     graph.write_bytes(
         mcp_lines([{"type": "entity", "name": "Dana", "entityType": "person", "observations": []}])
     )
-    out = do_import("mcp-memory", graph, vault, apply=True, into="shared")
+    out = do_import("mcp-memory", graph, vault, apply=True, into="shared/person")  # one graph folder
     row = rows(out.plan)["memory.jsonl#entity=Dana"]
     assert row.action == "collision" and "person/Dana.md (basic-memory into shared)" in row.detail
     assert out.plan.failed

@@ -78,7 +78,7 @@ def test_a_reimport_supersedes_a_changed_keyed_observation(tmp_path: Path) -> No
         )
         done = run_shardpy("import", "--from", "mcp-memory", graph, vault, "--apply", cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
-        return (vault / "memories/mcp-memory/person/Priya.md").read_text()
+        return (vault / "memories/graph/Priya.md").read_text()
 
     run(["[team] on the platform team", "likes tea"])
     second = run(["[team] on the memory team", "likes coffee"])
