@@ -17,6 +17,10 @@ from shardpy.index.script import UNSEGMENTED, run_query
 MAX_QUERY_CHARS = 1000
 _SYNTAX = re.compile(r'["*():^]|\b(?:AND|OR|NOT|NEAR)\b')
 _WORD = re.compile(r"\w+")
+# An English clitic after an apostrophe ("zephyrometer's", "don't"): the tokenizer splits it
+# off as a word of its own, so keeping it made the query the phrase "zephyrometer s", which a
+# note saying "zephyrometer" does not hold (issue 26 item 17, tests/hardening/test_search_words.py).
+_CLITIC = re.compile(r"['\u2019](?:s|t|d|ll|re|ve|m)(?!\w)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,19 +32,31 @@ class Translated:
     cjk_runs: tuple[str, ...]  # unsegmented runs, for snippets FTS5 cannot mark
 
 
+def _phrase(words: list[str]) -> str:
+    """The quoted phrase of ``words``, or both spellings of a sharp s: the tokenizer folds case
+    but keeps "ß", so "strasse" and "Straße" are different words to it (issue 26 item 17)."""
+    text = " ".join(words)
+    folded = text.casefold()
+    both = "ß" in folded or "ss" in folded
+    spellings = dict.fromkeys([text.lower(), folded, folded.replace("ss", "ß")] if both else [text])
+    quoted = ['"' + s + '"' for s in spellings]
+    return quoted[0] if len(quoted) == 1 else "(" + " OR ".join(quoted) + ")"
+
+
 def _term(word: str) -> str | None:
     """One whitespace-separated word as an FTS5 term (None when it holds nothing searchable)."""
+    word = _CLITIC.sub("", word)
     parts: list[str] = []
     pos = 0
     for m in UNSEGMENTED.finditer(word):
         latin = _WORD.findall(word[pos : m.start()])
         if latin:
-            parts.append('"' + " ".join(latin) + '"')
+            parts.append(_phrase(latin))
         parts.append(run_query(m.group(0)))
         pos = m.end()
     latin = _WORD.findall(word[pos:])
     if latin:
-        parts.append('"' + " ".join(latin) + '"')
+        parts.append(_phrase(latin))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
