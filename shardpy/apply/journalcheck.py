@@ -161,7 +161,8 @@ def planned_write(rel: str, *, records: bool = False) -> None:
     one aimed at ``.git/hooks/pre-commit`` or ``.shardmind/vault-id`` overwrote them
     (tests/security/test_pulled_ledger.py).
     """
-    # rel_parts' rules, spelled for speed (an import checks every note): it raises what they refuse.
+    if rel and not rel.startswith(("/", ".")) and "/." not in rel and "\\" not in rel:
+        return  # no part starts with a dot (so no ``..``, .git, .shardmind): every note's fast path
     parts = [p for p in rel.split("/") if p and p != "."]
     if not parts or ".." in parts or "\\" in rel or rel.startswith("/"):
         rel_parts(rel)

@@ -256,11 +256,17 @@ def record_problem(into_dir: object, target: object) -> str:
 
 def _plain(rel: str) -> bool:
     """Relative, normalised, no ``..``, backslash or NUL, no part starting with a dot (``.git``,
-    ``.shardmind``, ``.``): fsutil.rel_parts' rules and more, in plain string work (a ledger of
-    100,000 records is checked at every import)."""
-    if not rel or "\\" in rel or "\0" in rel:
-        return False
-    return all(part and part[0] != "." for part in rel.split("/"))
+    ``.shardmind``, ``.``): fsutil.rel_parts' rules and more, in C-speed string tests (the
+    records an import writes again are checked at every run: 100,000 of them at a large vault)."""
+    return (
+        bool(rel)
+        and not rel.startswith(("/", "."))
+        and not rel.endswith("/")
+        and "//" not in rel
+        and "/." not in rel
+        and "\\" not in rel
+        and "\0" not in rel
+    )
 
 
 class Ledger:
@@ -325,10 +331,11 @@ class Ledger:
             "SELECT source_path, target FROM records WHERE format=? AND into_dir=? ORDER BY source_path",
             (fmt, into),
         ).fetchall()
+        prefix = into + "/" if _plain(into) else "\0"  # an unsafe folder: every record is refused
         problems = [
-            f"record ({fmt}, {into}, {source_path}): {why}"
+            f"record ({fmt}, {into}, {source_path}): {record_problem(into, target)}"
             for source_path, target in rows
-            if (why := record_problem(into, target))
+            if not (isinstance(target, str) and target.startswith(prefix) and _plain(target))
         ]
         if problems:
             raise ledger_invalid(problems)
