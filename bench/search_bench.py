@@ -219,12 +219,46 @@ out["fts_p95_ms"] = floor[int(len(floor) * 0.95) - 1] * 1000
 slow = sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))[:4]
 out["slowest"] = [[k, round(statistics.median(v) * 1000, 1), matches.get(k.split(" {")[0])] for k, v in slow]
 """
+# Search by meaning (issue 29): hybrid queries in process. The first one loads the model and reads
+# the vectors (timed apart); the rest answer from the process's kept matrix.
+HYBRID = [q for q in QUERIES if not any(c in q for c in '"*') and " NOT " not in q] + [
+    "how do we roll back a bad deploy",
+    "who is responsible for the vendor agreement",
+    "steps after an outage",
+]
+_HYBRID = r"""
+hyb = []
+t = time.perf_counter()
+first = index.search(vault, HYBRID[0], max_age=float("inf"), mode="hybrid")
+out["hybrid_first_ms"] = (time.perf_counter() - t) * 1000
+out["hybrid_mode"] = first.mode
+for _ in range(3):
+    for q in HYBRID:
+        t = time.perf_counter()
+        index.search(vault, q, max_age=float("inf"), mode="hybrid")
+        hyb.append(time.perf_counter() - t)
+hyb.sort()
+out["hybrid_p50_ms"] = statistics.median(hyb) * 1000
+out["hybrid_p95_ms"] = hyb[int(len(hyb) * 0.95) - 1] * 1000
+import sqlite3
+conn = sqlite3.connect(str(index.index_path(vault)))
+out["vectors"] = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+"""
 _TAIL = r"""
 db = index.index_path(vault)
 out["db_mb"] = sum(os.path.getsize(p) for p in (str(db), f"{db}-wal") if os.path.exists(p)) / 1e6
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 """
-CHILD = _HEAD + _BUILD + _QUERIES + _TAIL + "print(json.dumps(out))\n"
+CHILD = _HEAD + f"HYBRID = {HYBRID!r}\n" + _BUILD + _QUERIES + _HYBRID + _TAIL + "print(json.dumps(out))\n"
+# The same cold index and no-change refresh without vectors (SHARDPY_EMBED_MODEL=off), same run.
+LEXICAL_CHILD = (
+    _HEAD
+    + r"""
+timed("lexical_cold_s", lambda: index.refresh(vault, full=True))
+timed("lexical_nochange_s", lambda: index.refresh(vault))
+"""
+    + "print(json.dumps(out))\n"
+)
 # --compare DIR: the same queries on the same index, answered by the shardpy found in DIR.
 QUERY_CHILD = _HEAD + _QUERIES + "print(json.dumps(out))\n"
 
@@ -244,6 +278,35 @@ def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
         )
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1000
+
+
+def _cli_search_ms(vault: Path, env: dict[str, str]) -> float:
+    """A whole `shardpy search WORDS` process (hybrid: start-up, model load, vectors read), median of 5."""
+    times = []
+    for q in ("kubernetes", "how do we roll back a bad deploy", "vendor", "budget review", "gotcha"):
+        t = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "shardpy", "search", q],
+            cwd=vault,
+            env={**env, "SHARDPY_SEARCH_REFRESH_SECONDS": "1000000"},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def _model_mb() -> dict[str, float]:
+    """What the bundled model costs on disk: the installed wordllama package and its weights file."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    root = Path(next(iter(spec.submodule_search_locations)))
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    weights = sum(p.stat().st_size for p in (root / "weights").glob("*.safetensors"))
+    return {"model_pkg_mb": size / 1e6, "model_weights_mb": weights / 1e6}
 
 
 def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
@@ -305,9 +368,20 @@ def run_size(size: int) -> dict[str, Any]:
                 check=True,
             )
             out.update({f"before_{k}": v for k, v in json.loads(before.stdout).items()})
+        lexical = subprocess.run(
+            [sys.executable, "-c", LEXICAL_CHILD, str(vault), "[]", "[]"],
+            env={**env, "SHARDPY_CACHE_DIR": str(work / "cache-lexical"), "SHARDPY_EMBED_MODEL": "off"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out.update(json.loads(lexical.stdout))
+        out["cold_ratio"] = out["cold_s"] / out["lexical_cold_s"]
+        out["cli_search_ms"] = _cli_search_ms(vault, env)
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
         out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
         out["generate_s"] = gen_s
+        out.update(_model_mb())
         return out
     finally:
         for rel, data in originals.items():
@@ -336,6 +410,16 @@ ROWS = [
     ("FTS5 ranked LIMIT alone p95 (ms)", "fts_p95_ms", "floor"),
     ("grep -ril p50 (ms, no index)", "grep_p50_ms", "reference"),
     ("grep -ril p95 (ms, no index)", "grep_p95_ms", "reference"),
+    ("lexical-only cold index, wall (s)", "lexical_cold_s", "same run"),
+    ("lexical-only cold index, CPU (s)", "lexical_cold_cpu_s", ""),
+    ("cold with vectors / lexical-only", "cold_ratio", "<= 3"),
+    ("vectors (sections embedded)", "vectors", ""),
+    ("hybrid first query, model load (ms)", "hybrid_first_ms", ""),
+    ("hybrid query p50 (ms)", "hybrid_p50_ms", ""),
+    ("hybrid query p95 (ms)", "hybrid_p95_ms", "<= 80 at 20k"),
+    ("shardpy search process, hybrid (ms)", "cli_search_ms", "<= 0.5x grep"),
+    ("model package / weights (MB)", "model_pkg_mb", "wordllama"),
+    ("model weights file (MB)", "model_weights_mb", ""),
     ("DB size (MB)", "db_mb", ""),
     ("peak RSS (MB)", "peak_rss_mb", ""),
     ("chunks", "chunks", ""),

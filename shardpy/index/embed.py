@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import struct
@@ -101,7 +102,10 @@ def _tokenizer(path: Path, *, specials: bool) -> Any:
 
     tok = Tokenizer.from_file(str(path))
     tok.enable_truncation(max_length=MAX_TOKENS)
-    tok.enable_padding()
+    if specials:
+        tok.enable_padding()  # a transformer takes a rectangle; a static model sums each text's ids
+    else:
+        tok.no_padding()
     tok.shardpy_specials = specials  # type: ignore[attr-defined]
     return tok
 
@@ -136,13 +140,22 @@ class StaticEmbedder:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # One gather buffer for every batch: a fresh 100 MB array per batch cost its page faults again
+        # (0.13 s against 0.6-1.5 s per batch here).
+        buf = np.empty((BATCH * MAX_TOKENS, self.dim), dtype=np.float32)
         for lo in range(0, len(texts), BATCH):
-            ids, mask = _batch_ids(self.tok, [t or " " for t in texts[lo : lo + BATCH]])
-            if ids.size == 0:
+            enc = self.tok.encode_batch(list(texts[lo : lo + BATCH]), add_special_tokens=False)
+            lengths = np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(enc))
+            if not lengths.any():
                 continue
-            np.clip(ids, 0, self.table.shape[0] - 1, out=ids)
-            vecs = self.table[ids] * mask[..., None]
-            out[lo : lo + len(ids)] = vecs.sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+            flat = np.fromiter(itertools.chain.from_iterable(e.ids for e in enc), dtype=np.int64)
+            np.clip(flat, 0, self.table.shape[0] - 1, out=flat)
+            # The sum of each text's token vectors, without padding: one gather, one segmented sum.
+            used = lengths > 0
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[used]
+            gathered = np.take(self.table, flat, axis=0, out=buf[: len(flat)])
+            sums = np.add.reduceat(gathered, starts, axis=0)
+            out[lo : lo + len(enc)][used] = sums / lengths[used, None]
         return _normalised(out)
 
 
@@ -251,4 +264,5 @@ def _load(spec: str) -> Embedder:
 
 def section_text(title: str, heading: str, body: str) -> str:
     """What stands for a section when it is embedded: the note's title, the heading path, the text."""
-    return "\n".join(part for part in (title, heading, body[:4000]) if part)
+    # Tokenizing costs by the character; only the first MAX_TOKENS tokens (~4 characters each) count.
+    return "\n".join(part for part in (title, heading, body[: MAX_TOKENS * 6]) if part)

@@ -29,22 +29,30 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (
-    chunk_id INTEGER PRIMARY KEY,
-    digest BLOB NOT NULL,
-    vec BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS vectors_digest ON vectors(digest);
-"""
+# Triggers keep the work list exact and cheap (no scan of every section on a one-note refresh): a new
+# section is queued in vectors_todo; a deleted section's vector moves to the negative id (an orphan,
+# kept until the end of the sync so that the same text elsewhere re-uses it: a rename embeds nothing).
+# A section id the writer hands out again (after the last note was deleted) so never inherits a vector.
+_SCHEMA = (
+    "CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, digest BLOB NOT NULL, vec BLOB NOT NULL)",
+    "CREATE TABLE vectors_todo (chunk_id INTEGER PRIMARY KEY)",
+    "CREATE TRIGGER vectors_chunk_new AFTER INSERT ON chunks BEGIN "
+    "INSERT OR IGNORE INTO vectors_todo VALUES (new.id); END",
+    "CREATE TRIGGER vectors_chunk_gone AFTER DELETE ON chunks BEGIN "
+    "UPDATE OR REPLACE vectors SET chunk_id = -old.id WHERE chunk_id = old.id; "
+    "DELETE FROM vectors_todo WHERE chunk_id = old.id; END",
+)
+_DROP = (
+    "DROP TRIGGER IF EXISTS vectors_chunk_new",
+    "DROP TRIGGER IF EXISTS vectors_chunk_gone",
+    "DROP TABLE IF EXISTS vectors_todo",
+    "DROP TABLE IF EXISTS vectors",
+)
 _MISSING = (
-    "SELECT c.id, f.title, c.heading, fts.body FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
-    "JOIN fts ON fts.rowid = c.id LEFT JOIN vectors AS v ON v.chunk_id = c.id WHERE v.chunk_id IS NULL"
+    "SELECT c.id, f.title, c.heading, fts.body FROM vectors_todo AS t JOIN chunks AS c ON c.id = t.chunk_id "
+    "JOIN files AS f ON f.id = c.file_id JOIN fts ON fts.rowid = c.id"
 )
-_ORPHANS = (
-    "SELECT v.chunk_id, v.digest, v.vec FROM vectors AS v "
-    "LEFT JOIN chunks AS c ON c.id = v.chunk_id WHERE c.id IS NULL"
-)
+_ORPHANS = "SELECT chunk_id, digest, vec FROM vectors WHERE chunk_id < 0"
 EMBED_STEP = 4096  # sections embedded per call (memory stays flat on a large vault)
 
 
@@ -57,40 +65,30 @@ def has_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _reset(conn: sqlite3.Connection) -> None:
-    conn.execute("DROP TABLE IF EXISTS vectors")
-    for statement in _statements():
+def _create(conn: sqlite3.Connection) -> None:
+    """Fresh tables and triggers; every existing section queued."""
+    for statement in _DROP:
         conn.execute(statement)
-
-
-def _statements() -> list[str]:
-    return [s.strip() for s in _SCHEMA.split(";") if s.strip()]
-
-
-def _damaged(conn: sqlite3.Connection, dim: int) -> bool:
-    try:
-        row = conn.execute(
-            "SELECT count(*) FROM vectors WHERE length(vec) != ? OR typeof(vec) != 'blob'", (dim * 4,)
-        ).fetchone()
-    except sqlite3.DatabaseError:
-        return True
-    return bool(row[0])
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    conn.execute("INSERT OR IGNORE INTO vectors_todo SELECT id FROM chunks")
 
 
 def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> None:
-    """The table exists and holds this model's vectors (else it is emptied, with a notice)."""
+    """The tables exist and hold this model's vectors (else they start over, with a notice)."""
     stored = store.get_meta(conn, "embed_model")
-    if not has_table(conn):
-        for statement in _statements():
-            conn.execute(statement)
-    elif stored != model.name:
-        _reset(conn)
-        if stored:
+    if not has_table(conn) or stored != model.name:
+        _create(conn)
+        if stored and stored != model.name:
             notices.append(f"vectors rebuilt: the embedding model changed ({stored} -> {model.name})")
-    elif _damaged(conn, model.dim):
-        _reset(conn)
-        notices.append("vectors rebuilt: the vector table was damaged")
     store.set_meta(conn, "embed_model", model.name)
+
+
+def pending(conn: sqlite3.Connection) -> bool:
+    """Sections to embed or vectors to drop (two indexed look-ups)."""
+    todo = conn.execute("SELECT 1 FROM vectors_todo LIMIT 1").fetchone()
+    gone = conn.execute("SELECT 1 FROM vectors WHERE chunk_id < 0 LIMIT 1").fetchone()
+    return todo is not None or gone is not None
 
 
 Progress = Callable[[int, int], None]
@@ -105,8 +103,8 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
     missing = conn.execute(_MISSING).fetchall()
     orphans = conn.execute(_ORPHANS).fetchall()
     spare: dict[bytes, bytes] = {bytes(d): bytes(v) for _cid, d, v in orphans}
-    if orphans:
-        conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(o[0],) for o in orphans])
+    conn.execute("DELETE FROM vectors WHERE chunk_id < 0")
+    conn.execute("DELETE FROM vectors_todo")
     todo: list[tuple[int, bytes, str]] = []
     reused: list[tuple[int, bytes, bytes]] = []
     for cid, title, heading, body in missing:
@@ -117,12 +115,12 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
             reused.append((int(cid), digest, vec))
         else:
             todo.append((int(cid), digest, text))
-    conn.executemany("INSERT INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)", reused)
+    conn.executemany("INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)", reused)
     for lo in range(0, len(todo), EMBED_STEP):
         part = todo[lo : lo + EMBED_STEP]
         vecs = np.ascontiguousarray(model.encode([t[2] for t in part]), dtype=np.float32)
         conn.executemany(
-            "INSERT INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)",
+            "INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)",
             [(cid, digest, vecs[k].tobytes()) for k, (cid, digest, _t) in enumerate(part)],
         )
     if missing or orphans:
@@ -133,7 +131,8 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
 
 def drop(conn: sqlite3.Connection) -> None:
     """Forget every vector (the next refresh re-embeds)."""
-    conn.execute("DROP TABLE IF EXISTS vectors")
+    for statement in _DROP:
+        conn.execute(statement)
     conn.execute("DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp')")
 
 
@@ -190,7 +189,8 @@ def after_refresh(conn: sqlite3.Connection, changed: bool, notices: list[str]) -
         if has_table(conn):
             drop(conn)
         return
-    if not changed and name is not None and has_table(conn) and store.get_meta(conn, "embed_model") == name:
+    current = name is not None and has_table(conn) and store.get_meta(conn, "embed_model") == name
+    if current and not (changed and pending(conn)):
         return
     try:
         model = embed.load()
