@@ -375,3 +375,27 @@ def test_pulled_transaction_journal_never_deletes_a_git_file(mesh: Mesh) -> None
     assert "TRANSACTION_JOURNAL_INVALID" in done.stdout + done.stderr, done.stdout
     assert (mesh.b / ".git/HEAD").read_bytes() == head
     assert tree_snapshot(mesh.b / ".git") == before
+
+
+def test_a_hostile_record_merged_by_the_driver_is_refused_after_the_merge(mesh: Mesh, tmp_path: Path) -> None:
+    """B: the record arrives through the driver's record-by-record merge (both machines imported),
+    not a fast-forward; the merged ledger is read under the same rules."""
+    one = _source(tmp_path / "one", ("Alpha", "Beta"))
+    code, out, _ = _import(mesh.a, one)
+    assert code == 0, out
+    (mesh.root / "outside").mkdir()
+    (mesh.root / "outside/pwned.md").write_bytes(OUTSIDE)
+    _aim(mesh.a / LEDGER, "../outside/pwned.md", _sha(OUTSIDE))
+    mesh.commit(mesh.a, "A: import, one record aimed outside")
+    mesh.push(mesh.a)
+    code, out, _ = _import(mesh.b, _source(tmp_path / "two", ("Gamma",)))
+    assert code == 0, out
+    mesh.commit(mesh.b, "B: import")
+    pulled = mesh.pull(mesh.b)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    (one / ALPHA).write_text(_note("Alpha", "Alpha v2"), encoding="utf-8")
+    before = _guarded(mesh)
+    for on_conflict in ("keep", "theirs"):
+        code, out, err = _import(mesh.b, one, "--on-conflict", on_conflict)
+        assert (code, err) == (1, "IMPORT_LEDGER_INVALID"), out
+    assert _guarded(mesh) == before
