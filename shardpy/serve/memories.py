@@ -10,7 +10,10 @@ Pure: no MCP here. A memory's frontmatter (the flagship's
   sees ``general`` only.
 
 Ranking: superseded memories sink below live ones, then specificity
-(project > platform > general), then date, then session time, newest first.
+(project > platform > general), then the narrower reach (fewer projects, or
+fewer platforms, named), then date, then session time, newest first. Seed 000:
+"a memory naming only your project outranks one naming five"
+(tests/hardening/test_serve_recall_order.py).
 """
 
 from __future__ import annotations
@@ -57,6 +60,11 @@ class Memory:
 
     def specificity(self) -> int:
         return {"project": 2, "platform": 1}.get(self.scope, 0)
+
+    def breadth(self) -> int:
+        """How many projects (or, for a platform memory, platforms) its reach names: fewer is narrower,
+        so more specific to the caller it reached (0 for a general memory, which names no one)."""
+        return {"project": len(self.projects), "platform": len(self.platforms)}.get(self.scope, 0)
 
     def to_json(self, *, body: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -155,9 +163,10 @@ def visible(memory: Memory, caller: Caller) -> bool:
 
 
 def declared_order(memories: list[Memory]) -> list[Memory]:
-    """Live before superseded, then project > platform > general, then newest date, then newest session."""
+    """Live before superseded, then project > platform > general, then the narrower reach, then newest
+    date, then newest session."""
     order = sorted(memories, key=lambda m: (m.date, m.session, m.path), reverse=True)
-    order.sort(key=lambda m: (0 if m.live else 1, -m.specificity()))
+    order.sort(key=lambda m: (0 if m.live else 1, -m.specificity(), m.breadth()))
     return order
 
 

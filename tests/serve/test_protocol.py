@@ -62,8 +62,9 @@ def test_handshake_with_roots_scopes_every_surface(atlas: tuple[World, Shared, A
 
     recall = s.call("recall", {"limit": 50})
     assert recall["caller"]["project"] == "atlas" and recall["caller"]["via"] == "roots"
-    # general + project-listed + both; superseded after live; never beta's, ios's or the broken one.
-    assert _titles(recall) == ["Both", "Atlas only", "Everyone", "Old atlas"]
+    # general + project-listed + both; the narrower reach first (issue 26 item 20); superseded after live;
+    # never beta's, ios's or the broken one.
+    assert _titles(recall) == ["Atlas only", "Both", "Everyone", "Old atlas"]
     assert recall["withheld"] == 3
 
     expand = s.call("expand", {"note": "[[North Star]]"})
@@ -113,7 +114,7 @@ def test_launch_context_without_roots(world: World) -> None:
         async with connect(world, cwd=world.repos["beta-repo"]) as s:
             recall = await s.call("recall", {"limit": 50})
             assert recall["caller"]["project"] == "beta" and recall["caller"]["source"] == "marker"
-            assert _titles(recall) == ["Both", "Beta only", "iOS", "Everyone"]
+            assert _titles(recall) == ["Beta only", "Both", "iOS", "Everyone"]
         # --project NAME (what --print-config writes) names it explicitly.
         async with connect(world, cwd=world.repos["web"], args=["--project", "atlas"]) as s:
             recall = await s.call("recall")
