@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from shardpy import __version__
-from shardpy.cli import git_cmd, import_options, install_update, sync_cmd
+from shardpy.cli import git_cmd, import_options, install_update, memory_cmd, sync_cmd
 from shardpy.cli.output import guarded, print_json
 
 HELP_NAMES = ["-h", "--help"]
@@ -372,3 +372,4 @@ def run() -> None:
 import_options.register(app)
 git_cmd.register(app)
 sync_cmd.register(app)
+memory_cmd.register(app)

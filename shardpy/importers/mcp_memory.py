@@ -358,7 +358,10 @@ def _gather(
         return
     # An empty (or blank) name is a name the memory server accepts: the entity is
     # imported under the placeholder file name sanitising gives it (`untitled`).
-    etype = _str(obj.get("entityType")) or _str(obj.pop("_t", None)) or "entity"
+    # An empty entityType is the server's to keep (create_entities accepts ""): only a missing one defaults.
+    etype = _str(obj.get("entityType"))
+    if etype is None:
+        etype = _str(obj.get("_t")) or "entity"
     obj.pop("_t", None)
     observations = [
         o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in obj.get("observations") or []
