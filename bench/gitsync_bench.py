@@ -1,6 +1,6 @@
 """Time `git pull` with shardpy's merge driver against git's built-in text merge.
 
-Run: python bench/gitsync_bench.py [--notes 500] [--runs 3]
+Run: python bench/gitsync_bench.py [--notes 500] [--runs 3] [--cases builtin,shardpy,sync]
 
 Builds a repository of N notes (frontmatter + body), then two diverging
 commits that both touch every note in different places (one edits the first
@@ -10,7 +10,12 @@ for every note. The same `git pull` (a real merge, from a bare repository)
 is timed in two clones of the same history:
 
 * ``builtin``: no attributes, git's own text merge (the reference);
-* ``shardpy``: after ``shardpy git setup``: git runs the driver once per note.
+* ``shardpy``: after ``shardpy git setup``: git runs the driver once per note;
+* ``sync``: the same vault set up the same way, pulled with
+  ``shardpy sync --no-push`` (fetch, then git's merge with every note merged
+  by the driver's rules inside the sync process, then the commit).
+
+``--cases`` picks which (``builtin,sync`` skips the slow per-file driver).
 
 Both merges must be clean and give the same notes where git's merge is
 clean (checked). Also printed: one ``shardpy merge-file`` call against one
@@ -21,6 +26,7 @@ the driver pays per file).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -67,6 +73,22 @@ def write(root: Path, n: int, side: str | None) -> None:
         (root / f"notes/n{i:04}.md").write_text("".join(lines), encoding="utf-8")
 
 
+STATE = (
+    '{"files": {}, "install_date": "2026-01-01T00:00:00Z", "modules": {}, '
+    '"shard": "bench", "source": "local", "version": "1.0.0"}\n'
+)
+
+
+def vault_files(seed: Path) -> None:
+    """What makes the repository a set-up vault (unchanged by both sides: never merged)."""
+    from shardpy.gitsync.setup import ATTRIBUTES, IGNORES, with_block
+
+    (seed / ".shardmind").mkdir()
+    (seed / ".shardmind/state.json").write_text(STATE, encoding="utf-8")
+    (seed / ".gitattributes").write_text(with_block(None, ATTRIBUTES), encoding="utf-8")
+    (seed / ".gitignore").write_text(with_block(None, IGNORES), encoding="utf-8")
+
+
 def build(tmp: Path, n: int, env: dict[str, str]) -> tuple[Path, str, str]:
     """(bare repository, commit of A, commit of B): A pushed to main, B a commit on top of the base."""
     bare = tmp / "hub.git"
@@ -74,6 +96,7 @@ def build(tmp: Path, n: int, env: dict[str, str]) -> tuple[Path, str, str]:
     seed = tmp / "seed"
     (seed / "notes").mkdir(parents=True)
     git(seed, "init", "--quiet", env=env)
+    vault_files(seed)
     write(seed, n, None)
     git(seed, "add", "-A", env=env)
     git(seed, "commit", "--quiet", "-m", "base", env=env)
@@ -95,12 +118,11 @@ def clone(tmp: Path, bare: Path, name: str, env: dict[str, str], *, driver: bool
     git(tmp, "clone", "--quiet", str(bare), str(dest), env=env)
     git(dest, "fetch", "--quiet", "origin", "b", env=env)
     if driver:
-        # What `shardpy git setup` registers (the vault-less repository gets it by hand).
-        from shardpy.gitsync.setup import ATTRIBUTES, DRIVER_TITLE, driver_command, with_block
+        # What `shardpy git setup` registers in git's config (the attributes are committed).
+        from shardpy.gitsync.setup import DRIVER_TITLE, driver_command
 
         git(dest, "config", "merge.shardpy.name", DRIVER_TITLE, env=env)
         git(dest, "config", "merge.shardpy.driver", driver_command(PY), env=env)
-        (dest / ".git/info/attributes").write_text(with_block(None, ATTRIBUTES), encoding="utf-8")
     return dest
 
 
@@ -115,6 +137,25 @@ def timed_pull(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     c0, t0 = _cpu(), time.perf_counter()
     git(repo, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main", env=env)
     return time.perf_counter() - t0, _cpu() - c0
+
+
+def timed_sync(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
+    """``shardpy sync --no-push`` on main reset to B (what `git pull` does, as sync does it)."""
+    git(repo, "checkout", "--quiet", "-B", "main", b, env=env)
+    c0, t0 = _cpu(), time.perf_counter()
+    done = subprocess.run(
+        [PY, "-m", "shardpy", "sync", "--no-push", "--json"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    report = json.loads(done.stdout)
+    if done.returncode != 0 or not report["remotes"][0]["merged"] or report["remotes"][0]["conflicts"]:
+        raise SystemExit(f"shardpy sync did not merge cleanly: {done.stdout}{done.stderr}")
+    return wall, cpu
 
 
 def tree(repo: Path) -> dict[str, bytes]:
@@ -146,6 +187,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--cases", default="builtin,shardpy,sync", help="comma-separated: builtin,shardpy,sync")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gitsync-bench-"))
     home = tmp / "home"
@@ -160,20 +202,32 @@ def main() -> None:
     )
     try:
         bare, _a, b = build(tmp, args.notes, env)
-        plain = clone(tmp, bare, "builtin", env, driver=False)
-        driven = clone(tmp, bare, "shardpy", env, driver=True)
-        t_plain, t_driver = [], []
+        cases = args.cases.split(",")
+        clones = {
+            "builtin": clone(tmp, bare, "builtin", env, driver=False),
+            "shardpy": clone(tmp, bare, "shardpy", env, driver=True),
+            "sync": clone(tmp, bare, "sync", env, driver=True),
+        }
+        timers = {"builtin": timed_pull, "shardpy": timed_pull, "sync": timed_sync}
+        labels = {
+            "builtin": "git pull, git's built-in text merge",
+            "shardpy": "git pull, shardpy driver per file",
+            "sync": "shardpy sync --no-push (in-process merge)",
+        }
+        times: dict[str, list[tuple[float, float]]] = {c: [] for c in cases}
         for _ in range(args.runs):
-            t_plain.append(timed_pull(plain, b, env))
-            t_driver.append(timed_pull(driven, b, env))
-        same = tree(plain) == tree(driven)
-        print(f"git pull merging {args.notes} notes changed on both sides (median of {args.runs}):")
-        for what, k in (("wall", 0), ("CPU", 1)):
-            p = statistics.median(t[k] for t in t_plain)
-            d = statistics.median(t[k] for t in t_driver)
-            print(f"  {what:>4}: git built-in text merge {p:8.3f} s, shardpy driver {d:8.3f} s", end="")
-            print(f" = {d / p:6.1f}x ({d / args.notes * 1000:.1f} ms/note)")
-        print(f"  identical merged notes: {same}")
+            for case in cases:
+                times[case].append(timers[case](clones[case], b, env))
+        print(f"merging {args.notes} notes changed on both sides (median of {args.runs}):")
+        ref = {k: statistics.median(t[k] for t in times["builtin"]) for k in (0, 1)}
+        for case in cases:
+            for what, k in (("wall", 0), ("CPU", 1)):
+                d = statistics.median(t[k] for t in times[case])
+                print(f"  {labels[case]:<44} {what:>4} {d:8.3f} s = {d / ref[k]:6.1f}x", end="")
+                print(f" ({d / args.notes * 1000:.1f} ms/note)")
+        for case in cases[1:]:
+            same = tree(clones[case]) == tree(clones["builtin"])
+            print(f"  identical merged notes ({case} vs builtin): {same}")
         for label, (wall, cpu) in startup(tmp, env, max(args.runs, 5)).items():
             print(f"  one {label:<20}: {wall * 1000:8.1f} ms wall, {cpu * 1000:6.1f} ms CPU")
     finally:

@@ -74,12 +74,10 @@ def _action(args: SyncArgs) -> None:
     _emit(out, text, args.as_json)
 
 
-def _ensure_setup(vault: Path, yes: bool) -> bool:
-    """Run ``git setup`` when the vault lacks it: with --yes or a yes at the prompt."""
-    from shardpy.gitsync.setup import plan_setup, setup
+def _ensure_setup(vault: Path, yes: bool) -> None:
+    """Run ``git setup`` (the plan found it needed): with --yes or a yes at the prompt."""
+    from shardpy.gitsync.setup import setup
 
-    if not plan_setup(vault, dry_run=True).changed:
-        return False
     if not yes:
         if not sys.stdin.isatty():
             raise ShardpyError(
@@ -92,7 +90,6 @@ def _ensure_setup(vault: Path, yes: bool) -> bool:
         ):
             raise ShardpyError("SYNC_SETUP_NEEDED", "Not set up; nothing synced", "Run `shardpy git setup`.")
     setup(vault)
-    return True
 
 
 def summary(report: SyncReport) -> str:
@@ -121,7 +118,11 @@ def _round(args: SyncArgs, vault: Path) -> SyncReport:
     from shardpy.sync.plan import plan_sync
     from shardpy.sync.round import run_round
 
-    return run_round(plan_sync(vault, remotes=args.remotes, push=args.push))
+    plan = plan_sync(vault, remotes=args.remotes, push=args.push)
+    if plan.setup_needed:
+        _ensure_setup(vault, args.yes)
+        plan = plan_sync(vault, remotes=args.remotes, push=args.push)
+    return run_round(plan)
 
 
 def _watch(args: SyncArgs, vault: Path) -> None:
@@ -166,8 +167,11 @@ def run_sync(args: SyncArgs) -> None:
         plan = plan_sync(vault, remotes=args.remotes, push=args.push, dry_run=True)
         _emit(plan.to_json(), _plan_text(plan.to_json()), args.as_json)
         return
-    _ensure_setup(vault, args.yes)
     if args.watch:
+        from shardpy.sync.plan import plan_sync
+
+        if plan_sync(vault, remotes=args.remotes, push=args.push).setup_needed:
+            _ensure_setup(vault, args.yes)
         _watch(args, vault)
         return
     report = _round(args, vault)

@@ -26,7 +26,7 @@ from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, git
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
 
-__all__ = ["Deferred", "defer_args", "merge_deferred"]
+__all__ = ["Deferred", "defer_args", "merge_deferred", "merge_plumbing", "plan_plumbing"]
 
 _REGULAR = ("100644", "100755")
 
@@ -83,14 +83,18 @@ def _blobs(repo: Repo, names: set[str]) -> dict[str, bytes]:
     return out
 
 
-def merge_deferred(repo: Repo, vault_prefix: str, write: Callable[[list[Op]], None]) -> Deferred:
+def merge_deferred(
+    repo: Repo,
+    vault_prefix: str,
+    write: Callable[[list[Op]], None],
+    restore: dict[str, str] | None = None,
+) -> Deferred:
     """Merge every content conflict git left; ``write(ops)`` applies the results (a transaction).
 
     A path that is not a three-way content merge of regular files (deleted on
     one side, a link, the ledger the real driver already handled, a path
     outside the vault) is left as git left it and counted as conflicted.
     """
-    from shardpy.apply.transaction import Op
     from shardpy.gitsync.merge import FileKind, kind_of, merge_bytes
 
     stages = _stages(repo)
@@ -103,9 +107,14 @@ def merge_deferred(repo: Repo, vault_prefix: str, write: Callable[[list[Op]], No
         and path.startswith(vault_prefix)
         and kind_of(path) is not FileKind.LEDGER
     }
-    blobs = _blobs(repo, {obj for st in wanted.values() for _, obj in st.values()})
+    restore = {p: o for p, o in (restore or {}).items() if p.startswith(vault_prefix)}
+    blobs = _blobs(repo, {obj for st in wanted.values() for _, obj in st.values()} | set(restore.values()))
     result = Deferred(conflicted=sorted(set(stages) - set(wanted)))
-    ops: list[Op] = []
+    results: dict[str, tuple[str, bytes]] = {}
+    for path, obj in sorted(restore.items()):
+        # Changed on their side, deleted on ours: the changed file comes back (never lost).
+        if obj in blobs:
+            results[path] = (stages[path][3][0], blobs[obj])
     for path, st in sorted(wanted.items()):
         sides = [blobs.get(st[k][1]) if k in st else b"" for k in (1, 2, 3)]
         if any(s is None for s in sides):
@@ -113,9 +122,113 @@ def merge_deferred(repo: Repo, vault_prefix: str, write: Callable[[list[Op]], No
             continue
         base, ours, theirs = (s or b"" for s in sides)
         merged = merge_bytes(base, ours, theirs, path)
-        ops.append(Op.write(path[len(vault_prefix) :], merged.data))
+        results[path] = (st[2][0], merged.data)
         (result.merged if merged.clean else result.conflicted).append(path)
-    if ops:
-        write(ops)
+    _write_results(repo, vault_prefix, results, write)
     result.conflicted.sort()
     return result
+
+
+def _write_results(
+    repo: Repo, vault_prefix: str, results: dict[str, tuple[str, bytes]], write: Callable[[list[Op]], None]
+) -> None:
+    """git writes the merged files (as git merge would); a transaction where git cannot."""
+    from shardpy.apply.transaction import Op
+    from shardpy.errors import ShardpyError
+
+    try:
+        if git_writes(repo, results):
+            return
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+        raise ShardpyError(
+            "GIT_FAILED",
+            f"git could not record the merged files: {exc}",
+            "Run `git status` in the vault; the next sync undoes this merge and tries again.",
+        ) from None
+    write([Op.write(p[len(vault_prefix) :], data) for p, (_, data) in results.items()])
+
+
+def _one_line(repo: Repo, args: list[str]) -> str | None:
+    done = git(args, repo.top, check=False)
+    out = done.stdout.split()
+    return out[0] if done.returncode == 0 and len(out) == 1 else None
+
+
+def _renames(repo: Repo, base: str, tip: str) -> bool:
+    done = git(["diff", "--name-only", "-z", "-M", "--diff-filter=RC", base, tip], repo.top, check=False)
+    return done.returncode != 0 or bool(done.stdout.strip("\0"))
+
+
+def plan_plumbing(repo: Repo, ref: str) -> tuple[str, str] | None:
+    """(merge base, theirs) when the merge needs no rename detection and has one base, else None."""
+    theirs = _one_line(repo, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    base = _one_line(repo, ["merge-base", "--all", "HEAD", ref]) if theirs else None
+    if theirs is None or base is None:
+        return None  # criss-cross history (several bases): git's own merge builds the virtual base
+    if _renames(repo, base, "HEAD") or _renames(repo, base, theirs):
+        return None  # git merge pairs renamed notes with their edits; read-tree would not
+    return base, theirs
+
+
+def merge_plumbing(
+    repo: Repo, vault_prefix: str, base: str, theirs: str, write: Callable[[list[Op]], None]
+) -> Deferred:
+    """The three-way merge of HEAD and ``theirs`` in the index and work tree, files merged here.
+
+    ``git read-tree -m -u`` settles every path only one side changed; each path
+    both sides changed is merged by :func:`merge_deferred`; a path one side
+    deleted and the other changed keeps the changed file. MERGE_HEAD is set
+    first, so a round killed here is undone like any merge of ours.
+    """
+    git(["update-ref", "MERGE_HEAD", theirs], repo.top)
+    git(["read-tree", "-m", "-u", base, "HEAD", theirs], repo.top)
+    stages = _stages(repo)
+    theirs_only = {
+        path: st[3][1] for path, st in stages.items() if 3 in st and 2 not in st and st[3][0] in _REGULAR
+    }
+    return merge_deferred(repo, vault_prefix, write, theirs_only)
+
+
+def blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data`` (SHA-1 repositories)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> bool:
+    """Resolve ``results`` (repository path → (mode, merged bytes)) the way git merge does:
+    the blobs into git's object store (``git fast-import``), the index entries at stage 0
+    (``update-index --index-info``), the files checked out by git (``checkout-index``).
+
+    git, not shardpy, writes these work-tree files, as ``git merge`` writes every file it
+    merges; git's checkout never writes through a linked folder. False (nothing done) for a
+    repository whose objects are not SHA-1: the caller writes through a transaction instead.
+    """
+    if not results:
+        return True
+    fmt = git(["rev-parse", "--show-object-format"], repo.top, check=False).stdout.strip()
+    if fmt != "sha1":
+        return False
+    stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for _, data in results.values())
+    subprocess.run(
+        ["git", "fast-import", "--quiet", "--done"],
+        cwd=repo.top,
+        input=stream + b"done\n",
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
+    info = "".join(f"{mode} {blob_id(data)} 0\t{path}\n" for path, (mode, data) in results.items())
+    subprocess.run(
+        ["git", "update-index", "--index-info"], cwd=repo.top, input=info.encode(), timeout=300, check=True
+    )
+    paths = "".join(f"{path}\0" for path in results)
+    subprocess.run(
+        ["git", "checkout-index", "-f", "-z", "--stdin"],
+        cwd=repo.top,
+        input=paths.encode(),
+        timeout=300,
+        check=True,
+    )
+    return True

@@ -30,7 +30,7 @@ from shardpy.errors import ShardpyError
 from shardpy.gitsync.repo import git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.sync import records
-from shardpy.sync.inprocess import defer_args, merge_deferred
+from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
 from shardpy.sync.plan import SyncPlan, ahead_behind, changed_paths, head_blobs
 
 if TYPE_CHECKING:
@@ -209,16 +209,34 @@ def _resolve(plan: SyncPlan, unmerged: list[str]) -> None:
 
 
 def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
-    """Merge ``ref`` into HEAD (the caller holds the vault lock); conflicts are committed as left."""
+    """Merge ``ref`` into HEAD (the caller holds the vault lock); conflicts are committed as left.
+
+    Nothing of ours to merge: a fast-forward. Else, when no rename needs git's
+    detection and the history has one merge base, the merge is done here
+    (``read-tree`` and the driver's rules in this process, see
+    :mod:`shardpy.sync.inprocess`); otherwise by ``git merge``, with the driver's
+    work still done in this process.
+    """
     ab = ahead_behind(plan.repo, ref)
     if ab is None or ab[1] == 0:
         return
     top = plan.repo.top
-    records.put(plan.repo, records.MERGING_KEY, ref)
     message = f"sync: {plan.host} ({plan.machine}) merged {ref.removeprefix('refs/remotes/')}"
-    done = git([*defer_args(plan.repo), "merge", "--no-edit", "-m", message, ref], top, check=False)
-    _fault("merging")
-    if done.returncode != 0:
+    if ab[0] == 0:
+        git(["merge", "--ff-only", "--quiet", ref], top)
+        out.merged = True
+        return
+    records.put(plan.repo, records.MERGING_KEY, ref)
+    fast = plan_plumbing(plan.repo, ref)
+    if fast is not None:
+        deferred = merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: _write(plan, ops))
+        _fault("merging")
+    else:
+        done = git([*defer_args(plan.repo), "merge", "--no-edit", "-m", message, ref], top, check=False)
+        _fault("merging")
+        if done.returncode == 0:
+            _merged(plan, out, [])
+            return
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
             records.drop(plan.repo, records.MERGING_KEY)
             last = (done.stderr.strip() or done.stdout.strip()).splitlines()
@@ -228,12 +246,14 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
                 "Commit or move the files git names, then sync again.",
             )
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(plan, ops))
-        _resolve(plan, _unmerged(plan))
-        git(["commit", "--quiet", "--no-edit"], top)
-        out.conflicts = [
-            p[len(plan.prefix) :] if p.startswith(plan.prefix) else p for p in deferred.conflicted
-        ]
+    _resolve(plan, _unmerged(plan))
+    git(["commit", "--quiet", "--no-verify", "-m", message], top)
+    _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
+
+
+def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:
     out.merged = True
+    out.conflicts = conflicts
     records.drop(plan.repo, records.MERGING_KEY)
 
 

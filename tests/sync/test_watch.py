@@ -66,7 +66,8 @@ def test_the_watcher_syncs_a_change_refuses_a_second_and_stops_on_sigterm(
     fleet.start({"notes/plan.md": NOTE})
     proc = _watch(fleet, "b", watchers)
     fleet.write("b", "notes/plan.md", NOTE + "four\n")
-    _until(lambda: "four" in git(fleet.root, "--git-dir", str(fleet.hub), "show", "main:notes/plan.md").stdout)
+    hub_note = ("--git-dir", str(fleet.hub), "show", "main:notes/plan.md")
+    _until(lambda: "four" in git(fleet.root, *hub_note).stdout)
     second = run_shardpy("sync", "--watch", "--json", cwd=fleet.machines["b"])
     assert second.returncode == 1 and "SYNC_WATCH_RUNNING" in second.stdout
     proc.send_signal(signal.SIGTERM)

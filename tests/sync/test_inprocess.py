@@ -1,0 +1,63 @@
+"""sync merges the files both sides changed in its own process (issue 30, the driver's cost):
+the result must be the bytes the per-file merge driver gives under ``git pull``, with and
+without a rename (the read-tree path and the ``git merge`` path of shardpy.sync.inprocess)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gitsync.kit import git
+from tests.sync.kit import Fleet
+
+BASE = {
+    "notes/keys.md": "---\ntitle: Keys\nstatus: draft\nowner: sam\ntags: [a]\n---\n# Keys\n\none\ntwo\n",
+    "notes/body.md": "# Body\n\none\ntwo\nthree\nfour\nfive\nsix\n",
+    "notes/clash.md": "---\ntitle: Clash\n---\nline\n",
+    "notes/gone.md": "---\ntitle: Gone\n---\nkeep me\n",
+    "notes/moved.md": "---\ntitle: Moved\n---\n" + "".join(f"text {i}\n" for i in range(12)),
+}
+
+
+def _edits(fleet: Fleet, rename: bool) -> None:
+    fleet.write("a", "notes/keys.md", BASE["notes/keys.md"].replace("draft", "done").replace("[a]", "[a, x]"))
+    fleet.write("b", "notes/keys.md", BASE["notes/keys.md"].replace("sam", "kim").replace("[a]", "[a, y]"))
+    fleet.write("a", "notes/body.md", BASE["notes/body.md"].replace("two", "two (a)"))
+    fleet.write("b", "notes/body.md", BASE["notes/body.md"].replace("five", "five (b)"))
+    fleet.write("a", "notes/clash.md", "---\ntitle: Clash\n---\nline on a\n")
+    fleet.write("b", "notes/clash.md", "---\ntitle: Clash\n---\nline on b\n")
+    fleet.write("a", "notes/gone.md", "---\ntitle: Gone\n---\nkeep me, edited\n")
+    (fleet.machines["b"] / "notes/gone.md").unlink()
+    fleet.write("b", "notes/new.md", "# New on b\n")
+    if rename:
+        git(fleet.machines["a"], "mv", "notes/moved.md", "notes/moved-on-a.md")
+        fleet.write("b", "notes/moved.md", BASE["notes/moved.md"].replace("text 11", "text 11 (b)"))
+
+
+def _work_tree(fleet: Fleet, machine: str) -> dict[str, bytes]:
+    root = fleet.machines[machine]
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*.md"))
+        if ".git" not in p.parts
+    }
+
+
+@pytest.mark.parametrize("rename", [False, True], ids=["read-tree", "git-merge"])
+def test_sync_merges_as_the_driver_does(fleet: Fleet, rename: bool) -> None:
+    fleet.start(BASE)
+    _edits(fleet, rename)
+    for m in ("a", "b"):  # plain commits: nothing stamped, the same inputs for both merges
+        git(fleet.machines[m], "add", "-A")
+        git(fleet.machines[m], "commit", "-qm", f"edits on {m}")
+    git(fleet.machines["a"], "push", "-q", "origin", "main")
+    b = fleet.machines["b"]
+    before = git(b, "rev-parse", "HEAD").stdout.strip()
+    git(b, "pull", "--no-rebase", "--no-edit", "origin", "main", ok=False)  # the driver, per file
+    by_driver = _work_tree(fleet, "b")
+    git(b, "merge", "--abort", ok=False)
+    git(b, "reset", "-q", "--hard", before)
+    report = fleet.sync("b", "--no-push")
+    assert report["remotes"][0]["merged"] is True
+    assert sorted(report["remotes"][0]["conflicts"]) == ["notes/clash.md", "notes/gone.md"]
+    assert _work_tree(fleet, "b") == by_driver
+    assert fleet.clean("b")  # everything committed, nothing left mid-merge
