@@ -41,14 +41,78 @@ class SearchArgs:
     mode: str = "auto"  # hybrid when the index has vectors, else lexical (shardpy/index/hybrid.py)
 
 
+# Outside a vault, a folder holding more notes than this (or too big to count them in
+# WALK_BOUND entries) is indexed only when the user says so: `cd /tmp; shardpy search x`
+# indexed all of /tmp (4 min, 138 MB) without a word (issue 26 item 7).
+NOTES_BOUND = 500
+WALK_BOUND = 20_000
+
+
 def default_vault(given: str | None) -> Path:
-    """The vault named, else the installed vault around the current folder, else the current folder."""
+    """The vault named, else the installed vault around the current folder, else the current
+    folder when it is a notes folder (an Obsidian vault, one indexed before, or small enough);
+    a large plain folder is asked about on a terminal and refused off one."""
     if given is not None:
         return Path(given)
     from shardpy.vault.layout import find_vault_root
 
     here = Path.cwd()
-    return find_vault_root(here) or here
+    root = find_vault_root(here)
+    if root is not None:
+        return root
+    if _known_notes_folder(here) or not _larger_than(here, NOTES_BOUND, WALK_BOUND):
+        return here
+    return _confirm_large_folder(here)
+
+
+def _known_notes_folder(folder: Path) -> bool:
+    from shardpy.index.store import index_path
+
+    return (
+        (folder / ".obsidian").is_dir()
+        or (folder / "vault-manifest.json").is_file()
+        or index_path(folder).exists()
+    )
+
+
+def _larger_than(folder: Path, notes: int, entries: int) -> bool:
+    """More than ``notes`` Markdown files below ``folder`` (dot-folders skipped), or more than
+    ``entries`` entries looked at before that is known."""
+    found = seen = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    seen += 1
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.name.endswith(".md"):
+                        found += 1
+                    if found > notes or seen > entries:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def _confirm_large_folder(folder: Path) -> Path:
+    from shardpy.errors import Cancelled, ShardpyError
+
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        sys.stderr.write(f"{folder} is not a vault and holds many files. Index it for search? [y/N] ")
+        sys.stderr.flush()
+        if input().strip().lower() in ("y", "yes"):
+            return folder
+        raise Cancelled("Nothing was indexed.")
+    raise ShardpyError(
+        "SEARCH_NOT_A_VAULT",
+        f"{folder} is not a vault and holds more than {NOTES_BOUND} notes (or too many files to count)",
+        "Run the command inside a vault, or name the folder to index with --vault (e.g. --vault .).",
+        path=str(folder),
+    )
 
 
 def _write(text: str) -> None:
