@@ -316,6 +316,17 @@ def view_of(v: Served, caller: Caller) -> ops.View:
     return view
 
 
+def health(v: Served, caller: Caller) -> dict[str, Any]:
+    """Entity notes that no longer parse are reported (and left untouched): their paths (which
+    carry entity names) to the vault's own session only, a count to everyone."""
+    if v.manifest.memory_root is None:
+        return {"entities": 0, "invalid": [], "invalid_count": 0}
+    view = view_of(v, caller)
+    invalid = view.snap.invalid
+    named = [{"path": i.path, "problem": i.problem} for i in invalid] if caller.is_vault else []
+    return {"entities": len(view.entities()), "invalid": named[:50], "invalid_count": len(invalid)}
+
+
 def _reach(caller: Caller, scope: str | None) -> ops.Reach:
     if scope == "general" or caller.project is None:
         return ops.Reach("general")

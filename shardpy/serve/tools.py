@@ -630,7 +630,14 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
             "invalid": named[:50],
             "invalid_count": len(invalid),
         },
+        "graph": _graph_health(v, caller),
     }
+
+
+def _graph_health(v: Served, caller: Caller) -> dict[str, Any]:
+    from shardpy.serve.graphtools import health as graph_health  # the graph's own report (docs/MEMORY.md)
+
+    return graph_health(v, caller)
 
 
 def _may_name(caller: Caller, memory: Memory) -> bool:

@@ -148,3 +148,26 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(world: World) -> None:
     assert all(n.startswith("memories/graph/") and n.count("/") == 2 for n in notes), notes
     assert len(notes) == 4
     assert not (world.root / "outside.md").exists()
+
+
+def test_health_reports_an_entity_note_that_no_longer_parses(world: World) -> None:
+    folder = world.vault / "memories/graph"
+    folder.mkdir(parents=True)
+    broken = "---\nentity: [never closed\n---\n# Broken\n\n## Observations\n\n- a fact\n"
+    (folder / "Broken.md").write_text(broken, encoding="utf-8")
+    world.repos["vault"] = world.vault  # the vault's own session (its root is the vault)
+    got = _run(world, "atlas", [
+        ("create_entities", {"entities": [_ent("Broken", "new")]}),
+        ("read_graph", {}),
+        ("health", {}),
+    ])  # fmt: skip
+    assert got[0]["structured"] == {"entities": [_ent("Broken", "new")]}  # a note of its own
+    assert got[2]["structured"]["graph"] == {"entities": 1, "invalid": [], "invalid_count": 1}
+    mine = _run(world, "vault", [("health", {})])
+    assert mine[0]["structured"]["graph"]["invalid"] == [
+        {
+            "path": "memories/graph/Broken.md",
+            "problem": mine[0]["structured"]["graph"]["invalid"][0]["problem"],
+        }
+    ]
+    assert (folder / "Broken.md").read_text(encoding="utf-8") == broken  # never rewritten
