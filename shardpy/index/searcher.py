@@ -303,6 +303,19 @@ def _answer(
     conn.execute("BEGIN")  # one snapshot for the ranking and the snippets
     try:
         match, hits = _query(conn, translate(text), params, text, notices)
+        if kind is not None and not hits and offset == 0:
+            _unknown_type(conn, kind, notices)
     finally:
         conn.execute("ROLLBACK")
     return SearchResult(query, match, hits, notices)
+
+
+def _unknown_type(conn: sqlite3.Connection, kind: str, notices: list[str]) -> None:
+    """A --type no note has is said, with the types the vault does have (it answered only
+    "No notes match", issue 26 item 17, tests/hardening/test_search_types.py)."""
+    known = [
+        row[0] for row in conn.execute("SELECT DISTINCT type FROM files WHERE type IS NOT NULL ORDER BY 1")
+    ]
+    if kind not in known:
+        listed = ", ".join(known[:30]) + (" …" if len(known) > 30 else "")
+        notices.append(f"no note has the type {kind!r}; the types in this vault: {listed or 'none'}")
