@@ -3,6 +3,12 @@
 Everything here is computed over the notes :meth:`Exposure.notes` returns,
 so a backlink from a withheld note is never reported, and a link to a
 withheld note resolves to nothing (its existence is not disclosed).
+
+A link to a file that is not a note (``![[Work Dashboard.base]]``, an image, a
+PDF) is not broken when that file exists where the search index would look
+(:class:`Attachments`): such a file is never served, and its name is already
+in the note the caller reads (issue 26 item 19,
+tests/hardening/test_serve_health_embeds.py).
 """
 
 from __future__ import annotations
@@ -12,9 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardpy.frontmatter import split_frontmatter
-from shardpy.importers.links import note_stem, without_ext
+from shardpy.importers.links import is_note_name, note_stem, without_ext
 from shardpy.importers.markdown import find_wikilinks
-from shardpy.serve.exposure import Note
+from shardpy.index.config import SKIPPED_FOLDERS, IndexConfig
+from shardpy.serve.exposure import MAX_DEPTH, Note
+
+MAX_ATTACHMENTS = 100_000  # files looked at when listing a vault's attachments (a bound, not a limit hit)
 
 
 @dataclass
@@ -39,6 +48,60 @@ class Names:
             return self.by_path[key]
         paths = self.by_stem.get(key.rsplit("/", 1)[-1])
         return min(paths, key=lambda p: (p.count("/"), p)) if paths else None
+
+
+@dataclass(frozen=True)
+class Attachments:
+    """The vault's files that are not notes, casefolded: by vault path and by file name (Obsidian
+    resolves ``![[diagram.png]]`` by name anywhere in the vault, ``![[img/diagram.png]]`` by path)."""
+
+    paths: frozenset[str]
+    names: frozenset[str]
+
+    @staticmethod
+    def of(vault: Path, index: IndexConfig) -> Attachments:
+        """Listed by the index's walk rules: lstat only, no link followed or counted, no dot
+        folder, none the index never enters (``credentials``, ``transcripts``, ``mcp_never_expose``).
+        The manifest's ``search.exclude`` is not applied: the flagship excludes ``bases/`` from the
+        index because a ``.base`` is not a note, and those are exactly the files embedded."""
+        paths: set[str] = set()
+        stack = [(str(vault), "", 0)]
+        while stack and len(paths) < MAX_ATTACHMENTS:
+            folder, rel, depth = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for entry in entries:
+                child = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH and not _hidden_folder(index, child, entry.name):
+                        stack.append((entry.path, child, depth + 1))
+                elif _attachment(index, entry, child):
+                    paths.add(child.casefold())
+        return Attachments(frozenset(paths), frozenset(p.rsplit("/", 1)[-1] for p in paths))
+
+    def has(self, target: str) -> bool:
+        key = target.strip().casefold()
+        if not key or is_note_name(key):
+            return False
+        return key in self.paths or ("/" not in key and key in self.names)
+
+
+def _attachment(index: IndexConfig, entry: os.DirEntry[str], rel: str) -> bool:
+    """A regular file (never a link) that is not a note and that nothing withholds by name."""
+    return (
+        entry.is_file(follow_symlinks=False)
+        and not is_note_name(entry.name)
+        and not index.never_exposed(rel, entry.name)
+    )
+
+
+def _hidden_folder(index: IndexConfig, rel: str, name: str) -> bool:
+    return name.casefold() in SKIPPED_FOLDERS or index.never_exposed(rel, name)
 
 
 def links_in(text: str) -> list[str]:
@@ -105,12 +168,15 @@ class LinkCache:
             if rel != target and any(names.resolve(t) == target for t in self.targets(rel))
         )
 
-    def broken(self, notes: dict[str, Note], names: Names, cap: int = 50) -> tuple[int, list[dict[str, str]]]:
+    def broken(
+        self, notes: dict[str, Note], names: Names, files: Attachments, cap: int = 50
+    ) -> tuple[int, list[dict[str, str]]]:
+        """Links of served notes that resolve to no served note and name no attachment in ``files``."""
         count = 0
         sample: list[dict[str, str]] = []
         for rel in sorted(notes):
             for t in self.targets(rel):
-                if names.resolve(t) is None:
+                if names.resolve(t) is None and not files.has(t):
                     count += 1
                     if len(sample) < cap:
                         sample.append({"note": rel, "link": t})

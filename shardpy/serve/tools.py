@@ -22,7 +22,7 @@ from shardpy.importers.links import note_stem
 from shardpy.serve import capture
 from shardpy.serve.audit import AuditLog
 from shardpy.serve.exposure import Exposure, Manifest, clean_root, inside, under
-from shardpy.serve.graph import LinkCache, Names
+from shardpy.serve.graph import Attachments, LinkCache, Names
 from shardpy.serve.identity import NAME, Caller
 from shardpy.serve.memories import (
     Memory,
@@ -611,7 +611,7 @@ def _work_folder(v: Served, raw: str) -> str:
 def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
     notes = v.exposure.notes()
     names = Names.of(notes)
-    count, broken = v.links.broken(notes, names)
+    count, broken = v.links.broken(notes, names, Attachments.of(v.root, v.exposure.index))
     every = v.store.all()
     invalid = [m for m in every if m.problems]
     named = [{"path": m.path, "problems": list(m.problems)} for m in invalid if _may_name(caller, m)]
