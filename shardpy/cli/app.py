@@ -156,6 +156,15 @@ def _plain_command(argv: list[str]) -> None:
         from shardpy.cli.merge_file import main as merge_file
 
         sys.exit(merge_file(argv[1:]))
+    elif verb == "sync":
+        from shardpy.cli.sync_cmd import plain_args as sync_args
+        from shardpy.cli.sync_cmd import run_sync
+
+        parsed = sync_args(argv[1:])
+        if parsed is not None:
+            from shardpy.cli.output import exit_code_of
+
+            sys.exit(_run_plain(lambda: exit_code_of(lambda: run_sync(parsed), as_json=parsed.as_json)))
     elif verb == "import":
         from shardpy.cli.import_cmd import plain_args, run_command
 

@@ -9,14 +9,12 @@ Forms (one Typer command; the first word picks the action):
 This module parses and prints; :mod:`shardpy.sync` decides and does.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: Typer reads the parameters' annotations of the
+# command declared inside register(), where `typer` is a local name.
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
 
 from shardpy.errors import ShardpyError, UsageError
 
@@ -41,9 +39,19 @@ class SyncArgs:
 
 
 def _vault(word: str | None) -> Path:
-    from shardpy.flows.updatesource import find_vault
+    # layout decides what a vault is; flows.updatesource.find_vault says the same, but importing
+    # it loads the shard sources (pydantic): most of a quiet sync round's start-up.
+    from shardpy.vault.layout import find_vault_root
 
-    return find_vault(Path(word) if word else Path.cwd())
+    start = Path(word) if word else Path.cwd()
+    vault = find_vault_root(start)
+    if vault is None:
+        raise ShardpyError(
+            "VAULT_NOT_FOUND",
+            f"{start} is not inside a shardpy vault",
+            "Run this inside a vault made by `shardpy install` (or `shardpy adopt` an existing clone).",
+        )
+    return vault
 
 
 def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
@@ -85,6 +93,8 @@ def _ensure_setup(vault: Path, yes: bool) -> None:
                 "This vault's repository does not merge with shardpy yet",
                 "Run `shardpy git setup` (or `shardpy sync --yes`, which runs it first).",
             )
+        import typer
+
         if not typer.confirm(
             "This vault is not set up for shardpy's git merges. Run `shardpy git setup` now?"
         ):
@@ -92,7 +102,7 @@ def _ensure_setup(vault: Path, yes: bool) -> None:
     setup(vault)
 
 
-def summary(report: SyncReport) -> str:
+def summary(report: "SyncReport") -> str:
     """One line for a round (the watcher logs it as is)."""
     parts = []
     if report.recovered:
@@ -114,7 +124,7 @@ def summary(report: SyncReport) -> str:
     return "sync: " + ("; ".join(parts) or "nothing to do")
 
 
-def _round(args: SyncArgs, vault: Path) -> SyncReport:
+def _round(args: SyncArgs, vault: Path) -> "SyncReport":
     from shardpy.sync.plan import plan_sync
     from shardpy.sync.round import run_round
 
@@ -195,50 +205,72 @@ def _plan_text(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def sync_command(
-    words: Annotated[
-        list[str] | None,
-        typer.Argument(help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH."),
-    ] = None,
-    remote: Annotated[
-        list[str] | None, typer.Option("--remote", help="Sync with this remote only (repeatable).")
-    ] = None,
-    no_push: Annotated[
-        bool, typer.Option("--no-push", help="Commit, fetch and merge; push nothing.")
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what a round would do; change nothing.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Run `git setup` first without asking when needed.")
-    ] = False,
-    watch: Annotated[
-        bool, typer.Option("--watch", help="Keep syncing: every interval and after changes.")
-    ] = False,
-    interval: Annotated[
-        float, typer.Option("--interval", help="Seconds between rounds with --watch.", min=1.0)
-    ] = DEFAULT_INTERVAL_S,
-    print_unit: Annotated[
-        str | None, typer.Option("--print-unit", help="Print a service unit for --watch: systemd or launchd.")
-    ] = None,
-) -> None:
-    """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
-    from shardpy.cli.output import guarded
-
-    args = SyncArgs(
-        words=list(words or []),
-        remotes=list(remote or []),
-        push=not no_push,
-        dry_run=dry_run,
-        as_json=as_json,
-        yes=yes,
-        watch=watch,
-        interval=interval,
-        print_unit=print_unit,
-    )
-    guarded(lambda: run_sync(args), as_json=as_json)
+def plain_args(argv: list[str]) -> SyncArgs | None:
+    """``sync [VAULT] [--remote NAME]... [--no-push] [--dry-run] [--json] [--yes]`` without Typer
+    (the watcher and scripts run it often; Typer's start-up is most of a quiet round), else None."""
+    args = SyncArgs()
+    switches = {"--no-push": "push", "--dry-run": "dry_run", "--json": "as_json", "--yes": "yes", "-y": "yes"}
+    rest = list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word in switches:
+            setattr(args, switches[word], switches[word] != "push")
+        elif word == "--remote" and rest and not rest[0].startswith("-"):
+            args.remotes.append(rest.pop(0))
+        elif not word.startswith("-") and not args.words and word not in ACTIONS:
+            args.words.append(word)
+        else:
+            return None
+    return args
 
 
-def register(app: typer.Typer) -> None:
+def register(app: Any) -> None:
+    """Declare ``sync`` for Typer (imported only when Typer runs: see :func:`plain_args`)."""
+    import typer
+
+    def sync_command(
+        words: Annotated[
+            list[str] | None,
+            typer.Argument(help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH."),
+        ] = None,
+        remote: Annotated[
+            list[str] | None, typer.Option("--remote", help="Sync with this remote only (repeatable).")
+        ] = None,
+        no_push: Annotated[
+            bool, typer.Option("--no-push", help="Commit, fetch and merge; push nothing.")
+        ] = False,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Show what a round would do; change nothing.")
+        ] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Run `git setup` first without asking when needed.")
+        ] = False,
+        watch: Annotated[
+            bool, typer.Option("--watch", help="Keep syncing: every interval and after changes.")
+        ] = False,
+        interval: Annotated[
+            float, typer.Option("--interval", help="Seconds between rounds with --watch.", min=1.0)
+        ] = DEFAULT_INTERVAL_S,
+        print_unit: Annotated[
+            str | None,
+            typer.Option("--print-unit", help="Print a service unit for --watch: systemd or launchd."),
+        ] = None,
+    ) -> None:
+        """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
+        from shardpy.cli.output import guarded
+
+        args = SyncArgs(
+            words=list(words or []),
+            remotes=list(remote or []),
+            push=not no_push,
+            dry_run=dry_run,
+            as_json=as_json,
+            yes=yes,
+            watch=watch,
+            interval=interval,
+            print_unit=print_unit,
+        )
+        guarded(lambda: run_sync(args), as_json=as_json)
+
     app.command("sync")(sync_command)

@@ -3,6 +3,7 @@ fetches, merges and pushes, and what it does when a remote is gone or pushes rac
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from shardpy.merge.frontmatter import split_frontmatter
 from shardpy.merge.revisions import REV_KEY, parse_stamps
 from shardpy.yamlsafe import load
 from tests.gitsync.kit import git
+from tests.shardkit import run_shardpy
 from tests.sync.kit import MACHINES, STATE, Fleet
 
 NOTE = "---\ntitle: Plan\nstatus: draft\ntags: [work]\n---\n# Plan\n\none\ntwo\nthree\n"
@@ -35,6 +37,11 @@ def test_a_round_commits_pushes_and_the_others_receive(fleet: Fleet) -> None:
     # The hand edit got its stamp at the commit: this machine, one more than anything seen.
     stamps = parse_stamps(_data(fleet.read("b", "notes/plan.md"))[REV_KEY])
     assert stamps == {"status": (1, report["machine"])}
+    # The same command as a process (the Typer-free form scripts and the watcher's unit run).
+    fleet.write("c", "notes/from-c.md", "# From c\n")
+    child = run_shardpy("sync", "--json", cwd=fleet.machines["c"])
+    assert child.returncode == 0, child.stderr
+    assert json.loads(child.stdout)["committed"] == ["notes/from-c.md"]
     fleet.settle()
     assert len({fleet.read(m, "notes/plan.md") for m in MACHINES}) == 1
 
