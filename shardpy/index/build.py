@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -270,7 +271,12 @@ def _refresh_only(w: _Writer, only: Sequence[str], force: bool) -> None:
 
 
 def _refresh_all(w: _Writer, force: bool, progress: Progress | None) -> None:
-    found, skipped = walk(w.root, w.cfg)
+    walked_at = time.time()  # before the walk: a folder changed while walking is stale next time
+    folders: list[str] = []
+    found, skipped = walk(w.root, w.cfg, folders)
+    # What a search stats to see notes added, removed or renamed since (searcher._tree_changed).
+    store.set_meta(w.conn, "walked_at", repr(walked_at))
+    store.set_meta(w.conn, "folders", json.dumps(folders[:MAX_WATCHED_FOLDERS]))
     w.counts.skipped.extend(skipped)
     known = {} if force else w.known()  # a full refresh starts from a fresh, empty file
     for rel in known.keys() - found.keys():
@@ -313,6 +319,10 @@ def _examined(
     from shardpy.importers.parallel import run_stream
 
     yield from run_stream((root, force), batches(), workers, _examine_batch)
+
+
+# A search stats at most this many folders (the first walked: the root and the top levels).
+MAX_WATCHED_FOLDERS = 5_000
 
 
 def refresh(

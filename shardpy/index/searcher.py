@@ -8,7 +8,9 @@ are ANDed; when that finds nothing the words are ORed and the result says
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 import sqlite3
 import time
@@ -104,7 +106,40 @@ def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None) -> bool:
     age = time.time() - float(stamp) if stamp else math.inf
     if max_age is None:
         max_age = IndexConfig.for_vault(root).refresh_seconds
-    return age > max_age
+    return age > max_age or (max_age != math.inf and _tree_changed(conn, root))
+
+
+def _tree_changed(conn: sqlite3.Connection, root: Path) -> bool:
+    """A note was added, removed or renamed since the last walk: a folder the walk saw changed
+    (a stat per folder, ~1 ms for 200; the note files are not read). A note edited in place is
+    caught when it is a hit (:func:`_hits_changed`), else at ``refresh_seconds``
+    (issue 26 item 8, tests/hardening/test_search_fresh.py)."""
+    walked = store.get_meta(conn, "walked_at")
+    listed = store.get_meta(conn, "folders")
+    if walked is None or listed is None:
+        return False  # an index from before the check: the age rule alone
+    since = float(walked)
+    base = os.fspath(root)
+    for rel in json.loads(listed):
+        try:
+            if os.stat(f"{base}/{rel}" if rel else base).st_mtime >= since:
+                return True
+        except OSError:
+            return True  # the folder went away
+    return False
+
+
+def _hits_changed(conn: sqlite3.Connection, root: Path, hits: list[SearchHit]) -> bool:
+    """A hit's note changed on disk since it was indexed (edited in place, or deleted)."""
+    for hit in hits:
+        row = conn.execute("SELECT mtime_ns, size FROM files WHERE path = ?", (hit.path,)).fetchone()
+        try:
+            st = os.stat(root / hit.path)
+        except OSError:
+            return True
+        if row is None or (st.st_mtime_ns, st.st_size) != (row[0], row[1]):
+            return True
+    return False
 
 
 def _refresh(root: Path, built: bool, notices: list[str]) -> None:
@@ -279,7 +314,10 @@ def search(
     with store.reader(db, str(root)) as conn:
         built = conn is not None
         if conn is not None and not _stale(conn, root, max_age):
-            return _answer(conn, text, query, type, path, top, offset, notices)
+            answer = _answer(conn, text, query, type, path, top, offset, notices)
+            if max_age == math.inf or not _hits_changed(conn, root, answer.hits):
+                return answer
+            notices.clear()  # answered again below, after the refresh
     _refresh(root, built, notices)
     with store.reader(db, str(root)) as conn:
         if conn is None:  # removed or replaced between the refresh and now

@@ -18,13 +18,18 @@ Stat = tuple[int, int]  # (mtime_ns, size)
 LINK_REASON = "symbolic link (not followed)"
 
 
-def walk(root: Path, cfg: IndexConfig) -> tuple[dict[str, Stat], list[tuple[str, str]]]:
-    """Every note the index covers: vault path -> (mtime_ns, size); plus (path, reason) skips."""
+def walk(
+    root: Path, cfg: IndexConfig, folders: list[str] | None = None
+) -> tuple[dict[str, Stat], list[tuple[str, str]]]:
+    """Every note the index covers: vault path -> (mtime_ns, size); plus (path, reason) skips.
+    ``folders`` receives every folder walked ("" for the root), for the staleness check."""
     found: dict[str, Stat] = {}
     skipped: list[tuple[str, str]] = []
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         folder, prefix = stack.pop()
+        if folders is not None:
+            folders.append(prefix.rstrip("/"))
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
