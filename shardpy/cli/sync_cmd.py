@@ -114,6 +114,8 @@ def summary(report: "SyncReport") -> str:
         line = f"{r.name}: {'+'.join(did)}"
         if r.conflicts:
             line += f", conflict markers in {', '.join(r.conflicts)}"
+        if r.resurrected:
+            line += f", purged elsewhere but edited here (kept, still disabled): {', '.join(r.resurrected)}"
         if r.error:
             line = f"{r.name}: {r.status}: {r.error}"
         parts.append(line)
@@ -274,3 +276,58 @@ def register(app: Any) -> None:
         guarded(lambda: run_sync(args), as_json=as_json)
 
     app.command("sync")(sync_command)
+
+    def rm_command(
+        note: Annotated[str, typer.Argument(help="The note (its path, with .md).")],
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Soft-delete a note: `disabled: true` (restore it with `shardpy restore`)."""
+        _toggle(note, disabled=True, as_json=as_json)
+
+    def restore_command(
+        note: Annotated[str, typer.Argument(help="The note (its path, with .md).")],
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Undo `shardpy rm`: the note is no longer disabled."""
+        _toggle(note, disabled=False, as_json=as_json)
+
+    def purge_command(
+        older_than: Annotated[
+            float, typer.Option("--older-than", help="Days a note has been disabled.", min=0.0)
+        ],
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="List them; delete nothing.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Delete for good the notes disabled longer than --older-than days (one commit records it)."""
+        from shardpy.cli.output import guarded
+
+        guarded(lambda: _purge(older_than, dry_run, as_json), as_json=as_json)
+
+    app.command("rm")(rm_command)
+    app.command("restore")(restore_command)
+    app.command("purge")(purge_command)
+
+
+def _toggle(note: str, *, disabled: bool, as_json: bool) -> None:
+    from shardpy.cli.output import guarded
+    from shardpy.sync.deletes import set_disabled
+
+    def run() -> None:
+        out = set_disabled(_vault(None), note, disabled)
+        verb = "disabled" if disabled else "restored"
+        _emit(out, f"{out['note']}: {verb if out['changed'] else 'already ' + verb}", as_json)
+
+    guarded(run, as_json=as_json)
+
+
+def _purge(days: float, dry_run: bool, as_json: bool) -> None:
+    from shardpy.gitsync.repo import open_repo
+    from shardpy.sync.deletes import plan_purge, purge
+    from shardpy.sync.records import machine_id
+
+    vault = _vault(None)
+    plan = plan_purge(vault, days)
+    commit = None if dry_run else purge(plan, machine_id(open_repo(vault)))
+    verb = "Would delete" if dry_run else "Deleted"
+    text = f"{verb} {len(plan.notes)} note(s)" + "".join(f"\n  {n}" for n in plan.notes)
+    _emit({**plan.to_json(), "dry_run": dry_run, "commit": commit}, text, as_json)

@@ -28,7 +28,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REV_KEY", "Stamp", "parse_stamps", "render_stamps", "resolve_sides", "stamp_note"]
+__all__ = [
+    "REV_KEY",
+    "Stamp",
+    "load_mapping",
+    "parse_stamps",
+    "render_stamps",
+    "resolve_sides",
+    "set_key",
+    "stamp_note",
+]
 
 REV_KEY = "_rev"
 Stamp = tuple[int, str]  # (Lamport counter, machine id)
@@ -68,6 +77,19 @@ def _load(inner: str) -> dict[str, Any] | None:
     if data is None:
         return {}
     return data if isinstance(data, dict) else None
+
+
+def load_mapping(inner: str) -> dict[str, Any] | None:
+    """A frontmatter's data as a mapping (None: not YAML, or not a mapping)."""
+    return _load(inner)
+
+
+def set_key(inner: str, key: str, value: str | None) -> str | None:
+    """``inner`` with top-level ``key: value`` (``value`` as YAML text; None removes the key).
+
+    None when the block's keys cannot be placed line by line.
+    """
+    return _with_lines(inner, key, [] if value is None else [f"{key}: {value}\n"])
 
 
 def _spans(inner: str) -> dict[str, tuple[int, int]] | None:

@@ -51,6 +51,7 @@ class RemoteResult:
     merged: bool = False
     pushed: bool = False
     conflicts: list[str] = field(default_factory=list)
+    resurrected: list[str] = field(default_factory=list)  # purged elsewhere, edited here: kept
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -60,6 +61,7 @@ class RemoteResult:
             "merged": self.merged,
             "pushed": self.pushed,
             "conflicts": self.conflicts,
+            "resurrected": self.resurrected,
             "error": self.error,
         }
 
@@ -246,9 +248,30 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
                 "Commit or move the files git names, then sync again.",
             )
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(plan, ops))
+    out.resurrected = _purged_but_edited(plan, deferred.conflicted)
     _resolve(plan, _unmerged(plan))
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
+
+
+def _purged_but_edited(plan: SyncPlan, conflicted: list[str]) -> list[str]:
+    """Notes one side purged (sync/deletes.py records it in the commit) that the other edited:
+    kept, and reported — a purge never silently loses an edit, nor is silently undone."""
+    from shardpy.sync.deletes import PURGE_TRAILER
+
+    top = plan.repo.top
+    kept = [p for p in conflicted if (top / p).is_file()]
+    if not kept:
+        return []
+    base = git(["merge-base", "HEAD", "MERGE_HEAD"], top, check=False).stdout.strip()
+    if not base:
+        return []
+    log = ["log", "--format=%B", "--diff-filter=D", "HEAD", "MERGE_HEAD", "--not", base, "--", *kept]
+    text = git(log, top, check=False).stdout
+    purged = {
+        line[len(PURGE_TRAILER) :].strip() for line in text.splitlines() if line.startswith(PURGE_TRAILER)
+    }
+    return [p.removeprefix(plan.prefix) for p in kept if p.removeprefix(plan.prefix) in purged]
 
 
 def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:

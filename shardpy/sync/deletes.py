@@ -1,0 +1,162 @@
+"""Soft delete and purge: ``shardpy rm NOTE``, ``shardpy restore NOTE``, ``shardpy purge``.
+
+A note is never removed by ``rm``: it gets ``disabled: true`` and
+``disabled_at: <UTC time>`` in its frontmatter — ordinary scalar keys, so the
+next sync stamps them and a delete on one machine and an edit on another
+merge by the revision stamps on a note that is still there (docs/GIT.md,
+"Deletes"). ``restore`` removes both keys. ``purge --older-than DAYS`` really
+deletes the notes disabled longer than that, in a commit of its own whose
+message lists each one (``shardpy-purge: PATH``): the record a sync reads
+when another machine still edited a purged note — the edit is kept (nothing
+is lost) and the round says so, never silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+from shardpy.merge.revisions import set_key
+
+__all__ = ["PURGE_TRAILER", "disabled_since", "plan_purge", "purge", "set_disabled"]
+
+PURGE_TRAILER = "shardpy-purge:"
+DISABLED = "disabled"
+DISABLED_AT = "disabled_at"
+
+
+def _note_path(vault: Path, note: str) -> str:
+    """The vault-relative path of ``note`` (a path from here, or from the vault's top)."""
+    from shardpy.vault.layout import SIDECAR
+
+    candidates = [Path(note), vault / note]
+    for c in candidates:
+        path = c if c.is_absolute() else Path.cwd() / c
+        try:
+            rel = path.absolute().relative_to(vault.absolute()).as_posix()
+        except ValueError:
+            continue
+        if rel.endswith(".md") and path.is_file() and not path.is_symlink() and SIDECAR not in rel.split("/"):
+            return rel
+    raise ShardpyError(
+        "NOTE_NOT_FOUND",
+        f"No note {note!r} in the vault",
+        "Give the note's path (with .md), from here or from the vault's top.",
+    )
+
+
+def _edit(text: str, changes: dict[str, str | None]) -> str:
+    """``text`` with each key set to its YAML line value (None: removed); a block added if needed."""
+    from shardpy.merge.frontmatter import split_frontmatter
+
+    if "\r" in text:
+        raise ShardpyError(
+            "NOTE_NOT_EDITABLE",
+            "This note uses CRLF line endings; rm and restore edit LF notes only",
+            "Set the key `disabled: true` (or remove it) by hand.",
+        )
+    fm, rest = split_frontmatter(text)
+    inner = fm.inner if fm is not None else ""
+    closing = fm.block[4 + len(fm.inner) :] if fm is not None else "---\n"
+    for key, value in changes.items():
+        edited = set_key(inner, key, value)
+        if edited is None:
+            raise ShardpyError(
+                "NOTE_NOT_EDITABLE",
+                "The note's frontmatter cannot be edited key by key (an unusual layout)",
+                f"Set the key `{key}` by hand.",
+            )
+        inner = edited
+    return "---\n" + inner + closing + rest
+
+
+def disabled_since(text: str) -> datetime | None:
+    """When the note was disabled (None: not disabled); a disabled note without a time: epoch."""
+    from shardpy.merge.frontmatter import split_frontmatter
+    from shardpy.merge.revisions import load_mapping
+
+    if f"{DISABLED}:" not in text:
+        return None
+    fm, _ = split_frontmatter(text.replace("\r\n", "\n"))
+    data = load_mapping(fm.inner) if fm is not None else None
+    if not data or data.get(DISABLED) is not True:
+        return None
+    when = data.get(DISABLED_AT)
+    if isinstance(when, datetime):
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+    try:
+        return datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)
+
+
+def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
+    """``rm`` (disabled) or ``restore``: one note's two keys, through one transaction."""
+    from shardpy.apply.transaction import Op, Transaction
+    from shardpy.vault.lock import vault_lock
+
+    with vault_lock(vault, command="rm" if disabled else "restore"):
+        rel = _note_path(vault, note)
+        text = (vault / rel).read_text(encoding="utf-8")
+        if (disabled_since(text) is not None) == disabled:
+            return {"note": rel, "disabled": disabled, "changed": False}
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        changes: dict[str, str | None] = (
+            {DISABLED: "true", DISABLED_AT: now} if disabled else {DISABLED: None, DISABLED_AT: None}
+        )
+        Transaction(vault, "rm" if disabled else "restore").run(
+            [Op.write(rel, _edit(text, changes).encode())]
+        )
+    return {"note": rel, "disabled": disabled, "changed": True}
+
+
+@dataclass
+class PurgePlan:
+    vault: Path
+    days: float
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vault": str(self.vault), "older_than_days": self.days, "notes": self.notes}
+
+
+def plan_purge(vault: Path, days: float) -> PurgePlan:
+    """The tracked notes disabled more than ``days`` ago (reads only)."""
+    from shardpy.gitsync.repo import git
+
+    plan = PurgePlan(vault, days)
+    cutoff = datetime.now(UTC) - timedelta(days=days)
+    listed = git(["ls-files", "-z", "--", "*.md"], vault).stdout.split("\0")
+    for rel in sorted(p for p in listed if p):
+        path = vault / rel
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            since = disabled_since(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if since is not None and since <= cutoff:
+            plan.notes.append(rel)
+    return plan
+
+
+def purge(plan: PurgePlan, machine: str) -> str | None:
+    """Delete the plan's notes and commit that alone, the purge recorded in the message."""
+    from shardpy.apply.transaction import Op, Transaction
+    from shardpy.gitsync.repo import git
+    from shardpy.vault.lock import vault_lock
+
+    if not plan.notes:
+        return None
+    with vault_lock(plan.vault, command="purge"):
+        Transaction(plan.vault, "purge").run([Op.delete(rel) for rel in plan.notes])
+        git(["add", "-A", "--", *plan.notes], plan.vault)
+        lines = "\n".join(f"{PURGE_TRAILER} {rel}" for rel in plan.notes)
+        message = (
+            f"purge ({machine}): {len(plan.notes)} note(s) disabled over {plan.days:g} days\n\n{lines}\n"
+        )
+        git(["commit", "--quiet", "-m", message, "--", *plan.notes], plan.vault)
+        return git(["rev-parse", "HEAD"], plan.vault).stdout.strip()

@@ -1,0 +1,46 @@
+"""Soft delete, restore and purge across machines (issue 30, "Deletes")."""
+
+from __future__ import annotations
+
+from tests.gitsync.kit import git
+from tests.sync.kit import MACHINES, Fleet
+
+NOTE = "---\ntitle: Old\nstatus: draft\n---\n# Old\n\nbody\n"
+OLD = NOTE.replace("status: draft\n", "status: draft\ndisabled: true\ndisabled_at: 2020-01-01T00:00:00Z\n")
+
+
+def test_rm_and_restore_are_key_edits_that_merge(fleet: Fleet) -> None:
+    fleet.start({"notes/old.md": NOTE})
+    out = fleet.shardpy("a", "rm", "notes/old.md", "--json").json()
+    assert out == {"note": "notes/old.md", "disabled": True, "changed": True}
+    assert fleet.shardpy("a", "rm", "notes/old.md", "--json").json()["changed"] is False
+    text = fleet.read("a", "notes/old.md")
+    assert "disabled: true\n" in text and "disabled_at: " in text and text.endswith("body\n")
+    fleet.write("b", "notes/old.md", NOTE.replace("draft", "done"))  # edited elsewhere meanwhile
+    fleet.settle()
+    for m in MACHINES:  # the delete and the edit both kept: a disabled note with b's status
+        merged = fleet.read(m, "notes/old.md")
+        assert "disabled: true" in merged and "status: done" in merged
+    fleet.shardpy("c", "restore", "notes/old.md")
+    fleet.settle()
+    assert "\ndisabled:" not in fleet.read("a", "notes/old.md")
+    missing = fleet.shardpy("a", "rm", "notes/none.md", "--json", ok=False)
+    assert missing.error_code() == "NOTE_NOT_FOUND"
+
+
+def test_purge_deletes_old_disabled_notes_and_an_edit_elsewhere_is_kept_loudly(fleet: Fleet) -> None:
+    fleet.start({"notes/old.md": OLD, "notes/keep.md": NOTE})
+    dry = fleet.shardpy("a", "purge", "--older-than", "30", "--dry-run", "--json").json()
+    assert dry["notes"] == ["notes/old.md"] and (fleet.machines["a"] / "notes/old.md").exists()
+    fleet.write("b", "notes/old.md", OLD.replace("body", "body, edited on b"))
+    done = fleet.shardpy("a", "purge", "--older-than", "30", "--json").json()
+    assert done["notes"] == ["notes/old.md"] and done["commit"]
+    assert not (fleet.machines["a"] / "notes/old.md").exists()
+    assert "shardpy-purge: notes/old.md" in git(fleet.machines["a"], "log", "-1", "--format=%B").stdout
+    fleet.sync("a")
+    report = fleet.sync("b")
+    assert report["remotes"][0]["resurrected"] == ["notes/old.md"]
+    fleet.settle()
+    for m in MACHINES:  # the edit survives, still disabled; the untouched note stays
+        assert "edited on b" in fleet.read(m, "notes/old.md")
+        assert (fleet.machines[m] / "notes/keep.md").exists()
