@@ -27,13 +27,24 @@ def change(store: GraphStore, label: str, visible: Visible, fn: Callable[[Work],
     with vault_lock(vault, command=f"serve {label}", wait=LOCK_WAIT):
         if interrupted(vault):
             recover(vault)
-        work = Work(store.snapshot(full=True), store, visible)
+        work = Work(store.snapshot(), store, visible)
         result = fn(work)
+        if not store.unchanged(_touched(work)):
+            # A note this change rewrites was edited in place since it was read (or another
+            # writer's rename is not yet seen): read everything again and recompute, so no edit
+            # is ever written over (tests/graph/test_note.py, test_concurrency.py).
+            work = Work(store.snapshot(full=True), store, visible)
+            result = fn(work)
         ops = plan_ops(store, work)
         if ops:
             Transaction(vault, f"serve-{label}").run(ops)
-            store.snapshot(full=True)
+            store.written([op.path for op in ops])
     return result
+
+
+def _touched(work: Work) -> list[str]:
+    paths = [e.path for e in work.changed.values() if e.path]
+    return paths + list(work.deleted.values())
 
 
 def plan_ops(store: GraphStore, work: Work) -> list[Op]:

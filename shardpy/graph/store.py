@@ -5,7 +5,8 @@ Freshness: the folder's own stat is taken on every call (a write through shardpy
 which changes it, so such a write is seen at once); the notes themselves are listed and
 stat-ed when the folder changed or at most ``SWEEP_SECONDS`` after the last sweep (a note
 edited in place by hand is seen within that time); a note is re-read only when its size,
-mtime or inode changed. Writes sweep in full under the vault lock (``fresh``).
+mtime or inode changed. A write checks, under the vault lock, that every note it rewrites is
+still the version it read (``unchanged``), and sweeps in full and recomputes when one is not.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
 
 GRAPH_FOLDER = "graph"
-SWEEP_SECONDS = 2.0
+SWEEP_SECONDS = 5.0
 NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not parsed
 
 
@@ -76,6 +77,37 @@ class GraphStore:
             self._version += 1
             self._snapshot = _build(self._files, self._version)
         return self._snapshot
+
+    def written(self, rels: list[str]) -> None:
+        """After this process's own write (under the vault lock): those notes re-read, the folder's
+        new stat taken as seen, so the next call does not sweep every note for a change it made."""
+        for rel in rels:
+            try:
+                st = os.lstat(self.vault / rel)
+            except OSError:
+                self._files.pop(rel, None)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                key = (st.st_size, st.st_mtime_ns, st.st_ino)
+                self._files[rel] = (key, _read(str(self.vault / rel), rel, st.st_size))
+        self._version += 1
+        self._snapshot = _build(self._files, self._version)
+        self._dir_key = self._folder_key()
+
+    def unchanged(self, rels: list[str]) -> bool:
+        """Whether each note at ``rels`` is still the version the snapshot parsed (an in-place edit
+        by hand changes its size, mtime or inode; a note that is gone, or new, counts as changed)."""
+        for rel in rels:
+            cached = self._files.get(rel)
+            try:
+                st = os.lstat(self.vault / rel)
+            except OSError:
+                if cached is not None:
+                    return False
+                continue
+            if cached is None or cached[0] != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return False
+        return True
 
     def _folder_key(self) -> tuple[int, int] | None:
         try:
