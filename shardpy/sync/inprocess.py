@@ -181,7 +181,19 @@ def merge_plumbing(
     first, so a round killed here is undone like any merge of ours.
     """
     git(["update-ref", "MERGE_HEAD", theirs], repo.top)
-    git(["read-tree", "-m", "-u", base, "HEAD", theirs], repo.top)
+    done = git(["read-tree", "-m", "-u", base, "HEAD", theirs], repo.top, check=False)
+    if done.returncode != 0:
+        # Nothing changed (read-tree checks every path first): a file edited since the round's
+        # commit would be overwritten. No merge is left behind.
+        git(["update-ref", "-d", "MERGE_HEAD"], repo.top, check=False)
+        from shardpy.errors import ShardpyError
+
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise ShardpyError(
+            "SYNC_MERGE_FAILED",
+            f"the merge did not start: {last[0] if last else 'git read-tree failed'}",
+            "A note changed since the round's commit; the next round commits it and merges.",
+        )
     stages = _stages(repo)
     theirs_only = {
         path: st[3][1] for path, st in stages.items() if 3 in st and 2 not in st and st[3][0] in _REGULAR

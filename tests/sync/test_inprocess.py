@@ -61,3 +61,35 @@ def test_sync_merges_as_the_driver_does(fleet: Fleet, rename: bool) -> None:
     assert sorted(report["remotes"][0]["conflicts"]) == ["notes/clash.md", "notes/gone.md"]
     assert _work_tree(fleet, "b") == by_driver
     assert fleet.clean("b")  # everything committed, nothing left mid-merge
+
+
+def test_a_note_edited_during_the_round_stops_the_merge_cleanly(fleet: Fleet) -> None:
+    """read-tree refuses to overwrite a file changed since the round's commit: nothing is
+    merged, no merge is left behind, and the next round commits the edit and merges."""
+    from shardpy.errors import ShardpyError
+    from shardpy.sync.inprocess import merge_plumbing, plan_plumbing
+    from shardpy.sync.plan import plan_sync
+
+    fleet.start(BASE)
+    fleet.write("a", "notes/body.md", BASE["notes/body.md"].replace("one", "one (a)"))
+    fleet.sync("a")
+    fleet.write("b", "notes/keys.md", BASE["notes/keys.md"].replace("sam", "kim"))
+    fleet.sync("b", "--no-push", "--remote", "origin")  # committed and merged: b is ahead now
+    fleet.write("a", "notes/body.md", BASE["notes/body.md"].replace("six", "six (a)"))
+    fleet.sync("a")
+    b = fleet.machines["b"]
+    git(b, "fetch", "-q", "origin")
+    fleet.write("b", "notes/body.md", "edited while the round ran\n")  # not committed
+    plan = plan_sync(b)
+    fast = plan_plumbing(plan.repo, "refs/remotes/origin/main")
+    assert fast is not None
+    try:
+        merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: None)
+    except ShardpyError as exc:
+        assert exc.code == "SYNC_MERGE_FAILED"
+    else:
+        raise AssertionError("read-tree overwrote an edited note")
+    assert not (b / ".git/MERGE_HEAD").exists()
+    assert fleet.read("b", "notes/body.md") == "edited while the round ran\n"
+    fleet.settle()
+    assert fleet.read("c", "notes/body.md") == fleet.read("b", "notes/body.md")
