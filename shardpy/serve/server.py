@@ -21,6 +21,7 @@ import json
 import os
 import warnings
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from shardpy.serve.tools import Args, Served
 
 ROOTS_WAIT = 2.0
+# Requests with an audit line, and whether this one's handler wrote it (see Surface.audit_refused).
+_AUDITED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"})
+_AUDITED: ContextVar[bool] = ContextVar("shardpy_serve_audited", default=True)
 PAGE = 500  # resources per resources/list page
 
 Ctx = ServerRequestContext[Any, Any]
@@ -178,6 +182,7 @@ class Surface:
         self, event: str, ctx: Ctx, fields: dict[str, Any], work: Callable[[Caller], Awaitable[Any]]
     ) -> Any:
         """Run ``work`` for the caller of this connection, with its audit line whatever the outcome."""
+        _AUDITED.set(True)
         caller = await self.identity.current(ctx)
         audit = self.audit
         try:
@@ -190,6 +195,27 @@ class Surface:
             raise _crash(exc) from None
         audit.record(event, caller.to_json(), **fields, status="ok", **_summary(result))
         return result
+
+    async def audit_refused(self, ctx: Ctx, call_next: Callable[[Ctx], Awaitable[Any]]) -> Any:
+        """Middleware: a call the SDK refuses before a handler runs (``arguments`` that are not an object,
+        no tool name) is one audit line too, like every other call (issue 24, item 9)."""
+        if ctx.method not in _AUDITED_METHODS:
+            return await call_next(ctx)
+        _AUDITED.set(False)
+        try:
+            return await call_next(ctx)
+        except Exception:
+            if not _AUDITED.get():
+                caller = await self.identity.current(ctx)
+                params = ctx.params if isinstance(ctx.params, dict) else {}
+                name = params.get("name")
+                event = f"tool:{name}" if ctx.method == "tools/call" and isinstance(name, str) else ctx.method
+                fields = {"args": params.get("arguments"), "uri": params.get("uri")}
+                shown = {k: v for k, v in fields.items() if v is not None}
+                self.audit.record(
+                    event, caller.to_json(), **shown, status="error", error="SERVE_BAD_ARGUMENTS"
+                )
+            raise
 
     async def list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -295,7 +321,9 @@ def build(vault: Path, launch: Caller, qmd: Launcher | None = None) -> Server[An
         on_list_prompts=surface.list_prompts,
         on_get_prompt=surface.get_prompt,
     )
-    server.middleware = []  # the default OpenTelemetry span is a no-op here; skip its per-call cost
+    # The default OpenTelemetry span is a no-op here; skip its per-call cost. What remains logs the
+    # requests the SDK refuses before any handler runs.
+    server.middleware = [surface.audit_refused]
     for method in ("notifications/initialized", "notifications/roots/list_changed"):
         server.add_notification_handler(method, types.NotificationParams, surface.roots_may_have_changed)
     return server
@@ -320,9 +348,13 @@ def _summary(result: Any) -> dict[str, Any]:
 
 
 async def _run(vault: Path, launch: Caller, qmd: Launcher | None) -> None:
+    from shardpy.serve.stdio import stdin_lines
+
     server = build(vault, launch, qmd)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    with stdin_lines() as lines:  # read in the loop, so Ctrl-C ends the server (issue 26 item 13)
+        stdin: Any = lines  # an async iterator of lines is all the SDK reads from it
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def serve(vault: Path, *, cwd: Path, project: str | None, qmd: Launcher | None = None) -> None:

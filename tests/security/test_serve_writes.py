@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from shardpy.errors import ShardpyError
 from shardpy.shard.content import vault_content_rules
 from tests.serve.kit import MANIFEST, Shared, World, build_world, connect, shared
-from tests.shardkit import run_shardpy, tree_snapshot
+from tests.shardkit import child_env, run_shardpy, shardpy_argv, tree_snapshot
 
 FAKE_QMD = Path(__file__).resolve().parent.parent / "serve" / "fake_qmd.py"
 MB10 = "x" * (10 * 1024 * 1024)
@@ -350,3 +351,45 @@ def test_a_qmd_that_cannot_start_is_reported_without_its_path(tmp_path: Path) ->
     assert found["qmd"]["status"] == "failed" and health["qmd"]["live"] is False
     text = json.dumps([found["qmd"], found["notices"], health["qmd"]])
     assert str(world.root) not in text and "no-such-folder" not in text, text
+
+
+def test_calls_the_sdk_refuses_before_any_handler_are_audited_too(tmp_path: Path) -> None:
+    """Envelopes the SDK's client cannot send (so on the raw wire): `arguments` that are not an object,
+    a call without a tool name, a read without a URI. Each is refused and is one audit line."""
+    world = build_world(tmp_path)
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    }
+    frames: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": "q"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": {}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {}},
+    ]
+    proc = subprocess.Popen(
+        shardpy_argv("serve", world.vault),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=world.repos["atlas"],
+        env=child_env({"XDG_CACHE_HOME": str(world.root / "cache")}),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    proc.stdin.flush()
+    answered: dict[int, Any] = {}
+    while len(answered) < 4:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        reply = json.loads(line)
+        if "id" in reply:
+            answered[reply["id"]] = reply
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    assert all("error" in answered[i] for i in (2, 3, 4)), answered
+    events = [(line["event"], line["status"]) for line in world.audit()]
+    assert events == [("tool:search", "error"), ("tools/call", "error"), ("resources/read", "error")]
