@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import time
@@ -36,11 +37,15 @@ from shardpy.fsutil import (
     check_relpath,
     fsync_path,
     io_error,
+    make_parents,
+    rel_parts,
     remove_file,
+    replaced_mode,
     safe_target,
     sha256_bytes,
     sha256_file,
     syncfs_all,
+    temp_tail,
 )
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID
 
@@ -50,7 +55,9 @@ KEEP_BACKUPS = 5
 
 @dataclass(frozen=True)
 class Op:
-    kind: Literal["write", "delete", "move"]
+    # "link": a symbolic link whose text is ``data`` (a copier template's, issue 26 item 4), made
+    # like a write: beside the path, then renamed over it; "unlink": remove the link at ``path``.
+    kind: Literal["write", "delete", "move", "link", "unlink"]
     path: str
     data: bytes | None = None
     dest: str | None = None  # move target
@@ -67,6 +74,17 @@ class Op:
     @staticmethod
     def move(path: str, dest: str) -> Op:
         return Op("move", path, dest=dest)
+
+    @staticmethod
+    def link(path: str, target: str) -> Op:
+        """A symbolic link at ``path`` with the link text ``target`` (never followed: the
+        caller has checked where it points; tests/hardening/test_copier_links.py)."""
+        return Op("link", path, data=os.fsencode(target))
+
+    @staticmethod
+    def drop_link(path: str) -> Op:
+        """Remove the symbolic link at ``path`` (a file there instead is left alone)."""
+        return Op("unlink", path)
 
     def touched(self) -> list[str]:
         return [self.path] + ([self.dest] if self.dest else [])
@@ -130,11 +148,17 @@ class Transaction:
                 jc.planned_write(path, records=True)  # never .git/, nor .shardmind/ beyond the records
                 if path in touched:
                     continue
-                target = safe_target(self.root, path)
-                existed = target.is_file()
+                # A link op may replace a link (never following it); every other op refuses one.
+                target = (
+                    _link_slot(self.root, path) if op.kind in _LINK_KINDS else safe_target(self.root, path)
+                )
+                is_link = op.kind in _LINK_KINDS and os.path.islink(target)
+                existed = is_link or target.is_file()
                 # "written": the states the transaction may leave the path in (None: no file).
                 # A rollback undoes a path only while it still holds exactly that.
                 touched[path] = {"path": path, "existed": existed, "written": written[path]}
+                if is_link:
+                    touched[path]["link"] = True  # backed up as its link text, restored as a link
                 parts = path.split("/")[:-1]
                 for i in range(len(parts)):
                     d = "/".join(parts[: i + 1])
@@ -173,10 +197,17 @@ class Transaction:
         each = len(existing) < SYNCFS_MIN
         copies: set[Path] = set()
         for entry in existing:
+            rel = f"{self.backup_dir}/{entry['path']}"
+            if entry.get("link"):
+                # A link is backed up as a file holding its text; its journaled hash is the link's.
+                data = os.fsencode(os.readlink(_link_slot(self.root, entry["path"])))
+                atomic_write(self.root, rel, data, mode=0o600, durable=each, sync_dir=False)
+                entry["hash"] = link_digest(data)
+                copies.add((self.root / rel).parent)
+                continue
             src = safe_target(self.root, entry["path"])
             data = src.read_bytes()
             mode = os.stat(src, follow_symlinks=False).st_mode & 0o7777
-            rel = f"{self.backup_dir}/{entry['path']}"
             atomic_write(self.root, rel, data, mode=mode | 0o600, durable=each, sync_dir=False)
             copies.add((self.root / rel).parent)
             entry["hash"] = sha256_bytes(data)
@@ -197,6 +228,11 @@ class Transaction:
             atomic_write(self.root, op.path, op.data, mode=op.mode, durable=durable, sync_dir=False)
         elif op.kind == "delete":
             remove_file(self.root, op.path)
+        elif op.kind == "link":
+            assert op.data is not None
+            make_link(self.root, op.path, op.data)
+        elif op.kind == "unlink":
+            remove_link(self.root, op.path)
         else:
             assert op.dest is not None
             src = safe_target(self.root, op.path)
@@ -213,6 +249,8 @@ class Transaction:
                 return  # the files and their folders alike
             for op in ordered:  # no syncfs here: each file the transaction left behind
                 for path in op.touched():
+                    if op.kind in _LINK_KINDS:
+                        continue  # a link is durable with its folder (fsynced below)
                     with contextlib.suppress(FileNotFoundError):
                         _fsync(safe_target(self.root, path))
         # Renames are durable once their directories are: one fsync each.
@@ -220,8 +258,13 @@ class Transaction:
             fsync_path(directory)
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
-        """Apply ``ops`` all-or-nothing. Writes and moves run before deletes."""
-        ordered = [o for o in ops if o.kind != "delete"] + [o for o in ops if o.kind == "delete"]
+        """Apply ``ops`` all-or-nothing. Links are removed first (a file may take their place),
+        then writes, moves and links, then deletes."""
+        ordered = (
+            [o for o in ops if o.kind == "unlink"]
+            + [o for o in ops if o.kind not in ("delete", "unlink")]
+            + [o for o in ops if o.kind == "delete"]
+        )
         jc.engine_folder(self.root, BACKUPS)  # a link there would take the backups (and pruning) outside
         self._plan_journal(ordered)
         current = JOURNAL
@@ -299,7 +342,10 @@ def _written_hashes(root: Path, ops: list[Op]) -> dict[str, list[str | None]]:
         if op.kind == "write":
             assert op.data is not None
             out.setdefault(op.path, []).append(sha256_bytes(op.data))
-        elif op.kind == "delete":
+        elif op.kind == "link":
+            assert op.data is not None
+            out.setdefault(op.path, []).append(link_digest(op.data))
+        elif op.kind in ("delete", "unlink"):
             out.setdefault(op.path, []).append(None)
         else:
             assert op.dest is not None
@@ -320,6 +366,7 @@ class _Entry:
     existed: bool
     before: str | None  # hash of the backed-up copy (an existing file once backed up)
     written: tuple[str | None, ...]  # hashes the transaction may leave at ``path`` (None: no file)
+    link: bool = False  # it was a symbolic link: ``before`` is its link_digest, restored as a link
 
 
 @dataclass(frozen=True)
@@ -352,7 +399,7 @@ def _invalid(problems: list[str]) -> ShardpyError:
 def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
     if not isinstance(raw, dict):
         raise jc.Untrusted(f"touched[{i}] is not an object")
-    path = jc.vault_path(root, raw.get("path"), f"touched[{i}].path")
+    path = _journal_path(root, raw.get("path"), f"touched[{i}].path")
     try:
         jc.planned_write(path, records=True)  # what a transaction may plan is all it may undo
     except ShardpyError:
@@ -365,7 +412,10 @@ def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
     if not isinstance(states, list) or len(states) > 16:
         raise jc.Untrusted(f"touched[{i}].written is not a list of digests")
     written = tuple(jc.digest(h, f"touched[{i}].written") for h in states)
-    return _Entry(path, existed, before, written)
+    link = raw.get("link", False)
+    if not isinstance(link, bool) or (link and not existed):
+        raise jc.Untrusted(f"touched[{i}].link is not true or false for an existing path")
+    return _Entry(path, existed, before, written, link)
 
 
 def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
@@ -435,6 +485,8 @@ def _backup_problems(root: Path, journal: _Checked, restores: list[_Entry]) -> l
             problems.append(str(exc))
             continue
         found = jc.current_hash(root, rel)
+        if entry.link and isinstance(found, str):
+            found = link_digest((root / rel).read_bytes())  # the backup holds the link's text
         if found is jc.FileState.ABSENT:
             problems.append(f"the backup of {entry.path} is missing")
         elif found != entry.before:
@@ -461,7 +513,7 @@ def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
     restores: list[_Entry] = []
     kept: list[str] = []
     for entry in journal.entries:
-        decision = jc.undo(jc.current_hash(root, entry.path), entry.before, entry.written)
+        decision = jc.undo(_current_state(root, entry.path), entry.before, entry.written)
         if decision is jc.Undo.RESTORE:
             restores.append(entry)
         elif decision is jc.Undo.KEEP:
@@ -471,7 +523,11 @@ def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
 
 def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
     try:
-        if entry.existed:
+        # What the transaction left there may be a link of its own (a link op): put aside first.
+        remove_link(root, entry.path)
+        if entry.existed and entry.link:
+            make_link(root, entry.path, safe_target(root, f"{journal.backup_dir}/{entry.path}").read_bytes())
+        elif entry.existed:
             backup = safe_target(root, f"{journal.backup_dir}/{entry.path}")
             mode = os.stat(backup, follow_symlinks=False).st_mode & 0o7777
             atomic_write(root, entry.path, backup.read_bytes(), mode=mode)
@@ -513,7 +569,9 @@ def _remove_temp_files(root: Path, paths: list[str]) -> None:
     for parent in parents:
         with contextlib.suppress(OSError):
             for entry in os.scandir(parent):
-                if entry.name.startswith(TMP_MARK) and entry.is_file(follow_symlinks=False):
+                if entry.name.startswith(TMP_MARK) and (
+                    entry.is_file(follow_symlinks=False) or entry.is_symlink()
+                ):
                     os.unlink(entry.path)
 
 
@@ -625,3 +683,77 @@ def _prune_emptied(root: Path, paths: list[str]) -> None:
             except OSError:
                 break
             parent = parent.parent
+
+
+# -- symbolic links (a copier template's, issue 26 item 4; tests/hardening/test_copier_links.py) --
+
+_LINK_KINDS = frozenset({"link", "unlink"})
+
+
+def link_digest(text: bytes) -> str:
+    """The journal's hash of a link with ``text``: never the hash of a file holding the same bytes,
+    so a rollback cannot take a file for the link it wrote (or the other way round)."""
+    return sha256_bytes(b"symlink\0" + text)
+
+
+def _link_slot(root: Path, rel: str) -> Path:
+    """``root/rel`` where a link may be made or removed: no link on the way to it (PATH_SYMLINK),
+    while ``rel`` itself may be one (it is replaced or removed, never followed)."""
+    parent, _, name = rel.rpartition("/")
+    folder = safe_target(root, parent) if parent else root
+    check_relpath(rel)
+    return folder / name
+
+
+def _journal_path(root: Path, value: Any, what: str) -> str:
+    """A touched path (:func:`jc.vault_path`'s rules), which may itself be a link: a link op left
+    one there, or was to replace one. Only the folders on the way must be real."""
+    rel = jc.text(value, what)
+    head, _, _name = rel.rpartition("/")
+    try:
+        normal = "/".join(rel_parts(rel)) == rel
+    except ShardpyError:
+        raise jc.Untrusted(f"{what} {rel!r} is not a path inside the vault") from None
+    if not normal:
+        raise jc.Untrusted(f"{what} {rel!r} is not normalised")
+    if head:
+        jc.vault_path(root, head, what)
+    return rel
+
+
+def _current_state(root: Path, rel: str) -> str | jc.FileState:
+    """What ``rel`` holds for a rollback's decision: a file's hash, a link's :func:`link_digest`."""
+    found = jc.current_hash(root, rel)
+    if found is jc.FileState.OTHER:
+        try:
+            return link_digest(os.fsencode(os.readlink(_link_slot(root, rel))))
+        except (OSError, ShardpyError):
+            return found
+    return found
+
+
+def make_link(root: Path, rel: str, text: bytes) -> None:
+    """A link with ``text`` at ``rel``, made beside it and renamed over what is there (a link or a
+    file: never followed; a read-only file is refused as a write would refuse it)."""
+    target = _link_slot(root, rel)
+    make_parents(root, rel)
+    name = os.fspath(target)
+    if not os.path.islink(name):
+        replaced_mode(name, rel)  # PATH_READ_ONLY for a read-only file, as a write says
+    tmp = f"{os.fspath(target.parent)}/{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(target.name)}"
+    os.symlink(text, tmp)
+    try:
+        os.replace(tmp, name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def remove_link(root: Path, rel: str) -> bool:
+    """Remove the link at ``rel`` (never what it points to); anything else there is left."""
+    target = _link_slot(root, rel)
+    if not os.path.islink(target):
+        return False
+    os.unlink(target)
+    return True

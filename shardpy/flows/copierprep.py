@@ -160,7 +160,8 @@ class CopierPrepared(Prepared):
                 f.data if data is None else data,
                 None,
                 template=False,
-                mode=_exec_mode(f.mode),
+                mode=None if f.link else _exec_mode(f.mode),
+                link=f.link,
             )
         manifest_file = rendered.root / MANIFEST_PATH
         manifest_file.parent.mkdir(parents=True, exist_ok=True)

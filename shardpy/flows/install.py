@@ -140,7 +140,9 @@ def _ops(
     backups = backup_names(colliding, production.outputs, stamp, DestDisk(dest))
     ops: list[Op] = [Op.move(p, b) for p, b in backups.items()]
     ops.extend(
-        Op.write(p, o.data, o.mode) for p, o in sorted(production.outputs.items()) if p not in identical
+        Op.link(p, os.fsdecode(o.data)) if o.link else Op.write(p, o.data, o.mode)
+        for p, o in sorted(production.outputs.items())
+        if p not in identical
     )
     if prep.writes_values_file:
         ops.append(values_file_op(prep.shard, state.values, None))

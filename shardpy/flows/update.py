@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,7 @@ class UpdateResult:
     recovery: RecoveryReport | None = None
     commit: str | None = None
     values_rewrite: bool = False
+    links_before: set[str] = field(default_factory=set)  # paths state recorded as symbolic links
 
     def changed(self) -> list[FileAction]:
         return [a for a in self.actions if a.outcome.write is not None or a.outcome.delete]
@@ -299,8 +301,9 @@ def _ops(
     state: State,
     values_text_needed: bool,
     values: dict[str, Any],
+    links_before: set[str],
 ) -> list[Op]:
-    ops = action_ops(vault, actions)
+    ops = _link_ops(action_ops(vault, actions), state, links_before)
     if values_text_needed and prep.writes_values_file:
         existing = None
         with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
@@ -317,6 +320,25 @@ def _ops(
     ops.append(Op.write(layout.LOCAL, local_record(prep.version, now_iso())))
     ops.append(state_op(state))
     return ops
+
+
+def _link_ops(ops: list[Op], state: State, links_before: set[str]) -> list[Op]:
+    """A copier template's symbolic links (recorded ``link`` in state) are made, replaced and
+    removed as links, never written through (tests/hardening/test_copier_links.py)."""
+    if not links_before and not any(rec.link for rec in state.files.values()):
+        return ops
+    out: list[Op] = []
+    for op in ops:
+        rec = state.files.get(op.path)
+        if op.kind == "write" and op.data is not None and rec is not None and rec.link:
+            out.append(Op.link(op.path, os.fsdecode(op.data)))
+        elif op.kind == "write" and op.path in links_before:
+            out.extend((Op.drop_link(op.path), op))  # the template turned its link into a file
+        elif op.kind == "delete" and op.path in links_before:
+            out.append(Op.drop_link(op.path))
+        else:
+            out.append(op)
+    return out
 
 
 @contextlib.contextmanager
@@ -434,6 +456,7 @@ def _plan(
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet
+    result.links_before = {p for p, rec in state.files.items() if rec.link}
     _new_state(prep, state, prep.values_to_record(values), modules, actions)
 
 
@@ -470,7 +493,7 @@ def _apply_and_hooks(
 ) -> None:
     previous = result.from_version
     old_fingerprint = state.hooks.get("bootstrap_fingerprint")
-    ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values)
+    ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values, result.links_before)
     transaction = Transaction(vault, "update")
     transaction.run(ops, progress=ui.progress("Updating", len(ops)))
     # A conflict resolved with the shard's side replaced your version: it is in this

@@ -10,7 +10,7 @@ from pathlib import Path
 from shardpy.fsutil import safe_target, sha256_bytes, sha256_file
 from shardpy.plan.install import EntryKind
 from shardpy.vault.files import vault_files
-from shardpy.vault.ownership import hash_paths
+from shardpy.vault.ownership import disk_bytes, disk_hash, hash_paths
 
 
 class VaultDisk:
@@ -27,13 +27,13 @@ class VaultDisk:
 
     def hash(self, path: str) -> str | None:
         if path not in self._hashes:
-            self._hashes[path] = sha256_file(self.root / path)
+            self._hashes[path] = disk_hash(self.root / path)
         return self._hashes[path]
 
     def read(self, path: str) -> bytes:
         if path in self.overlay:
             return self.overlay[path]
-        return (self.root / path).read_bytes()
+        return disk_bytes(self.root / path)  # a link: its text, as its hash (never followed)
 
     def stored(self, path: str) -> bytes | None:
         target = self.root / path

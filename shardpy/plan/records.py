@@ -21,4 +21,5 @@ def record_for(
         module=out.module,
         content_class=content.classify(out.path),
         installed_hash=installed,
+        link=out.link,
     )

@@ -428,6 +428,20 @@ class _Planner:
         keep_write = user if old_path != path else None
         keep = Outcome("keep yours", write=keep_write, record=mine)
         theirs = Outcome("take the shard's", write=out.data, record=managed)
+        if out.link or rec.link:
+            # A link's text is never merged line by line (tests/hardening/test_copier_links.py).
+            self.act(
+                path,
+                "conflict",
+                "symbolic link changed on both sides: never merged",
+                out,
+                rec,
+                {"keep": keep, "theirs": theirs},
+                choice="theirs" if inp.on_conflict == "theirs" else "keep",
+                question=f"{path} is a symbolic link and both you and the shard changed it.",
+                from_path=moved_from,
+            )
+            return
         skip = Outcome(
             "skip (decide next update)",
             write=keep_write,

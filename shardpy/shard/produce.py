@@ -25,6 +25,7 @@ class Output:
     volatile: bool = False
     iterator_key: str | None = None
     mode: int | None = None  # file mode to create it with (a copier template's executables)
+    link: bool = False  # a symbolic link whose link text is ``data`` (a copier template's, docs/COPIER.md)
 
     @property
     def sha256(self) -> str:

@@ -67,8 +67,13 @@ AskFn = Callable[[Question], Any]
 @dataclass(frozen=True)
 class RenderedFile:
     path: str
-    data: bytes
+    data: bytes  # a link's: its link text
     mode: int
+
+    @property
+    def link(self) -> bool:
+        """A symbolic link copier keeps (``_preserve_symlinks``): one whose target stays in the project."""
+        return stat.S_ISLNK(self.mode)
 
 
 @dataclass
@@ -342,7 +347,7 @@ class CopierTemplate:
         dst = parent / dest_name
         try:
             worker = self.worker(dst, answers)
-            captured = capture_files(worker, _refuse_symlink)
+            captured = capture_files(worker)
             token = _operation.set("copy")
             try:
                 with _copier_errors(), worker:
@@ -353,6 +358,7 @@ class CopierTemplate:
                     dst.mkdir(exist_ok=True)
                     files = _collect(dst) + [RenderedFile(p, d, m) for p, (d, m) in captured.items()]
                     files.sort(key=lambda f: f.path)
+                    check_links(files)
                     skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             finally:
                 _operation.reset(token)
@@ -450,28 +456,68 @@ def _checked(question: Any, raw: Any) -> Any:
     return answer
 
 
-def _refuse_symlink(rel: str) -> None:
-    raise ShardpyError(
-        "COPIER_SYMLINK",
-        f"The copier template produces a symbolic link: {rel}",
-        "shardpy installs files only; drop _preserve_symlinks from copier.yml "
-        "(copier then copies the link's target), or use copier itself for this template.",
-        path=rel,
-    )
+_LINK_HOPS = 40  # links followed through other links before giving up (as the kernel's ELOOP)
+
+
+def check_links(files: list[RenderedFile]) -> None:
+    """Every link the render keeps must point inside the project: its target, resolved the way the
+    system will (each ``..`` applied after any link before it is followed, links of the render
+    followed), never leaves the destination. Anything else is COPIER_SYMLINK: an absolute target,
+    ``..`` out of the project, or a hop through another link that leaves it (issue 26 item 4,
+    tests/hardening/test_copier_links.py)."""
+    links = {f.path: os.fsdecode(f.data) for f in files if f.link}
+    for rel, text in links.items():
+        if _resolve(links, rel.split("/")[:-1], text, _LINK_HOPS) is None:
+            raise ShardpyError(
+                "COPIER_SYMLINK",
+                f"The copier template produces a symbolic link that leaves the project: {rel} -> {text}",
+                "shardpy installs links that point inside the project only; drop _preserve_symlinks "
+                "from copier.yml (copier then copies the link's target), or use copier itself for "
+                "this template.",
+                path=rel,
+                details={"target": text},
+            )
+
+
+def _resolve(links: Mapping[str, str], folder: list[str], text: str, hops: int) -> list[str] | None:
+    """``text`` followed from ``folder`` (parts below the project root): the parts it reaches, or
+    None when it leaves the project (or loops)."""
+    if text.startswith("/") or "\\" in text or hops <= 0:
+        return None
+    parts = list(folder)
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(part)
+        hop = links.get("/".join(parts))
+        if hop is not None:
+            reached = _resolve(links, parts[:-1], hop, hops - 1)
+            if reached is None:
+                return None
+            parts = reached
+    return parts
 
 
 def _collect(root: Path) -> list[RenderedFile]:
-    """Every file copier wrote itself (none unless a speed-up stood aside;
+    """Every file and link copier wrote itself (none unless a speed-up stood aside;
     empty folders are not files and are dropped)."""
     out: list[RenderedFile] = []
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
+    for dirpath, dirs, names in os.walk(root):
+        for name in [*dirs, *names]:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):
-                _refuse_symlink(rel)
-            out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
+                from shardpy.sources.copierfast import LINK_MODE
+
+                out.append(RenderedFile(rel, os.fsencode(os.readlink(path)), LINK_MODE))
+            elif stat.S_ISREG(st.st_mode):
+                out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
     return out
 
 

@@ -213,14 +213,18 @@ def _pass_plain_text(worker: Any, plain: Callable[[str], bool]) -> None:
     object.__setattr__(worker, "_render_string", _render_string)
 
 
-def capture_files(worker: Any, on_symlink: Callable[[str], None]) -> dict[str, tuple[bytes, int]]:
+LINK_MODE = stat.S_IFLNK | 0o777  # the mode a captured symbolic link carries (its bytes: the link text)
+
+
+def capture_files(worker: Any) -> dict[str, tuple[bytes, int]]:
     """What copier renders, kept in memory instead of written to the scratch
     folder and read back: path -> (bytes, mode). copier asks
     ``_render_allowed`` with a file's final bytes and mode just before it
     writes; in an empty scratch folder it always answers yes, so answering
     no after taking them leaves copier's result the same, unwritten (a later
     output of the same path replaces an earlier one, as copier's overwrite
-    does). Folders are not created (shardpy manages files)."""
+    does). Folders are not created (shardpy manages files). A symbolic link
+    (``_preserve_symlinks``) is its link text with :data:`LINK_MODE`."""
     files: dict[str, tuple[bytes, int]] = {}
     if not _known_extensions(worker.jinja_env):
         return files
@@ -234,8 +238,8 @@ def capture_files(worker: Any, on_symlink: Callable[[str], None]) -> dict[str, t
     ) -> bool:
         rel = dst_relpath.as_posix()
         if is_symlink:
-            on_symlink(rel)
-        if not is_dir:
+            files[rel] = (os.fsencode(expected_contents), LINK_MODE)
+        elif not is_dir:
             assert isinstance(expected_contents, bytes) and expected_mode is not None
             files[rel] = (expected_contents, stat.S_IMODE(expected_mode))
         return False

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from shardpy.fsutil import sha256_file
+from shardpy.fsutil import sha256_bytes
 from shardpy.vault.state import FileRecord
 
 Live = Literal["managed", "modified", "volatile", "missing"]
@@ -35,6 +37,32 @@ def classify(record: FileRecord, disk_hash: str | None) -> Live:
 PARALLEL_BYTES = 32 * 1024 * 1024
 
 
+def disk_hash(path: Path) -> str | None:
+    """sha256 of the file at ``path``, None when there is none (or a folder). A symbolic link is
+    never followed: its hash is its link text's, the text being a link's content (a copier
+    template's links are recorded so; tests/hardening/test_copier_links.py)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        return sha256_bytes(os.fsencode(os.readlink(path)))
+    try:
+        with open(fd, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except IsADirectoryError:
+        return None
+
+
+def disk_bytes(path: Path) -> bytes:
+    """The bytes of the file at ``path``; a link's link text (never followed), as :func:`disk_hash`."""
+    if os.path.islink(path):
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes()
+
+
 def _total_size(root: Path, paths: list[str]) -> int:
     total = 0
     for p in paths:
@@ -51,11 +79,11 @@ def hash_paths(root: Path, paths: Iterable[str]) -> dict[str, str | None]:
     """Hash many files: in a thread pool when there is a lot to read."""
     ordered = list(paths)
     if _total_size(root, ordered) <= PARALLEL_BYTES:
-        return {p: sha256_file(root / p) for p in ordered}
+        return {p: disk_hash(root / p) for p in ordered}
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        hashes = list(pool.map(lambda p: sha256_file(root / p), ordered))
+        hashes = list(pool.map(lambda p: disk_hash(root / p), ordered))
     return dict(zip(ordered, hashes, strict=True))
 
 
@@ -71,7 +99,7 @@ def scan(root: Path, files: dict[str, FileRecord]) -> dict[str, Drift]:
 
 def _drift_of(root: Path, path: str, record: FileRecord) -> Drift:
     try:
-        found = sha256_file(root / path)
+        found = disk_hash(root / path)
     except OSError:
         return Drift(path, "modified", None, unreadable=True)
     return Drift(path, classify(record, found), found)

@@ -35,6 +35,9 @@ class FileRecord:
     module: str | None = None
     content_class: str = "infrastructure"
     installed_hash: str | None = None
+    # A symbolic link (a copier template's): ``rendered_hash`` is the sha256 of its link text, the
+    # text being its content; omitted from state.json when false (tests/hardening/test_copier_links.py).
+    link: bool = False
 
     def holds(self, disk_hash: str | None) -> bool:
         """The one managed-hash rule: the file on disk is what shardpy wrote
@@ -48,7 +51,9 @@ class FileRecord:
         # Every field is a str, a bool or None: read directly, not through asdict's deep copy
         # (a state write turns every record of the vault into JSON).
         out = {name: getattr(self, name) for name in _RECORD_FIELDS}
-        return {k: v for k, v in out.items() if v is not None and not (k == "volatile" and v is False)}
+        return {
+            k: v for k, v in out.items() if v is not None and not (k in ("volatile", "link") and v is False)
+        }
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(FileRecord))

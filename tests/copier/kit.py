@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +24,44 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def build_template(root: Path, versions: Mapping[str, Mapping[str, str | None]]) -> Path:
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link in a template version (its link text)."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Executable:
+    """A file written with the executable bit."""
+
+    text: str
+
+
+Entry = str | Link | Executable | None
+
+
+def build_template(root: Path, versions: Mapping[str, Mapping[str, Entry]]) -> Path:
     """A git repository with one commit and tag per version; each version's
-    mapping adds (str) or removes (None) files on top of the previous one."""
+    mapping adds (str, :class:`Link`, :class:`Executable`) or removes (None)
+    files on top of the previous one."""
     root.mkdir(parents=True)
     git(root, "init", "--quiet", "-b", "main")
     for tag, files in versions.items():
         for rel, text in files.items():
             path = root / rel
-            if text is None:
+            if text is None or path.is_symlink():
                 path.unlink()
+            if text is None:
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            if isinstance(text, Link):
+                path.symlink_to(text.target)
+            elif isinstance(text, Executable):
+                path.write_text(text.text)
+                path.chmod(0o755)
+            else:
+                path.write_text(text)
         git(root, "add", "-A")
         git(root, "commit", "--quiet", "--allow-empty", "-m", f"release {tag}")
         git(root, "tag", tag)

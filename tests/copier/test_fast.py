@@ -136,8 +136,8 @@ def test_copier_imports_without_its_prompt_library(template: Path, tmp_path: Pat
 
 def test_links_and_modes_as_copier_writes_them(cli: Cli, tmp_path: Path) -> None:
     """The render is kept in memory: a link's target copied (copier's
-    default), the executable bit kept, and a link
-    copier would preserve still refused."""
+    default), the executable bit kept, and a link copier preserves
+    (``_preserve_symlinks``) made as copier makes it."""
     tpl = tmp_path / "tpl"
     build_template(
         tpl,
@@ -167,6 +167,10 @@ def test_links_and_modes_as_copier_writes_them(cli: Cli, tmp_path: Path) -> None
     (tpl / "copier.yml").write_text("name:\n  type: str\n  default: n\n_preserve_symlinks: true\n")
     git(tpl, "commit", "--quiet", "-am", "preserve links")
     git(tpl, "tag", "v1.2.0")
-    res = cli.run("install", f"{tpl}@v1.2.0", tmp_path / "refused", "--defaults", "--json", cwd=tmp_path)
-    assert res.exit_code != 0 and "COPIER_SYMLINK" in res.output
-    assert not (tmp_path / "refused").exists()
+    # A kept link pointing inside the project is installed as the link copier makes (issue 26
+    # item 4; the rest is tests/hardening/test_copier_links.py).
+    linked, theirs_linked = tmp_path / "linked" / "proj", tmp_path / "theirs-linked" / "proj"
+    _install(cli, tpl, linked, "v1.2.0")
+    copier_copy(tpl, theirs_linked, "v1.2.0")
+    assert snapshot(linked) == snapshot(theirs_linked)
+    assert os.readlink(linked / "link.txt") == "target.txt"
