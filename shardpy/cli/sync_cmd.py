@@ -36,6 +36,7 @@ class SyncArgs:
     watch: bool = False
     interval: float = DEFAULT_INTERVAL_S
     print_unit: str | None = None
+    status: bool = False
 
 
 def _vault(word: str | None) -> Path:
@@ -168,6 +169,9 @@ def run_sync(args: SyncArgs) -> None:
     if len(args.words) > 1:
         raise UsageError(f"Unexpected argument {args.words[1]!r}", "shardpy sync [VAULT] [options]")
     vault = _vault(args.words[0] if args.words else None)
+    if args.status:
+        _status(vault, args.as_json)
+        return
     if args.print_unit is not None:
         from shardpy.sync.watch import unit_text
 
@@ -233,7 +237,11 @@ def register(app: Any) -> None:
     def sync_command(
         words: Annotated[
             list[str] | None,
-            typer.Argument(help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH."),
+            typer.Argument(
+                help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH.",
+                metavar="[VAULT | ACTION ARGS...]",
+                show_default=False,
+            ),
         ] = None,
         remote: Annotated[
             list[str] | None, typer.Option("--remote", help="Sync with this remote only (repeatable).")
@@ -258,6 +266,9 @@ def register(app: Any) -> None:
             str | None,
             typer.Option("--print-unit", help="Print a service unit for --watch: systemd or launchd."),
         ] = None,
+        status: Annotated[
+            bool, typer.Option("--status", help="Each remote: ahead/behind, last sync, last error.")
+        ] = False,
     ) -> None:
         """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
         from shardpy.cli.output import guarded
@@ -272,6 +283,7 @@ def register(app: Any) -> None:
             watch=watch,
             interval=interval,
             print_unit=print_unit,
+            status=status,
         )
         guarded(lambda: run_sync(args), as_json=as_json)
 
@@ -331,3 +343,22 @@ def _purge(days: float, dry_run: bool, as_json: bool) -> None:
     verb = "Would delete" if dry_run else "Deleted"
     text = f"{verb} {len(plan.notes)} note(s)" + "".join(f"\n  {n}" for n in plan.notes)
     _emit({**plan.to_json(), "dry_run": dry_run, "commit": commit}, text, as_json)
+
+
+def _status(vault: Path, as_json: bool) -> None:
+    """``sync --status``: the sync part of ``shardpy status`` (one owner: gitsync.report)."""
+    from shardpy.gitsync.report import git_report
+
+    report = git_report(vault)
+    data = report.to_json() if report is not None else {}
+    remotes = data.get("sync", {}).get("remotes", [])
+    lines = [
+        f"{r['name']}: "
+        + ("not fetched" if r["ahead"] is None else f"{r['ahead']} ahead, {r['behind']} behind")
+        + f"; last sync {r['last_ok'] or 'never'}"
+        + (f"; last error {r['last_error']}" if r["last_error"] else "")
+        for r in remotes
+    ]
+    lines += [f"conflict markers: {p}" for p in data.get("conflict_markers", [])]
+    out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", [])}
+    _emit(out, "\n".join(lines) or "no remotes", as_json)

@@ -89,6 +89,8 @@ def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
     status = fleet.shardpy("a", "status", "--json").json()
     remotes = {r["name"]: r for r in status["git"]["sync"]["remotes"]}
     assert remotes["gone"]["last_error"] and remotes["origin"]["last_ok"]
+    short = fleet.shardpy("a", "sync", "--status", "--json").json()
+    assert short["remotes"] == status["git"]["sync"]["remotes"]
 
 
 def test_a_rejected_push_fetches_merges_and_retries(fleet: Fleet) -> None:
