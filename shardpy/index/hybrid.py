@@ -19,9 +19,10 @@ lexically and says why once.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
@@ -207,34 +208,84 @@ def _rank(mat: vectors.Matrix, q: NDArray[np.float32], allowed: set[int] | None,
     return out
 
 
+T = TypeVar("T")
+Fused = list[tuple[T, float, dict[str, int]]]  # item, fused score, 1-based rank in each list
+
+
+def fuse(
+    lexical: Sequence[T], all_words: bool, meaning: Sequence[T], path_of: Callable[[T], str]
+) -> Fused[T]:
+    """Reciprocal-rank fusion of two best-first lists, one item per note, best first. The item kept
+    for a note is the lexical one when every word matched (its section, its marked snippet), else
+    the one by meaning. Shared by the CLI and the MCP server (which fuses readable hits only)."""
+    item: dict[str, T] = {}
+    score: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for r, hit in enumerate(meaning, 1):
+        p = path_of(hit)
+        item[p], score[p], ranks[p] = hit, 1.0 / (K + r), {"semantic": r}
+    weight = 1.0 if all_words else ANY_WEIGHT
+    for r, hit in enumerate(lexical, 1):
+        p = path_of(hit)
+        score[p] = score.get(p, 0.0) + weight / (K + r)
+        ranks.setdefault(p, {})["lexical"] = r
+        if all_words or p not in item:
+            item[p] = hit
+    order = sorted(score, key=lambda p: (-score[p], p))
+    return [(item[p], score[p] * K, ranks[p]) for p in order]
+
+
 def _fused(
     root: Path, lex: SearchResult, sem: Ranked, mode: Mode, offset: int, top: int, notices: list[str]
 ) -> SearchResult:
-    db = store.index_path(root)
-    with store.reader(db, str(root)) as conn:
-        if conn is None:
-            return SearchResult(lex.query, lex.match, [], notices, mode=mode)
-        info = _sections(conn, [cid for _f, cid, _s in sem])
-    by_path: dict[str, SearchHit] = {}
-    scores: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    for r, (_fid, cid, _sim) in enumerate(sem, 1):
-        hit = info.get(cid)
-        if hit is None:
-            continue
-        by_path[hit.path] = hit
-        scores[hit.path] = 1.0 / (K + r)
-        ranks[hit.path] = {"semantic": r}
-    if mode == "hybrid":
-        weight = 1.0 if lex.match == "all" else ANY_WEIGHT
-        for r, hit in enumerate(lex.hits, 1):
-            scores[hit.path] = scores.get(hit.path, 0.0) + weight / (K + r)
-            ranks.setdefault(hit.path, {})["lexical"] = r
-            if lex.match == "all" or hit.path not in by_path:
-                by_path[hit.path] = hit  # every word matched: that section, with its marked snippet
-    order = sorted(scores, key=lambda p: (-scores[p], p))[offset : offset + top]
-    hits = [replace(by_path[p], score=scores[p] * K, mode=mode, ranks=ranks[p]) for p in order]
+    meaning = _hits(root, sem)
+    lexical = lex.hits if mode == "hybrid" else []
+    fused = fuse(lexical, lex.match == "all", meaning, lambda h: h.path)[offset : offset + top]
+    hits = [replace(hit, score=score, mode=mode, ranks=ranks) for hit, score, ranks in fused]
     return SearchResult(lex.query, lex.match if mode == "hybrid" else "all", hits, notices, mode=mode)
+
+
+def _hits(root: Path, sem: Ranked) -> list[SearchHit]:
+    with store.reader(store.index_path(root), str(root)) as conn:
+        if conn is None:
+            return []
+        info = _sections(conn, [cid for _f, cid, _s in sem])
+    return [info[cid] for _f, cid, _s in sem if cid in info]
+
+
+def meaning_hits(
+    vault: Path, query: str, *, depth: int = DEPTH, type: str | None = None, path: str | None = None
+) -> tuple[list[SearchHit], list[str]] | None:
+    """The notes nearest the query by meaning (best section each), best first, for a caller that
+    filters and fuses itself (the MCP server); None when the query is FTS5 syntax or there is no
+    model or no vectors. Reads the index as it is (the caller's lexical search refreshed it)."""
+    if not query.strip() or translate(query.strip()).advanced:
+        return None
+    notices: list[str] = []
+    root = resolve_vault(vault)
+    model = _model(root, notices, explicit=False)
+    if model is None:
+        return None
+    sem = _semantic(root, model, query, type, path, depth, notices)
+    return None if sem is None else (_hits(root, sem), notices)
+
+
+def order_by_meaning(items: Sequence[T], text_of: Callable[[T], str], query: str) -> list[T] | None:
+    """``items`` (in their given order) re-ranked by meaning against ``query`` fused with that order;
+    None without a model. For memories: the caller keeps its groups (recall never lifts a
+    superseded memory above a live one) and calls this inside each."""
+    if len(items) < 2 or not query.strip():
+        return list(items)
+    try:
+        model = embed.load()
+    except embed.Unavailable:
+        return None
+    import numpy as np
+
+    vecs = model.encode([text_of(x) for x in items])
+    sims = vecs @ model.encode([query.strip()])[0]
+    by_meaning = [items[i] for i in np.argsort(-sims, kind="stable")]
+    return [x for x, _s, _r in fuse(list(items), True, by_meaning, lambda x: str(id(x)))]
 
 
 def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, SearchHit]:

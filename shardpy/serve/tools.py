@@ -408,13 +408,28 @@ def recall(v: Served, caller: Caller, a: RecallArgs) -> dict[str, Any]:
     if a.query:
         check_text("query", a.query, QUERY_MAX)
     shown, withheld = v.store.visible_to(caller)
-    order = ranked(shown, a.query, ordered=True)[: a.limit]
+    order = ranked(shown, a.query, ordered=True)
+    if a.query:
+        order = _recall_by_meaning(order, a.query)
+    order = order[: a.limit]
     return {
         "caller": caller.answer_json(),
         "memories": [m.to_json() for m in order],
         "visible": len(shown),
         "withheld": withheld,
     }
+
+
+def _recall_by_meaning(order: list[Memory], query: str) -> list[Memory]:
+    """The query's order fused with meaning inside the live and the superseded groups, never across
+    them, never filtering (issue 29); unchanged without a model."""
+    from shardpy.index import hybrid
+
+    out: list[Memory] = []
+    for live in (True, False):
+        group = [m for m in order if m.live is live]
+        out += hybrid.order_by_meaning(group, lambda m: f"{m.title}\n{m.body}", query) or group
+    return out
 
 
 # -- remember ------------------------------------------------------------------------

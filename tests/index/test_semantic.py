@@ -212,3 +212,21 @@ def test_the_cli_searches_by_meaning_with_the_network_blocked(tmp_path: Path) ->
         text=True,
     )
     assert "network blocked by the test" in check.stderr  # the blocker was in force
+
+
+def test_mcp_recall_orders_each_group_by_meaning_and_keeps_superseded_last(tmp_path: Path) -> None:
+    from tests.serve.kit import build_world, shared
+
+    world = build_world(tmp_path / "world")
+    with shared(world, cwd=world.repos["atlas"]) as s:
+        for title, body in (
+            ("Alpha release reversal", "Pin the previous image tag in the environment file and promote it."),
+            ("Bread starter", "Feed the sourdough starter with rye flour every twelve hours."),
+        ):
+            assert s.call("remember", {"title": title, "body": body, "scope": "project"})["recorded"]
+        plain = s.call("recall", {"limit": 50})["memories"]
+        asked = s.call("recall", {"limit": 50, "query": REWORDED})["memories"]
+    assert asked[0]["title"] == "Alpha release reversal"  # no word of the question is in the memory
+    assert sorted(m["path"] for m in asked) == sorted(m["path"] for m in plain)  # never filters
+    live = [m["superseded_by"] in ("", None) for m in asked]
+    assert live == sorted(live, reverse=True)  # a superseded memory is never lifted above a live one
