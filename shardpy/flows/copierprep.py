@@ -111,6 +111,26 @@ class CopierPrepared(Prepared):
         ask = None if use_defaults else _wizard(ui)
         return self.template.collect(data=given, last=last, dest_name=self.dest_name, ask=ask)
 
+    def collect_for_update(
+        self, *, data: list[str], last: Mapping[str, Any], yes: bool, dry_run: bool, ui: UI
+    ) -> tuple[dict[str, Any], list[str]]:
+        """An update's answers, and what to warn about. A dry run with no terminal to ask on
+        previews each question the release adds with its default and says so (it stopped with
+        VALUES_MISSING; tests/hardening/test_copier_dry_run.py); a real update still asks."""
+        preview = dry_run and not yes and not ui.interactive
+        values = self.collect(values_file=None, data=data, last=last, use_defaults=yes or preview, ui=ui)
+        if not preview:
+            return values, []
+        secrets = self.template.secret_questions()
+        notes = [
+            f"dry run: the new question {name} was not asked (no terminal); previewed with its default "
+            f"{'(secret, not shown)' if name in secrets else repr(values[name])}. The update itself "
+            f"asks it on a terminal; or pass --data {name}=VALUE, or --yes for the default"
+            for name in self.template.question_names()
+            if name not in last and name in values
+        ]
+        return values, notes
+
     def values_to_record(self, values: dict[str, Any]) -> dict[str, Any]:
         """What state keeps: the answers file's answers (never a secret)."""
         if self.rendered is None:

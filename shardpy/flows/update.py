@@ -184,7 +184,11 @@ def _values(
     copier = prep.as_copier()
     if copier is not None:
         result.values_asked = [q for q in copier.template.question_names() if q not in current]
-        return copier.collect(values_file=None, data=opts.data, last=current, use_defaults=opts.yes, ui=ui)
+        values, notes = copier.collect_for_update(
+            data=opts.data, last=current, yes=opts.yes, dry_run=opts.dry_run, ui=ui
+        )
+        result.warnings.extend(notes)
+        return values
     schema = prep.shard.schema
     migrated = current
     if is_version(state.version) and state.version != prep.version:
