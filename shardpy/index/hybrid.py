@@ -192,7 +192,22 @@ def _rank(mat: vectors.Matrix, q: NDArray[np.float32], allowed: set[int] | None,
     if allowed is not None:
         keep = np.isin(mat.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
         sims = np.where(keep, sims, -np.inf)
-    order = np.argsort(-sims, kind="stable")
+    # The best sections first: a partial sort of the few thousand best (a note has a handful of
+    # sections), the full sort only when those do not hold ``depth`` notes.
+    head = min(len(sims), depth * 40)
+    best = np.argpartition(-sims, head - 1)[:head] if 0 < head < len(sims) else np.arange(len(sims))
+    order = best[np.argsort(-sims[best], kind="stable")]
+    out = _best_per_note(mat, sims, order, depth)
+    if len(out) < depth and len(order) < len(sims):
+        out = _best_per_note(mat, sims, np.argsort(-sims, kind="stable"), depth)
+    return out
+
+
+def _best_per_note(
+    mat: vectors.Matrix, sims: NDArray[np.float32], order: NDArray[np.intp], depth: int
+) -> Ranked:
+    import numpy as np
+
     out: Ranked = []
     seen: set[int] = set()
     for i in order:
