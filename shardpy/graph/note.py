@@ -91,6 +91,7 @@ class Entity:
     others: str = ""  # sections the graph does not own, verbatim
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
     links: dict[str, str] = field(default_factory=dict)  # relation target → the link stem the note wrote
+    foreign: bool = False  # a note another tool owns (basic-memory's import): read, never rewritten
 
     @property
     def is_entity(self) -> bool:

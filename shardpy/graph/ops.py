@@ -146,6 +146,7 @@ class Work:
         e = self.changed.get(name)
         if e is None:
             base = self.snap.entities[name]
+            _writable(base)
             e = self.changed[name] = base.copy()
         return e
 
@@ -159,6 +160,7 @@ class Work:
         e = self.get(name)
         if e is None:
             return
+        _writable(e)
         self.changed.pop(name, None)
         if e.path and name in self.snap.entities:
             self.deleted[name] = e.path
@@ -177,6 +179,16 @@ class Work:
             n for n, e in self.changed.items() if n not in names and any(t == target for _, t in e.relations)
         ]
         return names
+
+
+def _writable(e: Entity) -> None:
+    if e.foreign:
+        raise ShardpyError(
+            "GRAPH_READ_ONLY",
+            f"{e.name[:200]!r} is read from {e.path}, a note imported from basic-memory: the graph tools "
+            "do not rewrite it",
+            "Edit that note (or its source, then import again); new facts can go on an entity of the graph.",
+        )
 
 
 def create_entities(w: Work, items: list[dict[str, Any]], reach: Reach, now: int) -> list[dict[str, Any]]:
@@ -319,8 +331,8 @@ def delete_entities(w: Work, names: list[str]) -> None:
     for name in gone:
         for holder in w.holders(name):
             h = w.seen(holder)
-            if h is None:
-                continue
+            if h is None or h.foreign:
+                continue  # another caller's note, or basic-memory's: not this call's to rewrite
             e = w.edit(holder)
             e.relations = [(t, to) for t, to in e.relations if to != name]
             _drop_if_empty_placeholder(w, e)

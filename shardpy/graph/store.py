@@ -20,6 +20,7 @@ from pathlib import Path
 from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
 
 GRAPH_FOLDER = "graph"
+FOREIGN_FOLDERS = ("basic-memory",)  # import folders whose notes are read as entities too
 SWEEP_SECONDS = 5.0
 NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not parsed
 
@@ -126,29 +127,53 @@ class GraphStore:
                     if not entry.name.endswith(".md") or entry.name.startswith("."):
                         continue
                     changed |= self._visit(entry, seen)
+        for sub in FOREIGN_FOLDERS:
+            changed |= self._sweep_foreign(sub, seen)
         for gone in [k for k in self._files if k not in seen]:
             del self._files[gone]
             changed = True
         return changed
 
+    def _sweep_foreign(self, sub: str, seen: set[str]) -> bool:
+        """Notes under ``<memory_root>/<sub>/`` (an import's folder), read as entities, never followed
+        through a link."""
+        top = self.vault / self.memory_root.strip("/") / sub
+        if os.path.realpath(top) != str(top) or not top.is_dir():
+            return False
+        changed = False
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [
+                d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
+            ]
+            rel_dir = os.path.relpath(dirpath, self.vault).replace(os.sep, "/")
+            for name in filenames:
+                if name.endswith(".md") and not name.startswith("."):
+                    changed |= self._visit_path(os.path.join(dirpath, name), f"{rel_dir}/{name}", seen)
+        return changed
+
     def _visit(self, entry: os.DirEntry[str], seen: set[str]) -> bool:
+        return self._visit_path(entry.path, f"{self.folder_rel}/{entry.name}", seen)
+
+    def _visit_path(self, full: str, rel: str, seen: set[str]) -> bool:
         try:
-            st = entry.stat(follow_symlinks=False)
+            st = os.lstat(full)
         except OSError:
             return False
         if not stat.S_ISREG(st.st_mode):
             return False  # a link is never an entity, as it is never a note
-        rel = f"{self.folder_rel}/{entry.name}"
         seen.add(rel)
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
         cached = self._files.get(rel)
         if cached is not None and cached[0] == key:
             return False
-        self._files[rel] = (key, _read(entry.path, rel, st.st_size))
+        self._files[rel] = (
+            key,
+            _read(full, rel, st.st_size, foreign=not rel.startswith(self.folder_rel + "/")),
+        )
         return True
 
 
-def _read(full: str, rel: str, size: int) -> Entity | Invalid:
+def _read(full: str, rel: str, size: int, *, foreign: bool = False) -> Entity | Invalid:
     if size > NOTE_BYTES_MAX:
         return Invalid(rel, f"the note is {size:,} bytes; an entity note holds at most {NOTE_BYTES_MAX:,}")
     try:
@@ -161,6 +186,10 @@ def _read(full: str, rel: str, size: int) -> Entity | Invalid:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Invalid(rel, "the note is not UTF-8")
+    if foreign:
+        from shardpy.graph.foreign import parse_foreign
+
+        return parse_foreign(rel, text)
     return parse_note(rel, text)
 
 
@@ -168,7 +197,7 @@ def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], vers
     entities: dict[str, Entity] = {}
     invalid: list[Invalid] = []
     stems: dict[str, str] = {}
-    for rel in sorted(files):
+    for rel in sorted(files, key=lambda r: (_is_foreign(files[r][1]), r)):  # the graph's own notes first
         item = files[rel][1]
         if isinstance(item, Invalid):
             invalid.append(item)
@@ -178,7 +207,8 @@ def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], vers
             invalid.append(Invalid(rel, f"names the same entity as {other}; only {other} is read"))
             continue
         entities[item.name] = item
-        stems[rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()] = item.name
+        if not item.foreign:
+            stems[rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()] = item.name
     for bad in invalid:
         stems.setdefault(bad.path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), "")
     incoming: dict[str, list[str]] = {}
@@ -188,3 +218,7 @@ def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], vers
             if not holders or holders[-1] != e.name:
                 holders.append(e.name)
     return Snapshot(entities, invalid, stems, incoming, version)
+
+
+def _is_foreign(item: Entity | Invalid) -> bool:
+    return isinstance(item, Entity) and item.foreign
