@@ -196,7 +196,9 @@ def head_private(head: str) -> bool:
     if split.state != "present":
         return True
     tags = [t.casefold().lstrip("#") for t in as_list(split.data.get("tags"))]
-    return "private" in tags or split.data.get("private") is True
+    from shardpy.vault.disabled import is_disabled  # soft-deleted by `shardpy rm` (issue 30)
+
+    return "private" in tags or split.data.get("private") is True or is_disabled(split.data)
 
 
 def _read_head(path: str) -> str | None:

@@ -20,12 +20,11 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.merge.revisions import set_key
+from shardpy.vault.disabled import DISABLED, DISABLED_AT, is_disabled
 
 __all__ = ["PURGE_TRAILER", "disabled_since", "plan_purge", "purge", "set_disabled"]
 
 PURGE_TRAILER = "shardpy-purge:"
-DISABLED = "disabled"
-DISABLED_AT = "disabled_at"
 
 
 def _note_path(vault: Path, note: str) -> str:
@@ -82,7 +81,7 @@ def disabled_since(text: str) -> datetime | None:
         return None
     fm, _ = split_frontmatter(text.replace("\r\n", "\n"))
     data = load_mapping(fm.inner) if fm is not None else None
-    if not data or data.get(DISABLED) is not True:
+    if not data or not is_disabled(data):
         return None
     when = data.get(DISABLED_AT)
     if isinstance(when, datetime):
