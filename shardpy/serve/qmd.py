@@ -224,6 +224,10 @@ def trust(vault: Path) -> Launcher:
     return launcher
 
 
+class _CoolingDown(RuntimeError):
+    """A call refused because the child died less than a cooldown ago (no new child is started)."""
+
+
 class Qmd:
     """One lazily started QMD client per served vault."""
 
@@ -277,8 +281,7 @@ class Qmd:
                     live["documents"] = raw["totalDocuments"]
                 return live
             except Exception as exc:
-                self._failed(exc)
-                return {"configured": True, "live": False, "error": self.last_error}
+                return {"configured": True, "live": False, "error": self._failed(exc).reason}
 
     def close(self) -> None:
         with self._lock:
@@ -307,7 +310,7 @@ class Qmd:
         if self._session is not None:
             return self._session
         if self._dead_since is not None and time.monotonic() - self._dead_since < self.cooldown:
-            raise RuntimeError(
+            raise _CoolingDown(
                 f"qmd died recently ({self.last_error}); retrying after a {self.cooldown:g} s cooldown"
             )
         assert self.launcher is not None
@@ -348,12 +351,16 @@ class Qmd:
                 yield session
 
     def _failed(self, exc: BaseException) -> QmdAnswer:
+        """This call's failure. ``last_error`` keeps the death's own reason: a call refused during the
+        cooldown names it once and never becomes it, so a reason never nests ("qmd died recently
+        (qmd died recently (…", issue 26 item 12, tests/hardening/test_serve_qmd_absent.py)."""
         self.failures += 1
-        self.last_error = _reason(exc)
-        if not self.last_error.startswith("qmd died recently"):
+        reason = _reason(exc)
+        if not isinstance(exc, _CoolingDown):
+            self.last_error = reason
             self._reset()
             self._dead_since = time.monotonic()
-        return QmdAnswer("failed", reason=self.last_error)
+        return QmdAnswer("failed", reason=reason)
 
     def _reset(self) -> None:
         stack, self._stack, self._session, self._portal = self._stack, None, None, None
