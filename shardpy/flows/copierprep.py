@@ -31,6 +31,7 @@ from shardpy.sources.copier import (
     Operation,
     Question,
     Rendered,
+    check_links,
     read_answers_file,
     user_answers,
 )
@@ -164,6 +165,7 @@ class CopierPrepared(Prepared):
         self.template.check_trust(self.operation, self.old_commit)
         rendered = self.template.render(values, self.dest_name)
         self._scratch.append(rendered.root.parent)
+        check_links(rendered.files, self.dest)  # and through the links already in the project
         outputs: dict[str, Output] = {}
         for f in rendered.files:
             if layout.is_engine_path(f.path):

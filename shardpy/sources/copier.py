@@ -459,15 +459,25 @@ def _checked(question: Any, raw: Any) -> Any:
 _LINK_HOPS = 40  # links followed through other links before giving up (as the kernel's ELOOP)
 
 
-def check_links(files: list[RenderedFile]) -> None:
+def check_links(files: list[RenderedFile], dest: Path | None = None) -> None:
     """Every link the render keeps must point inside the project: its target, resolved the way the
-    system will (each ``..`` applied after any link before it is followed, links of the render
-    followed), never leaves the destination. Anything else is COPIER_SYMLINK: an absolute target,
-    ``..`` out of the project, or a hop through another link that leaves it (issue 26 item 4,
-    tests/hardening/test_copier_links.py)."""
+    system will (each ``..`` applied after any link before it is followed; the render's links
+    followed, and with ``dest`` the links already in the project), never leaves the destination.
+    Anything else is COPIER_SYMLINK: an absolute target, ``..`` out of the project, or a hop through
+    another link that leaves it (issue 26 item 4, tests/hardening/test_copier_links.py)."""
     links = {f.path: os.fsdecode(f.data) for f in files if f.link}
+    if not links:
+        return
+
+    def hop(rel: str) -> str | None:
+        if rel in links:
+            return links[rel]
+        if dest is not None and os.path.islink(dest / rel):
+            return os.readlink(dest / rel)
+        return None
+
     for rel, text in links.items():
-        if _resolve(links, rel.split("/")[:-1], text, _LINK_HOPS) is None:
+        if _resolve(hop, rel.split("/")[:-1], text, _LINK_HOPS) is None:
             raise ShardpyError(
                 "COPIER_SYMLINK",
                 f"The copier template produces a symbolic link that leaves the project: {rel} -> {text}",
@@ -479,9 +489,10 @@ def check_links(files: list[RenderedFile]) -> None:
             )
 
 
-def _resolve(links: Mapping[str, str], folder: list[str], text: str, hops: int) -> list[str] | None:
-    """``text`` followed from ``folder`` (parts below the project root): the parts it reaches, or
-    None when it leaves the project (or loops)."""
+def _resolve(hop: Callable[[str], str | None], folder: list[str], text: str, hops: int) -> list[str] | None:
+    """``text`` followed from ``folder`` (parts below the project root), ``hop`` naming the link
+    text at a path that is a link: the parts it reaches, or None when it leaves the project (or
+    loops)."""
     if text.startswith("/") or "\\" in text or hops <= 0:
         return None
     parts = list(folder)
@@ -494,9 +505,9 @@ def _resolve(links: Mapping[str, str], folder: list[str], text: str, hops: int) 
             parts.pop()
             continue
         parts.append(part)
-        hop = links.get("/".join(parts))
-        if hop is not None:
-            reached = _resolve(links, parts[:-1], hop, hops - 1)
+        found = hop("/".join(parts))
+        if found is not None:
+            reached = _resolve(hop, parts[:-1], found, hops - 1)
             if reached is None:
                 return None
             parts = reached

@@ -50,7 +50,7 @@ def build_template(root: Path, versions: Mapping[str, Mapping[str, Entry]]) -> P
     for tag, files in versions.items():
         for rel, text in files.items():
             path = root / rel
-            if text is None or path.is_symlink():
+            if text is None or path.is_symlink() or (isinstance(text, Link) and path.exists()):
                 path.unlink()
             if text is None:
                 continue

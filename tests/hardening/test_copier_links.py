@@ -171,6 +171,30 @@ def test_a_link_leaving_the_project_is_refused(cli: Cli, tmp_path: Path, links: 
     assert not project.exists()
 
 
+def test_a_link_through_a_link_of_yours_that_leaves_the_project_is_refused(
+    cli: Cli, template: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "proj"
+    (project / "scripts").mkdir(parents=True)
+    (project / "tools").symlink_to(tmp_path)  # yours, leading out: scripts/make would follow it
+    res = cli.run("install", f"{template}@v1.0.0", project, "--defaults", "--json", cwd=tmp_path)
+    assert res.error_code() == "COPIER_SYMLINK", res.output
+    assert sorted(os.listdir(project)) == ["scripts", "tools"] and os.listdir(project / "scripts") == []
+
+
+def test_a_link_becomes_a_file_and_a_file_a_link(cli: Cli, tmp_path: Path) -> None:
+    v1: dict[str, Entry] = {**V1, "swap/a": Link("../README.md"), "swap/b": "a file\n"}
+    v2: dict[str, Entry] = {"swap/a": "now a file\n", "swap/b": Link("../README.md")}
+    tpl = build_template(tmp_path / "swap", {"v1.0.0": v1, "v2.0.0": v2})
+    project = _install(cli, tpl, tmp_path)
+    res = cli.run("update", "--release", "v2.0.0", "--yes", cwd=project)
+    assert res.exit_code == 0, res.output
+    assert project_snapshot(project) == project_snapshot(_copier(tpl, tmp_path, "v2.0.0"))
+    assert (project / "swap/a").read_text() == "now a file\n" and not (project / "swap/a").is_symlink()
+    assert os.readlink(project / "swap/b") == "../README.md"
+    assert cli.run("status", "--json", cwd=project).json()["modified"] == []
+
+
 def _vault(tmp_path: Path) -> Path:
     root = tmp_path / "v"
     (root / ".shardmind").mkdir(parents=True)
