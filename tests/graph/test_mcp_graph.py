@@ -107,6 +107,11 @@ def test_each_caller_sees_its_reach(world: World) -> None:
 
 BAD: list[tuple[str, dict[str, Any], str]] = [
     ("create_entities", {"entities": [_ent("x" * 201)]}, "GRAPH_BAD_NAME"),
+    # one bad item: none of the call is written
+    ("create_entities", {"entities": [_ent("Half", "ok"), _ent("bad\x01")]}, "GRAPH_BAD_NAME"),
+    ("add_observations", {"observations": [{"entityName": "Real", "contents": ["half"]},
+                                           {"entityName": "Ghost", "contents": ["x"]}]},
+     "GRAPH_ENTITY_NOT_FOUND"),
     ("create_entities", {"entities": [_ent("")]}, "GRAPH_BAD_NAME"),
     ("create_entities", {"entities": [_ent("   ")]}, "GRAPH_BAD_NAME"),
     ("create_entities", {"entities": [_ent("bell\x07")]}, "GRAPH_BAD_NAME"),
