@@ -91,6 +91,23 @@ def test_install_equals_copier_copy(cli: Cli, template: Path, tmp_path: Path) ->
     assert "link" not in files["README.md"]
 
 
+def test_install_equals_copier_copy_when_copier_writes_the_render_itself(cli: Cli, tmp_path: Path) -> None:
+    # A template with Jinja extensions of its own (copier-uv has three) is rendered by copier
+    # alone into the scratch folder (docs/COPIER.md, "Speed"): its links are read from there.
+    config = "_jinja_extensions:\n  - jinja2.ext.do\n" + str(V1["copier.yml"])
+    tpl = build_template(tmp_path / "ext", {"v1.0.0": {**V1, "copier.yml": config}})
+    project = tmp_path / "mine" / "proj"
+    project.parent.mkdir()
+    res = cli.run("install", f"{tpl}@v1.0.0", project, "--defaults", "--trust", cwd=project.parent)
+    assert res.exit_code == 0, res.output
+    ref = tmp_path / "copier" / "proj"
+    ref.parent.mkdir()
+    copier_copy(tpl, ref, "v1.0.0", unsafe=True)
+    assert project_snapshot(project) == project_snapshot(ref)
+    assert os.readlink(project / "scripts/make") == "../tools/make.sh"
+    assert _exec_bits(project) == _exec_bits(ref)
+
+
 def test_status_counts_links_as_managed(cli: Cli, template: Path, tmp_path: Path) -> None:
     project = _install(cli, template, tmp_path)
     report = cli.run("status", "--json", cwd=project).json()
