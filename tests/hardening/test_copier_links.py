@@ -284,3 +284,15 @@ def test_a_link_op_never_writes_through_a_link_on_the_way(tmp_path: Path) -> Non
         Transaction(root, "update").run([Op.link("bin/make", "make.sh")])
     assert info.value.code == "PATH_SYMLINK"
     assert sorted(os.listdir(root / "tools")) == ["make.sh"]
+
+
+@pytest.mark.parametrize("path", [".git/hooks/pre-commit", "notes/.git/config", ".shardmind/vault-id"])
+def test_a_link_op_passes_the_planned_write_guard(tmp_path: Path, path: str) -> None:
+    root = _vault(tmp_path)
+    with pytest.raises(ShardpyError) as info:
+        Transaction(root, "update").run([Op.link(path, "../tools/make.sh")])
+    assert info.value.code == "PATH_RESERVED"
+    assert not os.path.lexists(root / path)
+    with pytest.raises(ShardpyError) as info:
+        Transaction(root, "update").run([Op.drop_link(path)])
+    assert info.value.code == "PATH_RESERVED"
