@@ -230,3 +230,35 @@ def test_mcp_recall_orders_each_group_by_meaning_and_keeps_superseded_last(tmp_p
     assert sorted(m["path"] for m in asked) == sorted(m["path"] for m in plain)  # never filters
     live = [m["superseded_by"] in ("", None) for m in asked]
     assert live == sorted(live, reverse=True)  # a superseded memory is never lifted above a live one
+
+
+@pytest.mark.parametrize(
+    "query", ["x", "a" * 1000, "the and of", "🎉🎉", "数据库 复制 and русский", REWORDED]
+)
+def test_odd_queries_and_vaults_answer_by_meaning_without_a_traceback(tmp_path: Path, query: str) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert index.search(empty, query, mode="auto").hits == []
+    vault = _vault(tmp_path / "v")
+    (vault / "binary.md").write_bytes(b"\x00\x01" * 1000)
+    write(vault, "mixed.md", "# Mixed\n\n数据库 复制 and Ελληνικά and русский 🎉 text\n")
+    result = index.search(vault, query, mode="auto")
+    assert result.mode == "hybrid" and result.hits and "binary.md" not in [h.path for h in result.hits]
+
+
+def test_heavy_imports_only_where_a_model_is_needed(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    index.refresh(vault)
+    probe = (
+        "import sys\nfrom pathlib import Path\nfrom shardpy import index\n"
+        f"v = Path({str(vault)!r})\n"
+        "assert index.refresh(v).unchanged == 5\n"  # nothing changed: the model is not loaded
+        "index.search(v, 'rye flour', mode='lexical')\n"
+        "assert 'numpy' not in sys.modules and 'tokenizers' not in sys.modules, 'heavy import'\n"
+        "assert index.search(v, 'rye flour', mode='auto').mode == 'hybrid'\n"
+        "assert 'numpy' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ.copy()
+    )
+    assert done.returncode == 0, done.stderr
