@@ -58,6 +58,12 @@ def _edit(text: str, changes: dict[str, str | None]) -> str:
             "Set the key `disabled: true` (or remove it) by hand.",
         )
     fm, rest = split_frontmatter(text)
+    if fm is not None and not fm.block.startswith("---\n" + fm.inner):
+        raise ShardpyError(
+            "NOTE_NOT_EDITABLE",
+            "The note's frontmatter does not start the usual way (a BOM, blank lines)",
+            "Set the key `disabled: true` (or remove it) by hand.",
+        )
     inner = fm.inner if fm is not None else ""
     closing = fm.block[4 + len(fm.inner) :] if fm is not None else "---\n"
     for key, value in changes.items():
