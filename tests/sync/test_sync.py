@@ -156,3 +156,32 @@ def test_remotes_and_seed_commands(fleet: Fleet, tmp_path: Path) -> None:
     assert seed["changed"] is False  # converges on re-run
     fleet.shardpy("a", "sync", "remove-remote", "origin")
     assert git(fleet.machines["a"], "remote").stdout.strip() == ""
+
+
+def test_a_vault_in_a_subfolder_of_the_repository(fleet: Fleet) -> None:
+    """The vault is one folder of a larger repository: only its files are committed, and the
+    in-process merge writes them at their vault paths."""
+    root = fleet.root
+    a, b = root / "a", root / "b"
+    (a / "vault/.shardmind").mkdir(parents=True)
+    (a / "vault/.shardmind/state.json").write_text(STATE, encoding="utf-8")
+    (a / "vault/n.md").write_text(NOTE, encoding="utf-8")
+    (a / "README").write_text("top\n", encoding="utf-8")
+    git(a, "init", "--quiet")
+    git(a, "add", "README")
+    git(a, "commit", "-qm", "top")
+    fleet.cli.run("sync", "init-seed", str(fleet.hub), cwd=a / "vault")
+    fleet.cli.run("sync", "add-remote", "origin", str(fleet.hub), cwd=a / "vault")
+    assert fleet.cli.run("sync", "--yes", cwd=a / "vault").exit_code == 0
+    git(root, "clone", "--quiet", str(fleet.hub), str(b))
+    assert fleet.cli.run("sync", "--yes", cwd=b / "vault").exit_code == 0
+    (a / "README").write_text("top, edited: not the vault's\n", encoding="utf-8")
+    (a / "vault/n.md").write_text(NOTE.replace("one", "one (a)").replace("draft", "done"), encoding="utf-8")
+    (b / "vault/n.md").write_text(NOTE.replace("three", "three (b)"), encoding="utf-8")
+    for machine in (a, b, a):
+        res = fleet.cli.run("sync", "--json", cwd=machine / "vault")
+        assert res.exit_code == 0, res.output
+    merged = (a / "vault/n.md").read_text(encoding="utf-8")
+    assert merged == (b / "vault/n.md").read_text(encoding="utf-8")
+    assert "one (a)" in merged and "three (b)" in merged and "status: done" in merged
+    assert git(a, "status", "--porcelain").stdout == " M README\n"  # outside the vault: left alone
