@@ -1,9 +1,11 @@
 """``shardpy sync --watch``: a round every interval and shortly after the vault changes.
 
-Change detection is a stat poll of the vault's files (path, size, mtime;
-``.git`` and the machine-local records left out) once a second: stdlib only,
-the same on every system. A change starts a round once the vault has been
-quiet for :data:`DEBOUNCE_S` (an editor saving in bursts makes one round).
+Change detection: Linux's inotify (through libc with ctypes: standard library
+only), a watch per vault folder; elsewhere, or when inotify is refused (the
+watch limit), a stat poll of the vault's files (path, size, mtime) once a
+second. ``.git`` and the machine-local folders are left out either way.
+A change starts a round once the vault has been quiet for
+:data:`DEBOUNCE_S` (an editor saving in bursts makes one round).
 
 One watcher per vault: the watcher holds an exclusive ``flock`` on the
 repository's git folder for its whole life (the kernel drops it when the
@@ -29,7 +31,17 @@ from types import FrameType
 from shardpy.errors import ShardpyError, UsageError
 from shardpy.gitsync.repo import Repo
 
-__all__ = ["DEBOUNCE_S", "Stopper", "snapshot", "unit_text", "watch", "watch_lock"]
+__all__ = [
+    "DEBOUNCE_S",
+    "Inotify",
+    "Poll",
+    "Stopper",
+    "detector",
+    "snapshot",
+    "unit_text",
+    "watch",
+    "watch_lock",
+]
 
 DEBOUNCE_S = 2.0
 POLL_S = 1.0
@@ -83,6 +95,88 @@ def snapshot(vault: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+class Poll:
+    """Change detection by a stat snapshot of the vault every :data:`POLL_S` (works everywhere)."""
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = vault
+        self.last = snapshot(vault)
+
+    def settle(self) -> None:
+        """Forget what changed so far (the round's own writes are not a change)."""
+        self.last = snapshot(self.vault)
+
+    def wait(self, stop: Callable[[], bool]) -> bool:
+        _sleep(POLL_S, stop)
+        seen = snapshot(self.vault)
+        changed, self.last = seen != self.last, seen
+        return changed
+
+    def close(self) -> None:
+        pass
+
+
+_IN_EVENTS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200  # modify attrib close-write moves create delete
+
+
+class Inotify(Poll):
+    """Linux's inotify through libc (ctypes: standard library only); a watch per vault folder."""
+
+    def __init__(self, vault: Path) -> None:
+        import ctypes
+
+        self.vault = vault
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = int(self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        try:
+            self._watch_folders()
+        except OSError:
+            os.close(self.fd)
+            raise
+
+    def _watch_folders(self) -> None:
+        import ctypes
+
+        for folder, dirs, _files in os.walk(self.vault):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".shardpy-")]
+            if self.libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_EVENTS) < 0:
+                raise OSError(ctypes.get_errno(), "inotify_add_watch")  # e.g. the watch limit
+
+    def _drain(self) -> bool:
+        got = False
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.fd, 1 << 16):
+                got = True
+        return got
+
+    def settle(self) -> None:
+        self._drain()
+        self._watch_folders()  # folders a round (or the user) added since
+
+    def wait(self, stop: Callable[[], bool]) -> bool:
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], POLL_S)
+        if not ready or not self._drain():
+            return False
+        with contextlib.suppress(OSError):
+            self._watch_folders()
+        return True
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def detector(vault: Path) -> Poll:
+    """inotify where the system has it (unless SHARDPY_SYNC_WATCH=poll), else the stat poll."""
+    if sys.platform.startswith("linux") and os.environ.get("SHARDPY_SYNC_WATCH") != "poll":
+        with contextlib.suppress(OSError, AttributeError):
+            return Inotify(vault)
+    return Poll(vault)
+
+
 def _sleep(seconds: float, stop: Callable[[], bool]) -> None:
     end = time.monotonic() + seconds
     while not stop() and time.monotonic() < end:
@@ -101,19 +195,21 @@ def watch(
     from shardpy.gitsync.repo import open_repo
 
     with watch_lock(open_repo(vault)):
-        last = snapshot(vault)
-        due = 0.0  # the first round at once
-        changed_at: float | None = None
-        while not stop():
-            now = time.monotonic()
-            if now >= due or (changed_at is not None and now - changed_at >= DEBOUNCE_S):
-                log(round_once())
-                last, due, changed_at = snapshot(vault), time.monotonic() + interval, None
-                continue
-            _sleep(POLL_S, stop)
-            seen = snapshot(vault)
-            if seen != last:
-                last, changed_at = seen, time.monotonic()
+        changes = detector(vault)
+        try:
+            due = 0.0  # the first round at once
+            changed_at: float | None = None
+            while not stop():
+                now = time.monotonic()
+                if now >= due or (changed_at is not None and now - changed_at >= DEBOUNCE_S):
+                    log(round_once())
+                    changes.settle()
+                    due, changed_at = time.monotonic() + interval, None
+                    continue
+                if changes.wait(stop):
+                    changed_at = time.monotonic()
+        finally:
+            changes.close()
 
 
 def unit_text(kind: str, vault: Path, interval: float) -> str:

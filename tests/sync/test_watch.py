@@ -41,10 +41,14 @@ def watchers() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def _watch(
-    fleet: Fleet, machine: str, started: list[subprocess.Popen[str]], env: dict[str, str] | None = None
+    fleet: Fleet,
+    machine: str,
+    started: list[subprocess.Popen[str]],
+    env: dict[str, str] | None = None,
+    interval: str = "1",
 ) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        shardpy_argv("sync", "--watch", "--interval", "1"),
+        shardpy_argv("sync", "--watch", "--interval", interval),
         cwd=fleet.machines[machine],
         env=child_env(env),
         stdin=subprocess.DEVNULL,
@@ -60,11 +64,14 @@ def _hub_head(fleet: Fleet) -> str:
     return git(fleet.root, "--git-dir", str(fleet.hub), "rev-parse", "main").stdout.strip()
 
 
+@pytest.mark.parametrize("detector", ["default", "poll"])  # inotify on Linux; the stat poll
 def test_the_watcher_syncs_a_change_refuses_a_second_and_stops_on_sigterm(
-    fleet: Fleet, watchers: list[subprocess.Popen[str]]
+    fleet: Fleet, watchers: list[subprocess.Popen[str]], detector: str
 ) -> None:
     fleet.start({"notes/plan.md": NOTE})
-    proc = _watch(fleet, "b", watchers)
+    # A long interval: only the change can start the second round.
+    proc = _watch(fleet, "b", watchers, {"SHARDPY_SYNC_WATCH": detector}, interval="600")
+    assert proc.stdout is not None and "sync: " in proc.stdout.readline()  # the first round
     fleet.write("b", "notes/plan.md", NOTE + "four\n")
     hub_note = ("--git-dir", str(fleet.hub), "show", "main:notes/plan.md")
     _until(lambda: "four" in git(fleet.root, *hub_note).stdout)
