@@ -1,9 +1,10 @@
 """Key-level three-way merge of a note's YAML frontmatter (beyond git).
 
-A frontmatter block is the note's first line ``---``, YAML lines, and a
-closing ``---`` (or ``...``) line. When both the user and the shard changed
-the block, :func:`merge_frontmatter` merges it key by key instead of line by
-line:
+A frontmatter block is what :func:`shardpy.notes.frontmatter.fences` reads
+(the one splitter, issue 25): the note's first line ``---``, YAML lines, and
+a closing ``---`` line (``...`` does not close, as in Obsidian and
+basic-memory). When both the user and the shard changed the block,
+:func:`merge_frontmatter` merges it key by key instead of line by line:
 
 * a key only one side changed (value changed, key added or removed) takes
   that side's value; a key both sides changed the same way keeps it;
@@ -70,9 +71,6 @@ class _Absent:
 
 ABSENT: Final = _Absent()
 
-_OPEN = "---\n"
-_CLOSERS = ("---", "...")
-
 
 @dataclass(frozen=True)
 class Frontmatter:
@@ -88,19 +86,12 @@ class Frontmatter:
 
 def split_frontmatter(text: str) -> tuple[Frontmatter | None, str]:
     """Split LF text into its frontmatter block (or None) and the rest of the note."""
-    if not text.startswith(_OPEN):
+    from shardpy.notes.frontmatter import fences
+
+    found = fences(text)
+    if found is None:
         return None, text
-    pos = len(_OPEN)
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        line = text[pos:] if nl < 0 else text[pos:nl]
-        if line.rstrip(" \t") in _CLOSERS:
-            end = len(text) if nl < 0 else nl + 1
-            return Frontmatter(block=text[:end], inner=text[len(_OPEN) : pos]), text[end:]
-        if nl < 0:
-            break
-        pos = nl + 1
-    return None, text
+    return Frontmatter(block=text[: len(text) - len(found.body)], inner=found.yaml), found.body
 
 
 @dataclass(frozen=True)

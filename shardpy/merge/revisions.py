@@ -155,8 +155,8 @@ def _split(text: str) -> tuple[str, str, str] | None:
     if "\r" in text:
         return None
     fm, rest = split_frontmatter(text)
-    if fm is None:
-        return None
+    if fm is None or not fm.block.startswith(_OPEN + fm.inner):
+        return None  # a BOM or blanks after the opener: left as they are, unstamped
     closing = fm.block[len(_OPEN) + len(fm.inner) :]
     return fm.inner, closing, rest
 

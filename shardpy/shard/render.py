@@ -23,9 +23,9 @@ from io import StringIO
 from typing import Any, Protocol
 
 from shardpy.errors import ShardpyError
+from shardpy.notes.frontmatter import fences
 
 VOLATILE_MARKER = "{# shardmind: volatile #}"
-_FRONTMATTER_RE = re.compile(r"^---\r?\n(.*?)\r?\n---\r?\n(.*)$", re.S)
 _TEMPLATE_MARK_RE = re.compile(r"\{\{|\{%")
 # A tag that opens a value, a list item or a line: YAML parses it as a flow
 # mapping, never as part of a scalar, so the block cannot be rendered scalar
@@ -466,13 +466,14 @@ def _render_tokens(block: str, ctx: Mapping[str, Any], name: str) -> str:
 
 def render_text(source: str, ctx: Mapping[str, Any], *, name: str) -> str:
     """Frontmatter-aware rendering of a template's text (marker already removed)."""
-    match = _FRONTMATTER_RE.match(source)
-    if not match:
+    found = fences(source)  # the one splitter (issue 25: an empty block, blanks, a closer at the end)
+    if found is None:
         return render_string(source, ctx, name=name)
-    block, body = match.group(1), match.group(2)
-    body_offset = block.count("\n") + 3  # the block's lines and both `---` lines
-    fm = _render_frontmatter(block, ctx, name)
-    return f"---\n{fm}---\n{render_string(body, ctx, name=name, line_offset=body_offset)}"
+    block = found.yaml.removesuffix("\n").removesuffix("\r")
+    body_offset = found.yaml.count("\n") + 2  # the block's lines and both `---` lines
+    fm = _render_frontmatter(block, ctx, name) if block.strip() else ""
+    body = render_string(found.body, ctx, name=name, line_offset=body_offset)
+    return f"{found.prefix}---\n{fm}---\n{body}"
 
 
 def _slug(item: Any, *, name: str, key: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from shardpy.frontmatter import fenced_block, simple_keys
+from shardpy.notes.frontmatter import fenced_block, read_yaml, simple_keys
 from shardpy.shard.schema import Schema
 
 
@@ -109,18 +109,17 @@ class KeyRules:
 
 
 def parse_frontmatter(text: str) -> dict[str, Any] | None:
-    """The note's YAML frontmatter mapping; None when it has none or it is broken."""
+    """The note's YAML frontmatter mapping; None when it has none or it is broken.
+
+    Only read (status), so the fast reading loader: ruamel's pure-Python
+    round-trip loader made status --verbose 250 times plain status on an
+    imported vault (issue 25; bench/status_verbose_bench.py)."""
     block = fenced_block(text)
     if block is None:
         return None
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    from shardpy.yamlsafe import load
-
     try:
-        data = load(block, YAML(typ="safe", pure=True))
-    except (YAMLError, ValueError):
+        data = read_yaml(block)
+    except Exception:  # PyYAML and ruamel raise many unrelated types for bad YAML
         return None
     return data if isinstance(data, dict) else None
 

@@ -1,14 +1,16 @@
 """Rewriting wikilinks to renamed notes (`[[Old]]`, `[[Old|alias]]`,
-`[[Old#Heading]]`, `![[Old]]`, path-style `[[folder/Old]]`), outside code."""
+`[[Old#Heading]]`, `![[Old]]`, path-style `[[folder/Old]]`), outside code.
+
+The links are the ones :mod:`shardpy.notes.wikilinks` reads (issue 25): not
+inside inline code, fences or indented code, not after a backslash escape —
+as import and serve read them (tests/notes/test_disagreements.py)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-_LINK_RE = re.compile(r"(!?\[\[)([^\[\]\|#\n]+?)((?:#[^\[\]\|\n]*)?)((?:\|[^\[\]\n]*)?)(\]\])")
-_FENCE_RE = re.compile(r"^(```|~~~)")
+from shardpy.notes.wikilinks import rewrite_links
 
 
 def _stem(path: str) -> str:
@@ -60,25 +62,4 @@ class LinkRenames:
 
     def rewrite(self, text: str) -> tuple[str, int]:
         """``text`` with links to renamed notes rewritten; and how many."""
-        count = 0
-        out: list[str] = []
-        in_fence = False
-        for line in text.splitlines(keepends=True):
-            if _FENCE_RE.match(line.lstrip()):
-                in_fence = not in_fence
-                out.append(line)
-                continue
-            if in_fence or "[[" not in line:
-                out.append(line)
-                continue
-
-            def swap(match: re.Match[str]) -> str:
-                nonlocal count
-                new = self._target(match.group(2))
-                if new is None:
-                    return match.group(0)
-                count += 1
-                return f"{match.group(1)}{new}{match.group(3)}{match.group(4)}{match.group(5)}"
-
-            out.append(_LINK_RE.sub(swap, line))
-        return "".join(out), count
+        return rewrite_links(text, self._target)

@@ -123,25 +123,3 @@ def test_compiled_rules_pick_the_first_declared_type(parts: list[str], globs: li
     kind, keys = KeyRules(schema).required(path)
     assert kind == _first_type(path, schema)
     assert keys == (["date", f"k{kind[1:]}"] if kind else ["date"])
-
-
-_OLD_FENCE = r"^\ufeff?---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)"
-
-
-@settings(max_examples=1500, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(["---", "\n", "\r", "\r\n", " ", "\t", "a", "-", "\ufeff", "--- x"]), max_size=14
-    )
-)
-@example(["---", "\n", "\n", "---"])
-@example(["---", "\n", "---", "\n"])
-@example(["---", "\r\n", "a", "\r\n", "---", " ", "\r\n"])
-def test_fenced_block_equals_the_regex(parts: list[str]) -> None:
-    import re
-
-    from shardpy.frontmatter import fenced_block
-
-    text = "".join(parts)
-    m = re.match(_OLD_FENCE, text, re.S)
-    assert fenced_block(text) == (m.group(1) if m else None)

@@ -1,21 +1,32 @@
-"""A line scanner for the block structure of ordinary basic-memory notes.
+"""The one block scanner: which parts of a note are text and which are code (issue 25).
 
-markdown-it's block parser costs about a millisecond per note, most of the
-import's time. Notes are mostly headings, paragraphs, flat ``-`` lists and
-fenced code, so this scanner reads those line by line and gives exactly the
-inline blocks markdown-it would (content, line range, list flag). It
-*declines* (returns None) on anything whose CommonMark reading it does not
-fully decide — block quotes, HTML, ordered or nested lists, multi-line list
-items, setext headings, thematic breaks, reference definitions, tabs in
-indentation, lone CR — and the caller then asks markdown-it. The
-equivalence with markdown-it is checked by property tests
-(tests/importers/test_blockscan.py): wherever the scanner answers, the
-answers are equal.
+Markdown structure as basic-memory sees it: blocks come from markdown-it
+(CommonMark preset, the parser basic-memory uses) with the inline stage
+turned off: only each inline token's raw text and its line range are needed,
+which halves the cost. Code blocks (fenced, indented) and HTML blocks produce
+no inline token, so nothing inside them is ever read as an observation, a
+relation or a link to rewrite; :func:`code_spans` finds the inline code
+inside a block (CommonMark's equal-length backtick runs).
+
+A line scanner answers first for ordinary notes: markdown-it's block parser
+costs about a millisecond per note, most of an import's time. Notes are
+mostly headings, paragraphs, flat ``-`` lists and fenced code, so the scanner
+reads those line by line and gives exactly the inline blocks markdown-it
+would (content, line range, list flag). It *declines* (returns None) on
+anything whose CommonMark reading it does not fully decide — block quotes,
+HTML, ordered or nested lists, multi-line list items, setext headings,
+thematic breaks, reference definitions, tabs in indentation, lone CR — and
+the caller then asks markdown-it. Wherever the scanner answers, the answers
+are equal (tests/importers/test_blockscan.py); the code spans and fences
+agree with markdown-it's own inline parse (tests/notes/test_blocks.py).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import dataclass
+from typing import Any
 
 # markdown-it's mdTrim set (what JavaScript's trim removes, minus U+FEFF).
 MD_TRIM = (
@@ -243,3 +254,163 @@ def _paragraph(lines: list[str], i: int, c: str, out: Blocks) -> int:
         return -1
     out.append((para, i, j, False))
     return j
+
+
+_md: Any = None
+
+
+def _parser() -> Any:
+    global _md
+    if _md is None:
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark")
+        md.core.ruler.disable(["inline"])
+        _md = md
+    return _md
+
+
+@dataclass(slots=True)
+class InlineBlock:
+    content: str  # markdown-it's inline text: container markers and indentation removed
+    start: int  # character offset of the block's first line in the body
+    end: int  # character offset just past its last line
+    in_list_item: bool
+    in_blockquote: bool
+
+
+def line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def inline_blocks(body: str) -> list[InlineBlock]:
+    """Every inline token of ``body`` with its raw character range.
+
+    The line scanner (``blockscan``) answers for ordinary notes; markdown-it
+    for everything it declines. Both give the same blocks (property-tested).
+    """
+    blocks = scanned_blocks(body)
+    return blocks if blocks is not None else markdown_it_blocks(body)
+
+
+def scanned_blocks(body: str) -> list[InlineBlock] | None:
+    """``inline_blocks`` by the line scanner, or None where it declines."""
+    src = body
+    if "\r" in src:
+        src = src.replace("\r\n", "\n")
+        if "\r" in src:
+            return None  # a lone CR is a line end to markdown-it but not to line_starts()
+    if "\x00" in src:
+        src = src.replace("\x00", "\ufffd")
+    lines = src.split("\n")
+    found = scan_lines(lines)
+    if found is None:
+        return None
+    if not found:
+        return []
+    end = len(body)
+    if len(src) == end:
+        # One character per line end: line k starts after k newlines and the lines before it.
+        size = len(lines)
+        starts = list(itertools.accumulate(map(len, lines), initial=0))
+        return [
+            InlineBlock(
+                content,
+                starts[first] + first if first < size else end,
+                starts[last] + last if last < size else end,
+                in_list,
+                False,
+            )
+            for content, first, last, in_list in found
+        ]
+    offsets = line_starts(body)
+    size = len(offsets)
+    return [
+        InlineBlock(
+            content,
+            offsets[first] if first < size else end,
+            offsets[last] if last < size else end,
+            in_list,
+            False,
+        )
+        for content, first, last, in_list in found
+    ]
+
+
+def markdown_it_blocks(body: str) -> list[InlineBlock]:
+    """``inline_blocks`` by markdown-it (the reference; slow)."""
+    if "\x00" in body:
+        body = body.replace("\x00", "\ufffd")
+    tokens = _parser().parse(body)
+    starts: list[int] | None = None
+    out: list[InlineBlock] = []
+    list_depth = 0
+    quote_depth = 0
+    for tok in tokens:
+        kind = tok.type
+        if kind == "list_item_open":
+            list_depth += 1
+        elif kind == "list_item_close":
+            list_depth -= 1
+        elif kind == "blockquote_open":
+            quote_depth += 1
+        elif kind == "blockquote_close":
+            quote_depth -= 1
+        elif kind == "inline" and tok.map is not None:
+            if starts is None:
+                starts = line_starts(body)
+            first, last = tok.map
+            begin = starts[first] if first < len(starts) else len(body)
+            stop = starts[last] if last < len(starts) else len(body)
+            out.append(InlineBlock(tok.content, begin, stop, list_depth > 0, quote_depth > 0))
+    return out
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Character ranges of inline code spans (CommonMark: equal-length backtick runs)."""
+    if "`" not in text:
+        return []
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        if start > 0 and text[start - 1] == "\\":
+            # An escaped backtick opens nothing; the rest of the run may.
+            start += 1
+            if start == end:
+                i += 1
+                continue
+        width = end - start
+        for j in range(i + 1, len(runs)):
+            s2, e2 = runs[j]
+            if e2 - s2 == width:
+                spans.append((start, e2))
+                i = j + 1
+                break
+        else:
+            i += 1
+    return spans
+
+
+def strip_code_spans(text: str) -> str:
+    """``text`` with inline code spans blanked out (offsets are kept)."""
+    spans = code_spans(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for s, e in spans:
+        parts.append(text[last:s])
+        parts.append(" " * (e - s))
+        last = e
+    parts.append(text[last:])
+    return "".join(parts)

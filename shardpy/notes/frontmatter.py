@@ -1,0 +1,591 @@
+"""The one frontmatter grammar: split a note, read its mapping, add keys without reformatting.
+
+The splitter's contract (:func:`fences`; tests/notes/test_frontmatter.py
+round-trips every note through it byte for byte, and
+tests/notes/test_disagreements.py pins each case the old copies disagreed on):
+
+* an optional byte-order mark (U+FEFF) may come first; it is kept apart
+  (:attr:`Fences.prefix`), never part of the YAML;
+* the *opener* is the first line: ``---`` followed only by blanks (spaces,
+  tabs), ended by ``\n`` or ``\r\n``; a note whose first line is anything else
+  has no frontmatter;
+* the *closer* is the next line that is ``---`` followed only by blanks, ended
+  by ``\n``, ``\r\n`` or the end of the text (``---\na: 1\n---`` has
+  frontmatter and an empty body);
+* between them is the YAML text, possibly empty: ``---\n---\n`` is an empty
+  block (a present, empty mapping), not a horizontal rule;
+* ``...`` does not close: Obsidian and basic-memory (python-frontmatter) read
+  only ``---`` as the closer, so a ``...`` line is YAML text (and makes the
+  block malformed YAML if nothing closes it later, the note then has none);
+* an opener never closed means no frontmatter; a lone CR is not a line end.
+
+Reading follows basic-memory's rules: a note *has* frontmatter when it is
+fenced as above and the text between is a YAML mapping (or empty). A closed
+block that is not a mapping, or not valid YAML, is *malformed* and the whole
+text is body. :func:`split_frontmatter` reads with ruamel's safe loader (the
+C one when ruamel.yaml.clib is present); :func:`read_yaml` is the fast
+*reading* loader for paths that never write the text back (status): PyYAML's
+libyaml loader when installed, read with YAML 1.2's booleans. Both are
+bounded by :mod:`shardpy.yamlsafe`.
+
+Writing (:func:`render_block`, the one writer) keeps the source block byte
+for byte and appends new keys as lines; only when an existing key must
+change is the block re-serialised (with ruamel's round-trip mode, which keeps
+comments and order).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import json
+import re
+from collections.abc import Container
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+_OPEN = re.compile(r"---[ \t]*(\r?\n)")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class Fences:
+    """A fenced note: ``prefix + opener + yaml + closer + body == text``."""
+
+    prefix: str  # "" or the byte-order mark
+    opener: str  # the ``---`` line with its blanks and line end
+    yaml: str  # the text between the fence lines (may be "")
+    closer: str  # the closing ``---`` line with its blanks and line end ("" at the end of the text)
+    body: str  # everything after the closer
+    newline: str  # the opener's line end
+
+    @property
+    def block(self) -> str:
+        """The whole frontmatter block, fences included (without the prefix)."""
+        return self.opener + self.yaml + self.closer
+
+
+def fences(text: str) -> Fences | None:
+    """The note's frontmatter fences as the module's contract reads them; None when unfenced."""
+    start = 1 if text.startswith(_BOM) else 0
+    m = _OPEN.match(text, start)
+    if m is None:
+        return None
+    close = _CLOSE.search(text, m.end())
+    if close is None:
+        return None
+    return Fences(
+        text[:start],
+        m.group(0),
+        text[m.end() : close.start()],
+        close.group(0),
+        text[close.end() :],
+        m.group(1),
+    )
+
+
+State = Literal["present", "absent", "malformed"]
+
+
+@dataclass(slots=True)
+class Split:
+    state: State
+    fm_text: str  # YAML text between the fences ("" when absent)
+    data: dict[str, Any] = field(default_factory=dict)
+    body: str = ""  # everything after the closing fence line (whole text unless present)
+    newline: str = "\n"
+    error: str = ""
+
+
+def detect_newline(text: str) -> str:
+    end = text.find("\n")
+    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML with ruamel's safe loader, bounded (an alias bomb raises
+    :class:`shardpy.yamlsafe.YamlTooLarge`: an imported note is untrusted)."""
+    from shardpy.yamlsafe import load
+
+    return load(text)
+
+
+_fast: Any = None
+
+
+def _fast_loader() -> Any:
+    """PyYAML's libyaml safe loader with YAML 1.2's booleans (``yes``, ``on`` stay
+    strings, as ruamel reads them), or None when PyYAML/libyaml is not installed."""
+    global _fast
+    if _fast is None:
+        try:
+            yaml = importlib.import_module("yaml")  # PyYAML: optional, and without type stubs here
+        except ImportError:
+            _fast = False
+            return None
+        base = getattr(yaml, "CSafeLoader", None)
+        if base is None:
+            _fast = False
+            return None
+        bool_tag = "tag:yaml.org,2002:bool"
+        resolvers = {
+            ch: [(tag, rx) for tag, rx in found if tag != bool_tag]
+            for ch, found in base.yaml_implicit_resolvers.items()
+        }
+        loader: Any = type("ReadingLoader", (base,), {"yaml_implicit_resolvers": resolvers})
+        loader.add_implicit_resolver(
+            bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+        )
+        _fast = loader
+    return _fast or None
+
+
+def read_yaml(text: str) -> Any:
+    """The fast, bounded *reading* loader: for text that is only read, never written back.
+
+    libyaml through PyYAML when installed (four to ten times ruamel's safe
+    loader on a basic-memory block), else :func:`load_yaml`. Bounded as every
+    YAML input is (:mod:`shardpy.yamlsafe`: length, nesting, alias expansion).
+    It reads YAML 1.2's booleans; 1.1's octal ``010`` and sexagesimal ``1:20``
+    still read as numbers here, which no reader of keys sees.
+    """
+    from shardpy.yamlsafe import MAX_TEXT, YamlTooLarge, check_expansion, check_nesting
+
+    loader = _fast_loader()
+    if loader is None:
+        return load_yaml(text)
+    if len(text) > MAX_TEXT:
+        raise YamlTooLarge(f"the YAML is {len(text):,} characters, over the {MAX_TEXT:,} read at most", 1)
+    check_nesting(text)
+    # A subclass of the safe loader: it builds no arbitrary objects.
+    data = importlib.import_module("yaml").load(text, Loader=loader)
+    if "*" in text:
+        check_expansion(data, text)
+    return data
+
+
+def split_frontmatter(text: str) -> Split:
+    """Split ``text`` into frontmatter and body (see the module's contract)."""
+    newline = detect_newline(text)
+    found = fences(text)
+    if found is None:
+        return Split("absent", "", body=text, newline=newline)
+    fm_text, body = found.yaml, found.body
+    if not fm_text.strip():
+        return Split("present", fm_text, {}, body, newline)
+    simple = simple_mapping(fm_text)
+    if simple is not None:
+        return Split("present", fm_text, simple, body, newline)
+    try:
+        data = load_yaml(fm_text)
+    except Exception as exc:  # ruamel raises many unrelated types for bad YAML
+        first = str(exc).strip().splitlines()
+        return Split(
+            "malformed", fm_text, body=text, newline=newline, error=first[0] if first else "bad YAML"
+        )
+    if data is None:
+        return Split("present", fm_text, {}, body, newline)
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return Split(
+            "malformed", fm_text, body=text, newline=newline, error=f"frontmatter is a {kind}, not a mapping"
+        )
+    return Split("present", fm_text, {str(k): v for k, v in data.items()}, body, newline)
+
+
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
+_ITEM_LINE = re.compile(r"( *)-(?: +(.*))?")
+_SINGLE_QUOTED = re.compile(r"'((?:[^']|'')*)' *")
+# Plain scalars YAML (1.1 or 1.2) may read as something other than a string.
+_PLAIN_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"])
+_NO = object()
+
+
+def _simple_scalar(text: str) -> Any:
+    """The string (or None) YAML reads from a one-line scalar, or ``_NO`` when not sure."""
+    text = text.rstrip(" ")
+    if not text:
+        return None
+    c = text[0]
+    if c == "'":
+        m = _SINGLE_QUOTED.fullmatch(text)
+        return _NO if m is None else m.group(1).replace("''", "'")
+    if c == '"':
+        if len(text) < 2 or text[-1] != '"' or "\\" in text or '"' in text[1:-1]:
+            return _NO
+        return text[1:-1]
+    # A plain scalar that starts with a letter is a string unless it is a YAML
+    # word (true, null, yes...); ": ", " #" and a final ":" would change its meaning.
+    if not c.isalpha() or text.lower() in _PLAIN_WORDS:
+        return _NO
+    if ": " in text or " #" in text or text[-1] == ":":
+        return _NO
+    return text
+
+
+_FLOW_UNSAFE = frozenset("[]{},:#&*!|>'\"%@`?")
+
+
+def _simple_flow(text: str) -> Any:
+    """The list YAML reads from a one-line flow sequence of plain words (``[a, b c]``), else ``_NO``."""
+    text = text.rstrip(" ")
+    if not text.endswith("]"):
+        return _NO
+    inner = text[1:-1]
+    if not inner.strip(" "):
+        return []
+    out = []
+    for item in inner.split(","):
+        item = item.strip(" ")
+        # A plain flow scalar: no indicator characters at all, so no YAML rule can change it.
+        if not item or _FLOW_UNSAFE & set(item) or _simple_scalar(item) is _NO:
+            return _NO
+        out.append(item)
+    return out
+
+
+def simple_mapping(fm_text: str) -> dict[str, Any] | None:
+    """The mapping YAML reads from a *simple* frontmatter block, without a YAML parser; else None.
+
+    Simple: ``key: value`` lines at column 0 whose values are one-line quoted
+    scalars or plain scalars that are plainly strings, and empty keys followed
+    by ``- item`` lines of such scalars (a list), and one-line flow lists of
+    plain words (``tags: [a, b]``). Anything else (comments,
+    nested mappings, numbers, dates, flow collections, escapes, tabs,
+    duplicate keys, multi-line scalars) returns None and the caller asks the
+    YAML loader. Where this answers, the loader gives the same mapping
+    (property-tested in tests/importers/test_fastpaths.py); four times faster
+    than even ruamel's C loader for the usual basic-memory block.
+    """
+    lines = _content_lines(fm_text)
+    if lines is None:
+        return None
+    data: dict[str, Any] = {}
+    items: list[Any] | None = None  # the list being filled (after an empty key)
+    item_indent = -1
+    key = ""
+    for line in lines:
+        if line[0] == " " or line[0] == "-":
+            item = _list_item(line, item_indent)
+            if item is None or items is None:
+                return None
+            raw, item_indent = item
+            value = None if raw is None else _simple_scalar(raw)
+            if value is _NO:
+                return None
+            items.append(value)
+            continue
+        if items is not None:
+            data[key] = items or None
+            items = None
+        entry = _key_line(line, data)
+        if entry is None:
+            return None
+        key, raw = entry
+        if raw is None:  # an empty value: a list of items may follow
+            data[key] = None
+            items, item_indent = [], -1
+            continue
+        value = _simple_flow(raw) if raw.startswith("[") else _simple_scalar(raw)
+        if value is _NO:
+            return None
+        data[key] = value
+    if items is not None:
+        data[key] = items or None
+    return data or None  # a blank block is YAML's None, decided by the caller
+
+
+def _content_lines(fm_text: str) -> list[str] | None:
+    """The block's non-blank lines without their CR; None when one holds a tab, CR,
+    control or format character or an unusual space (YAML decides those)."""
+    lines: list[str] = []
+    for line in fm_text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line.strip(" "):
+            continue
+        if not line.isprintable():
+            return None
+        lines.append(line)
+    return lines
+
+
+def _list_item(line: str, indent: int) -> tuple[str | None, int] | None:
+    """(the value text or None, the indent) of a ``- item`` line at the list's
+    ``indent`` (-1: the first item sets it); None when it is not one."""
+    m = _ITEM_LINE.fullmatch(line)
+    if m is None:
+        return None
+    found = len(m.group(1))
+    if indent != -1 and found != indent:
+        return None
+    return m.group(2), found
+
+
+def _key_line(line: str, seen: Container[str]) -> tuple[str, str | None] | None:
+    """(key, value text; None when empty) of a ``key: value`` line at column 0 with a
+    new, plain key; None otherwise."""
+    m = _KEY_LINE.fullmatch(line)
+    if m is None:
+        return None
+    key = m.group(1)
+    if key in seen or key.lower() in _PLAIN_WORDS:
+        return None
+    raw = m.group(2)
+    return key, None if raw is None or not raw.strip(" ") else raw
+
+
+_INT = re.compile(r"[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# An ISO timestamp as importers write it (``imported_at: 2026-12-03T18:56:21.641Z``).
+_STAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|[+-][0-9]{2}:[0-9]{2})?"
+)
+_FLOW_WORDS = re.compile(r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*)? *\] *")
+
+
+def _loadable_scalar(text: str) -> bool:
+    """True when YAML surely loads this one-line value (whatever its type):
+    what :func:`_simple_scalar` reads as a string, a whole number, a valid
+    ``YYYY-MM-DD`` date or a flow list of plain words. Else False: the caller asks YAML."""
+    if _simple_scalar(text) is not _NO:
+        return True
+    text = text.rstrip(" ")
+    if _INT.fullmatch(text):
+        return True
+    if _DATE.fullmatch(text):
+        try:
+            _dt.date.fromisoformat(text)
+        except ValueError:
+            return False  # YAML would fail on it too: let it decide
+        return True
+    if _STAMP.fullmatch(text):
+        return _valid_stamp(text)
+    return _FLOW_WORDS.fullmatch(text) is not None
+
+
+def _valid_stamp(text: str) -> bool:
+    """True when the timestamp names a real moment (YAML would fail on 25:00 or 02-30 too: let it decide)."""
+    try:
+        _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+# The commonest blocks, checked in one regex pass (C speed) before the line-by-line
+# reader below: ASCII only, no blank lines, every value one of the kinds
+# _loadable_scalar accepts, written so that each is a subset of it (plain words
+# that are no YAML word, whole numbers, dates that exist, word flow lists, quoted
+# text without escapes, "- item" lists at one indent). A block it does not match
+# goes to the line reader, which decides as before.
+_WORDS = "true|false|yes|no|on|off|null|y|n"
+_PLAIN = rf"(?!(?i:{_WORDS}) *$)[A-Za-z][A-Za-z0-9 _./,()+-]*"
+_DAY = (
+    r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+)
+_WORD_LIST = r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*)? *\]"
+_QUOTED = r"'[ -&(-~]*'|\"[ !#-\[\]-~]*\""
+_VALUE = rf"(?:{_PLAIN}|[0-9]+|{_DAY}|{_WORD_LIST}|{_QUOTED}) *"
+_ITEMS = rf"(?:\n(?P<ind> *)-(?: +{_VALUE})?(?:\n(?P=ind)-(?: +{_VALUE})?)*)?"
+_PLAIN_BLOCK = re.compile(rf"(?:[A-Za-z_][A-Za-z0-9_-]*:(?: +{_VALUE}| *{_ITEMS})(?:\n|\Z))+", re.MULTILINE)
+_BLOCK_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):", re.MULTILINE)
+
+
+def _plain_block_keys(fm_text: str) -> list[str] | None:
+    """The keys of a block :data:`_PLAIN_BLOCK` matches whole (new, non-YAML-word keys), else None."""
+    if _PLAIN_BLOCK.fullmatch(fm_text) is None:
+        return None
+    keys = _BLOCK_KEY.findall(fm_text)
+    if len(set(keys)) != len(keys) or any(k.lower() in _PLAIN_WORDS for k in keys):
+        return None
+    return keys
+
+
+def simple_keys(fm_text: str) -> list[str] | None:
+    """The top-level keys YAML reads from a simple frontmatter block, in order,
+    without a YAML parser (for checks that need only which keys a note has);
+    else None and the caller asks the YAML loader.
+
+    The shape :func:`simple_mapping` accepts, with more value kinds (see
+    :func:`_loadable_scalar`): the dates and numbers of ordinary notes. Where
+    this answers, YAML loads a mapping with these keys (property-tested in
+    tests/install/test_status_fast.py).
+    """
+    fast = _plain_block_keys(fm_text)
+    return fast if fast is not None else _line_keys(fm_text)
+
+
+def _line_keys(fm_text: str) -> list[str] | None:
+    """:func:`simple_keys` read line by line: every shape it accepts."""
+    lines = _content_lines(fm_text)
+    if lines is None:
+        return None
+    keys: list[str] = []
+    seen: set[str] = set()
+    in_list = False
+    item_indent = -1
+    for line in lines:
+        if line[0] == " " or line[0] == "-":
+            item = _list_item(line, item_indent) if in_list else None
+            if item is None:
+                return None
+            raw, item_indent = item
+            if raw is not None and not _loadable_scalar(raw):
+                return None
+            continue
+        in_list = False
+        entry = _key_line(line, seen)
+        if entry is None:
+            return None
+        key, raw = entry
+        seen.add(key)
+        keys.append(key)
+        if raw is None:
+            in_list, item_indent = True, -1
+        elif not _loadable_scalar(raw):
+            return None
+    return keys or None  # a blank block is YAML's None, decided by the caller
+
+
+def fenced_block(text: str) -> str | None:
+    """The YAML text between a note's fences (see the module's contract); None when unfenced."""
+    found = fences(text)
+    return None if found is None else found.yaml
+
+
+def split_fences(text: str) -> tuple[str, str, str] | None:
+    """(YAML text, body, newline) when ``text`` opens and closes a fence; YAML is not parsed."""
+    found = fences(text)
+    return None if found is None else (found.yaml, found.body, found.newline)
+
+
+def as_text(value: Any) -> str | None:
+    """basic-memory's normalisation of a scalar key (title, type): lists join with ", "."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, _dt.datetime):
+        return _iso_datetime(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return ", ".join(s for s in (as_text(v) for v in value) if s is not None)
+    return str(value)
+
+
+def _iso_datetime(value: _dt.datetime) -> str:
+    """ISO-8601 as people write it: UTC as ``Z``, milliseconds when that is all there is."""
+    text = value.isoformat()
+    if value.microsecond % 1000 == 0 and value.microsecond:
+        text = text.replace(f".{value.microsecond:06d}", f".{value.microsecond // 1000:03d}")
+    if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
+        text = text.removesuffix("+00:00") + "Z"
+    return text
+
+
+def as_list(value: Any) -> list[str]:
+    """A key that may hold one string or a list (aliases, tags)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [s for s in (as_text(v) for v in value) if s]
+    text = as_text(value)
+    return [text] if text else []
+
+
+# A plain scalar is used only when YAML 1.1 and 1.2 both read it back as the
+# same string; anything else is written as a JSON string, which is a valid
+# YAML double-quoted scalar.
+_PLAIN_OK = re.compile(r"[A-Za-z_\u00a0-\U0010ffff][\w .,/@()+\u00a0-\U0010ffff-]*")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+
+
+def yaml_scalar(value: str) -> str:
+    if _TIMESTAMP.fullmatch(value):
+        return value
+    if (
+        _PLAIN_OK.fullmatch(value)
+        and value == value.strip()
+        and value.isprintable()
+        and value.lower() not in _PLAIN_WORDS
+        and " #" not in value
+    ):
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    # YAML refuses raw control characters (DEL, NEL, C1...) that JSON leaves alone.
+    return "".join(c if c.isprintable() else _escape(c) for c in quoted)
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def yaml_item(key: str, value: str | list[str], newline: str) -> str:
+    if isinstance(value, list):
+        lines = [f"{key}:"] + [f"- {yaml_scalar(v)}" for v in value]
+        return newline.join(lines) + newline
+    return f"{key}: {yaml_scalar(value)}{newline}"
+
+
+def render_block(
+    fm_text: str,
+    data: dict[str, Any],
+    updates: list[tuple[str, str | list[str]]],
+    newline: str,
+) -> str:
+    """The frontmatter block (with fences) for ``fm_text`` plus ``updates``.
+
+    Keys absent from ``data`` are appended as lines; keys already present with
+    the same value are left alone; if any present key must change the block is
+    re-serialised in round-trip mode.
+    """
+    to_append: list[tuple[str, str | list[str]]] = []
+    to_replace: list[tuple[str, str | list[str]]] = []
+    for key, value in updates:
+        if key not in data:
+            to_append.append((key, value))
+        elif _same(data[key], value):
+            continue
+        else:
+            to_replace.append((key, value))
+    text = fm_text
+    if to_replace:
+        text = _roundtrip_replace(fm_text, to_replace, newline)
+    if text and not text.endswith("\n"):
+        text += newline
+    text += "".join(yaml_item(k, v, newline) for k, v in to_append)
+    return f"---{newline}{text}---{newline}"
+
+
+def _same(current: Any, value: str | list[str]) -> bool:
+    if isinstance(value, list):
+        return isinstance(current, list) and as_list(current) == value
+    return isinstance(current, str) and current == value
+
+
+def _roundtrip_replace(fm_text: str, updates: list[tuple[str, str | list[str]]], newline: str) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+
+    from shardpy.yamlsafe import load
+
+    rt = YAML()
+    rt.width = 4096
+    rt.preserve_quotes = True
+    doc = load(fm_text, rt)
+    for key, value in updates:
+        doc[key] = value
+    out = io.StringIO()
+    rt.dump(doc, out)
+    text = out.getvalue()
+    return text.replace("\n", newline) if newline != "\n" else text
