@@ -92,7 +92,9 @@ class GraphStore:
                 key = (st.st_size, st.st_mtime_ns, st.st_ino)
                 self._files[rel] = (key, _read(str(self.vault / rel), rel, st.st_size))
         self._version += 1
-        self._snapshot = _build(self._files, self._version)
+        old = self._snapshot
+        patched = _patch(old, self._files, set(rels), self._version) if old is not None else None
+        self._snapshot = patched or _build(self._files, self._version)
         self._dir_key = self._folder_key()
 
     def unchanged(self, rels: list[str]) -> bool:
@@ -217,6 +219,54 @@ def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], vers
             holders = incoming.setdefault(to, [])
             if not holders or holders[-1] != e.name:
                 holders.append(e.name)
+    return Snapshot(entities, invalid, stems, incoming, version)
+
+
+def _stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+
+
+def _patch(
+    old: Snapshot,
+    files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]],
+    rels: set[str],
+    version: int,
+) -> Snapshot | None:
+    """``old`` with the notes at ``rels`` replaced (a write's few notes), every other entity the same
+    object (so a caller's view keeps what it computed for them); None when only a full build can
+    decide (two notes naming one entity)."""
+    entities = dict(old.entities)
+    stems = dict(old.stems)
+    incoming = dict(old.incoming)
+    invalid = [i for i in old.invalid if i.path not in rels]
+    for name in [n for n, e in old.entities.items() if e.path in rels]:
+        e = entities.pop(name)
+        stems.pop(_stem(e.path), None)
+        for _t, to in e.relations:
+            holders = [h for h in incoming.get(to, []) if h != name]
+            if holders:
+                incoming[to] = holders
+            else:
+                incoming.pop(to, None)
+    for rel in sorted(rels):
+        got = files.get(rel)
+        if got is None:
+            continue
+        item = got[1]
+        if isinstance(item, Invalid):
+            invalid.append(item)
+            stems.setdefault(_stem(rel), "")
+            continue
+        if item.name in entities:
+            return None
+        entities[item.name] = item
+        if not item.foreign:
+            stems[_stem(rel)] = item.name
+        for _t, to in item.relations:
+            holders = list(incoming.get(to, []))
+            if item.name not in holders:
+                holders.append(item.name)
+            incoming[to] = holders
     return Snapshot(entities, invalid, stems, incoming, version)
 
 

@@ -312,7 +312,7 @@ def view_of(v: Served, caller: Caller) -> ops.View:
     key = (str(v.root), caller)
     view = _VIEWS.get(key)
     if view is None or view.snap is not snap:
-        view = _VIEWS[key] = ops.View(snap, sees(caller))
+        view = _VIEWS[key] = ops.View(snap, sees(caller)).carried(view)
     return view
 
 
