@@ -20,13 +20,16 @@ records = st.builds(
     module=maybe_text,
     content_class=st.text(max_size=5),
     installed_hash=maybe_text,
+    link=st.booleans(),
 )
 
 
 @given(records)
 def test_record_json_is_its_set_fields(record: FileRecord) -> None:
     expected = {
-        k: v for k, v in asdict(record).items() if v is not None and not (k == "volatile" and v is False)
+        k: v
+        for k, v in asdict(record).items()
+        if v is not None and not (k in ("volatile", "link") and v is False)
     }
     out = record.to_json()
     assert out == expected
