@@ -167,7 +167,7 @@ class Surface:
         self.identity = Identity(Path(os.path.realpath(vault)), launch, launch)
         self.qmd = qmd  # the QMD launcher this machine chose (``--qmd``), if any
         # The audit log needs no manifest: a call refused for a hostile manifest is still on record.
-        self.audit = AuditLog(self.identity.vault)
+        self.audit = AuditLog.of(self.identity.vault)  # a plain folder gets no .shardmind/ (issue 26 item 15)
         self._served: Served | None = None
 
     @property
