@@ -157,6 +157,9 @@ class Transaction:
                 # "written": the states the transaction may leave the path in (None: no file).
                 # A rollback undoes a path only while it still holds exactly that.
                 touched[path] = {"path": path, "existed": existed, "written": written[path]}
+                if op.kind in _LINK_KINDS:
+                    # Only such a path may be (or become) a link; any other stays refused if it is one.
+                    touched[path]["link_op"] = True
                 if is_link:
                     touched[path]["link"] = True  # backed up as its link text, restored as a link
                 parts = path.split("/")[:-1]
@@ -367,6 +370,7 @@ class _Entry:
     before: str | None  # hash of the backed-up copy (an existing file once backed up)
     written: tuple[str | None, ...]  # hashes the transaction may leave at ``path`` (None: no file)
     link: bool = False  # it was a symbolic link: ``before`` is its link_digest, restored as a link
+    link_op: bool = False  # a link op touched it: it may be a link now (every other path never is)
 
 
 @dataclass(frozen=True)
@@ -399,7 +403,13 @@ def _invalid(problems: list[str]) -> ShardpyError:
 def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
     if not isinstance(raw, dict):
         raise jc.Untrusted(f"touched[{i}] is not an object")
-    path = _journal_path(root, raw.get("path"), f"touched[{i}].path")
+    link_op = raw.get("link_op", False)
+    if not isinstance(link_op, bool):
+        raise jc.Untrusted(f"touched[{i}].link_op is not true or false")
+    what = f"touched[{i}].path"
+    path = (
+        _journal_path(root, raw.get("path"), what) if link_op else jc.vault_path(root, raw.get("path"), what)
+    )
     try:
         jc.planned_write(path, records=True)  # what a transaction may plan is all it may undo
     except ShardpyError:
@@ -413,9 +423,9 @@ def _entry(root: Path, raw: Any, i: int, backed_up: bool) -> _Entry:
         raise jc.Untrusted(f"touched[{i}].written is not a list of digests")
     written = tuple(jc.digest(h, f"touched[{i}].written") for h in states)
     link = raw.get("link", False)
-    if not isinstance(link, bool) or (link and not existed):
-        raise jc.Untrusted(f"touched[{i}].link is not true or false for an existing path")
-    return _Entry(path, existed, before, written, link)
+    if not isinstance(link, bool) or (link and not (existed and link_op)):
+        raise jc.Untrusted(f"touched[{i}].link is not true or false for an existing path a link op touched")
+    return _Entry(path, existed, before, written, link, link_op)
 
 
 def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
@@ -513,7 +523,8 @@ def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
     restores: list[_Entry] = []
     kept: list[str] = []
     for entry in journal.entries:
-        decision = jc.undo(_current_state(root, entry.path), entry.before, entry.written)
+        found = _current_state(root, entry.path) if entry.link_op else jc.current_hash(root, entry.path)
+        decision = jc.undo(found, entry.before, entry.written)
         if decision is jc.Undo.RESTORE:
             restores.append(entry)
         elif decision is jc.Undo.KEEP:
@@ -523,8 +534,8 @@ def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
 
 def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
     try:
-        # What the transaction left there may be a link of its own (a link op): put aside first.
-        remove_link(root, entry.path)
+        if entry.link_op:  # what a link op left there is a link of its own: put aside first
+            remove_link(root, entry.path)
         if entry.existed and entry.link:
             make_link(root, entry.path, safe_target(root, f"{journal.backup_dir}/{entry.path}").read_bytes())
         elif entry.existed:

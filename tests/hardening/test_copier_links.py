@@ -296,3 +296,19 @@ def test_a_link_op_passes_the_planned_write_guard(tmp_path: Path, path: str) -> 
     with pytest.raises(ShardpyError) as info:
         Transaction(root, "update").run([Op.drop_link(path)])
     assert info.value.code == "PATH_RESERVED"
+
+
+def test_only_a_path_a_link_op_touched_may_be_a_link_at_recovery(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _vault(tmp_path)
+    monkeypatch.setattr(tx, "_rollback", lambda *a, **k: [])  # the process "dies" mid-apply
+    with pytest.raises(ShardpyError):
+        Transaction(root, "update").run([Op.write("a.txt", b"x\n"), Op.write(_read_only(root), b"y")])
+    monkeypatch.undo()
+    (root / "a.txt").unlink()
+    (root / "a.txt").symlink_to("tools/make.sh")  # a link where the journal wrote a file
+    with pytest.raises(ShardpyError) as info:
+        tx.recover(root)
+    assert info.value.code == "TRANSACTION_JOURNAL_INVALID"  # as before links were journaled
+    assert os.readlink(root / "a.txt") == "tools/make.sh"
