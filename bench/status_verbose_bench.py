@@ -1,16 +1,23 @@
-"""`status --verbose` on a large vault, beside a raw floor measured in the same run.
+"""`status --verbose` beside plain `status` on a vault of notes imported from basic-memory.
 
-    python bench/status_verbose_bench.py [--notes 20000] [--runs 5] [--compare DIR]
+    python bench/status_verbose_bench.py [--notes 20000] [--runs 5] [--source basic-memory|synthetic]
+                                         [--compare DIR]
 
 The bundled shard (``shard-template/``) is installed with ``--defaults`` into
-a temp vault, ``--notes`` user notes are added as bench_update.add_notes does
-(40 folders, half of them missing a key the schema requires), and
-``status --verbose`` is timed in fresh processes (median of --runs, wall and
-CPU ms of the child). The floor is a plain Python child that reads the same
-notes and splits their frontmatter (find the closing ``---``, split lines on
-``:``), the least any check of every note's keys must do. --compare DIR times
-another checkout (``git archive <commit> | tar -x -C DIR``) interleaved run by
-run.
+a temp vault. With ``--source basic-memory`` (the default) ``--notes`` notes
+are generated as a basic-memory project by the repository's generator
+(``bench/import_bench.generate``, ``tests/importers/fixtures.generated_note``)
+and brought in with ``shardpy import --from basic-memory SRC VAULT --apply``:
+every imported note carries ``imported_at`` timestamps and quoted hashes, the
+blocks that used to leave the fast key reader for ruamel's pure-Python loader
+(issue 25: 250 times plain status). ``--source synthetic`` adds user notes as
+bench_update.add_notes does (40 folders, half missing a required key).
+
+Plain ``status`` and ``status --verbose`` are timed in fresh processes in the
+same rounds (median of --runs, wall and CPU ms of the child), with a raw
+read-and-split floor; the ratio verbose / plain is printed, and the verbose
+output is checked identical run to run. --compare DIR times another checkout
+(``git archive <commit> | tar -x -C DIR``) interleaved run by run.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ FLOOR = r"""
 import os, sys
 base = sys.argv[1]
 keys = 0
-for top, dirs, files in os.walk(os.path.join(base, "notes")):
+for top, dirs, files in os.walk(base):
+    dirs[:] = [d for d in dirs if not d.startswith(".")]
     for name in files:
         if not name.endswith(".md"):
             continue
@@ -43,12 +51,35 @@ print(keys)
 """
 
 
+def _fill(vault: Path, root: Path, source: str, count: int, env: dict[str, str]) -> None:
+    """``count`` notes in ``vault``: imported from a generated basic-memory project, or synthetic."""
+    if source == "synthetic":
+        add_notes(vault, count)
+        return
+    from import_bench import generate
+
+    src = root / "basic-memory"
+    generate(src, count)
+    argv = [sys.executable, "-m", "shardpy", "import", "--from", "basic-memory", str(src), str(vault)]
+    ok([*argv, "--apply"], env)
+
+
+def _timed_output(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
+    """(wall ms, CPU ms, stdout) of one child run."""
+    import bench_update
+
+    out: list[str] = []
+    wall = timed(lambda: out.append(ok(argv, env, cwd=cwd).stdout))
+    return wall, bench_update.CPU_LAST, out[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--source", choices=["basic-memory", "synthetic"], default="basic-memory")
     parser.add_argument("--compare", type=Path, help="another checkout to time in the same run")
     args = parser.parse_args()
     env = child_env()
@@ -61,22 +92,37 @@ def main() -> None:
         [sys.executable, "-m", "shardpy", "install", str(ROOT / "shard-template"), str(vault), "--defaults"],
         env,
     )
-    add_notes(vault, args.notes)
+    _fill(vault, root, args.source, args.notes, env)
     samples: dict[str, list[tuple[float, float]]] = {}
+    outputs: dict[str, set[str]] = {}
     import bench_update
 
     for _ in range(args.runs):
         for label, venv in variants.items():
-            wall = timed(ok, [sys.executable, "-m", "shardpy", "status", "--verbose"], venv, cwd=vault)
-            samples.setdefault(label, []).append((wall, bench_update.CPU_LAST))
+            for verb in (["status"], ["status", "--verbose"]):
+                key = f"{label}: {' '.join(verb)}"
+                wall, cpu, stdout = _timed_output([sys.executable, "-m", "shardpy", *verb], venv, vault)
+                samples.setdefault(key, []).append((wall, cpu))
+                outputs.setdefault(key, set()).add(stdout)
         wall = timed(ok, [sys.executable, "-c", FLOOR, str(vault)], env)
-        samples.setdefault("raw floor", []).append((wall, bench_update.CPU_LAST))
+        samples.setdefault("raw floor (read + split every note)", []).append((wall, bench_update.CPU_LAST))
     loop = reference_loop_ms()
-    print(f"status --verbose, {args.notes:,} user notes, median of {args.runs} (loop {loop:.0f} ms)")
+    what = f"{args.notes:,} {args.source} notes, median of {args.runs} (loop {loop:.0f} ms)"
+    print(f"status vs status --verbose, {what}")
+    medians: dict[str, tuple[float, float]] = {}
     for label, pairs in samples.items():
         wall = statistics.median(p[0] for p in pairs)
         cpu = statistics.median(p[1] for p in pairs)
-        print(f"  {label:<40} {wall:8,.0f} ms wall {cpu:8,.0f} ms CPU")
+        medians[label] = (wall, cpu)
+        print(f"  {label:<48} {wall:8,.0f} ms wall {cpu:8,.0f} ms CPU")
+    for label in variants:
+        plain, verbose = medians[f"{label}: status"], medians[f"{label}: status --verbose"]
+        same = all(len(outputs[f"{label}: {v}"]) == 1 for v in ("status", "status --verbose"))
+        wall_ratio, cpu_ratio = verbose[0] / plain[0], verbose[1] / plain[1]
+        print(
+            f"  {label}: verbose / plain = {wall_ratio:.1f}x wall, {cpu_ratio:.1f}x CPU;"
+            f" output identical run to run: {'yes' if same else 'NO'}"
+        )
 
 
 if __name__ == "__main__":

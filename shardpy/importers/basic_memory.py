@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from shardpy.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 from shardpy.importers.bm_grammar import observation_count, observation_texts
 from shardpy.importers.links import (
     Resolver,
@@ -28,12 +27,13 @@ from shardpy.importers.links import (
     splice,
     without_ext,
 )
-from shardpy.importers.markdown import inline_blocks
 from shardpy.importers.models import Built, Notice, Provenance, Record, SourceChanged, sha256
 from shardpy.importers.names import sanitize_path_part, stem_for
 from shardpy.importers.pool import read_all
 from shardpy.importers.provenance import PROVENANCE_KEYS, link_signature, provenance_items
 from shardpy.importers.walk import Found, Skipped, read_text, walk_source
+from shardpy.notes.blocks import inline_blocks
+from shardpy.notes.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
 
 FORMAT = "basic-memory"
 

@@ -12,7 +12,8 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from shardpy.importers.markdown import InlineBlock, find_wikilinks, inline_blocks, strip_code_spans
+from shardpy.notes.blocks import InlineBlock, inline_blocks, strip_code_spans
+from shardpy.notes.wikilinks import find_wikilinks
 
 _TIME = r"\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?"
 _TIMESTAMP_CATEGORY = re.compile(rf"^{_TIME}(?:\s+-\s+{_TIME})?$")

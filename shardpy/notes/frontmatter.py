@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 _OPEN = re.compile(r"---[ \t]*(\r?\n)")
-_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _BOM = "\ufeff"
 
 
@@ -68,21 +67,48 @@ class Fences:
 
 def fences(text: str) -> Fences | None:
     """The note's frontmatter fences as the module's contract reads them; None when unfenced."""
+    span = _span(text)
+    if span is None:
+        return None
+    start, yaml_start, begin, end = span
+    newline = "\r\n" if text[yaml_start - 2] == "\r" else "\n"
+    opener, yaml = text[start:yaml_start], text[yaml_start:begin]
+    return Fences(text[:start], opener, yaml, text[begin:end], text[end:], newline)
+
+
+def _span(text: str) -> tuple[int, int, int, int] | None:
+    """(opener start, YAML start, closer start, closer end), or None: :func:`fences` without
+    building its parts (status asks this of every note)."""
     start = 1 if text.startswith(_BOM) else 0
+    if not text.startswith("---", start):
+        return None
     m = _OPEN.match(text, start)
     if m is None:
         return None
-    close = _CLOSE.search(text, m.end())
-    if close is None:
-        return None
-    return Fences(
-        text[:start],
-        m.group(0),
-        text[m.end() : close.start()],
-        close.group(0),
-        text[close.end() :],
-        m.group(1),
-    )
+    close = _closer(text, m.end() - 1)
+    return None if close is None else (start, m.end(), close[0], close[1])
+
+
+def _closer(text: str, newline: int) -> tuple[int, int] | None:
+    """(start, end) of the first closing fence line after the line end at ``newline``.
+
+    What ``^---[ \\t]*(?:\\r?\\n|\\Z)`` (multi-line) finds, by ``str.find``: the
+    regex tries every position of the block, twice the cost of the whole key
+    check status --verbose does per note (bench/status_verbose_bench.py)."""
+    size = len(text)
+    idx = text.find("\n---", newline)
+    while idx != -1:
+        after = idx + 4
+        while after < size and text[after] in " \t":
+            after += 1
+        if after == size:
+            return idx + 1, size
+        if text[after] == "\n":
+            return idx + 1, after + 1
+        if text.startswith("\r\n", after):
+            return idx + 1, after + 2
+        idx = text.find("\n---", idx + 1)
+    return None
 
 
 State = Literal["present", "absent", "malformed"]
@@ -386,9 +412,15 @@ _DAY = (
     r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
     r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
 )
+# An ISO timestamp on a day _DAY accepts (the importers' ``imported_at``): a subset of _STAMP
+# that fromisoformat accepts, so _loadable_scalar would say yes to it too.
+_TIME = (
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
+)
 _WORD_LIST = r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*)? *\]"
 _QUOTED = r"'[ -&(-~]*'|\"[ !#-\[\]-~]*\""
-_VALUE = rf"(?:{_PLAIN}|[0-9]+|{_DAY}|{_WORD_LIST}|{_QUOTED}) *"
+_VALUE = rf"(?:{_PLAIN}|[0-9]+|{_DAY}(?:{_TIME})?|{_WORD_LIST}|{_QUOTED}) *"
 _ITEMS = rf"(?:\n(?P<ind> *)-(?: +{_VALUE})?(?:\n(?P=ind)-(?: +{_VALUE})?)*)?"
 _PLAIN_BLOCK = re.compile(rf"(?:[A-Za-z_][A-Za-z0-9_-]*:(?: +{_VALUE}| *{_ITEMS})(?:\n|\Z))+", re.MULTILINE)
 _BLOCK_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):", re.MULTILINE)
@@ -452,8 +484,8 @@ def _line_keys(fm_text: str) -> list[str] | None:
 
 def fenced_block(text: str) -> str | None:
     """The YAML text between a note's fences (see the module's contract); None when unfenced."""
-    found = fences(text)
-    return None if found is None else found.yaml
+    span = _span(text)
+    return None if span is None else text[span[1] : span[2]]
 
 
 def split_fences(text: str) -> tuple[str, str, str] | None:

@@ -1,0 +1,53 @@
+"""A note's names and kinds, derived once: stem, title, tags, aliases, type (issue 25).
+
+The index's reading (shardpy/index/chunk.py, the first reader moved here in
+spirit; it switches its import once it is free to) is the rule: a title is
+the frontmatter's ``title``, else the first level-1 heading, else the stem;
+tags and aliases are strings with a leading ``#`` dropped, tags also split
+on commas and blanks; ``type`` is the frontmatter's, trimmed, or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from shardpy.notes.frontmatter import as_list, as_text
+
+NOTE_EXTS = (".md", ".markdown")
+
+
+def stem(path: str) -> str:
+    """The file name without its note extension (``a/B.md`` → ``B``)."""
+    base = path.rsplit("/", 1)[-1]
+    low = base.lower()
+    for ext in NOTE_EXTS:
+        if low.endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def _strings(data: Mapping[str, Any], key: str) -> list[str]:
+    return [s.lstrip("#") for s in as_list(data.get(key)) if s.strip()]
+
+
+def title(data: Mapping[str, Any], first_heading: str, note_stem: str) -> str:
+    """The frontmatter's title, else the first level-1 heading, else the stem."""
+    found = as_text(data.get("title")) or first_heading or note_stem
+    return found.strip() or note_stem
+
+
+def tags(data: Mapping[str, Any]) -> list[str]:
+    """The frontmatter's tags: one string or a list, ``#`` dropped, split on commas and blanks."""
+    return [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
+
+
+def aliases(data: Mapping[str, Any]) -> list[str]:
+    """The frontmatter's aliases: one string or a list, ``#`` dropped."""
+    return _strings(data, "aliases")
+
+
+def note_type(data: Mapping[str, Any]) -> str | None:
+    """The frontmatter's ``type``, trimmed; None when absent or blank."""
+    kind = as_text(data.get("type"))
+    return kind.strip() if kind and kind.strip() else None
