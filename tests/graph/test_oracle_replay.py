@@ -137,3 +137,56 @@ def test_replay_matches_the_reference(tmp_path: Path, name: str) -> None:
     for (tool, _args), r, o in zip([*calls, ("read_graph", {})], ref, ours, strict=True):
         same(r, o, tool)
     assert as_sets(ours[-1]["structured"]) == as_sets(ref[-1]["structured"])
+
+
+async def _tool_lists(tmp: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    async with memory_server_session(tmp / "memory.jsonl") as ref_session:
+        ref = {t.name: t for t in (await ref_session.list_tools()).tools}
+    vault = tmp / "vault"
+    graph_manifest(vault)
+    (tmp / "atlas").mkdir()
+    async with connect(World(tmp, vault, tmp), cwd=tmp / "atlas") as s:
+        ours = {t.name: t for t in (await s.client.list_tools()).tools}
+    return ref, ours
+
+
+def _shape(schema: dict[str, Any]) -> Any:
+    """A JSON Schema without descriptions and $schema: what a client validates against."""
+    if isinstance(schema, dict):
+        return {k: _shape(v) for k, v in schema.items() if k not in ("description", "$schema", "title")}
+    if isinstance(schema, list):
+        return [_shape(v) for v in schema]
+    return schema
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """Each property's type, and for arrays of objects their item properties and required keys."""
+    out: dict[str, Any] = {}
+    defs = schema.get("$defs", {})
+    for name, prop in schema.get("properties", {}).items():
+        items = prop.get("items", {})
+        if "$ref" in items:  # pydantic names nested objects; the reference writes them inline
+            items = defs[items["$ref"].rsplit("/", 1)[-1]]
+        out[name] = (prop.get("type"), sorted(items.get("properties", {})), sorted(items.get("required", [])))
+    return out
+
+
+def test_same_tools_schemas_and_hints(tmp_path: Path) -> None:
+    memory_server_script()
+    ref, ours = anyio.run(_tool_lists, tmp_path)
+    for name, tool in ref.items():
+        mine = ours[name]
+        # Every argument the reference takes, with the same type and required keys; shardpy's
+        # extensions are optional additions (docs/MEMORY.md).
+        theirs_props, my_props = _properties(tool.input_schema), _properties(mine.input_schema)
+        for prop, (kind, item_props, required) in theirs_props.items():
+            assert my_props[prop][0] == kind and my_props[prop][2] == required, (name, prop)
+            assert set(item_props) <= set(my_props[prop][1]), (name, prop)
+        assert set(tool.input_schema.get("required", [])) == set(mine.input_schema.get("required", [])), name
+        assert tool.output_schema is not None and mine.output_schema is not None
+        assert _shape(mine.output_schema) == _shape(tool.output_schema), name
+        assert tool.annotations is not None and mine.annotations is not None
+        assert (mine.annotations.read_only_hint, mine.annotations.destructive_hint) == (
+            tool.annotations.read_only_hint,
+            tool.annotations.destructive_hint,
+        ), name
