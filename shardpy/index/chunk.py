@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardpy import frontmatter
+from shardpy.notes import frontmatter
 
 MAX_CHUNK_CHARS = 8000
 
