@@ -431,7 +431,7 @@ def _plain_block_keys(fm_text: str) -> list[str] | None:
     if _PLAIN_BLOCK.fullmatch(fm_text) is None:
         return None
     keys = _BLOCK_KEY.findall(fm_text)
-    if len(set(keys)) != len(keys) or any(k.lower() in _PLAIN_WORDS for k in keys):
+    if len(set(keys)) != len(keys) or not _PLAIN_WORDS.isdisjoint(map(str.lower, keys)):
         return None
     return keys
 
