@@ -112,7 +112,8 @@ def problems() -> list[str]:
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         for line, text in hint_texts(path):
-            if "pip " not in text:  # pip's own flags (`pip install --force-reinstall`)
+            # pip's and git's own flags (`pip install --force-reinstall`, `git merge --abort`)
+            if "pip " not in text and "`git " not in text:
                 found += flag_problems(rel, line, text, opts)
     return found
 
