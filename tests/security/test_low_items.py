@@ -28,14 +28,14 @@ def test_status_exits_0_when_a_managed_file_is_unreadable(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, vault = _installed(tmp_path, cli)
-    real = shardpy.vault.ownership.sha256_file
+    real = shardpy.vault.ownership.disk_hash
 
     def denied(path: Path) -> str | None:
         if path.name == "n1.md":
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
         return real(path)
 
-    monkeypatch.setattr(shardpy.vault.ownership, "sha256_file", denied)
+    monkeypatch.setattr(shardpy.vault.ownership, "disk_hash", denied)
     for extra in ((), ("--verbose",)):
         res = cli.run("status", "--json", *extra, cwd=vault)
         assert res.exit_code == 0, res.output
