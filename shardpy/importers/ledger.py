@@ -281,6 +281,11 @@ class Ledger:
         path = ledger_path(vault)
         if not os.path.lexists(path):
             return cls(None)
+        if os.path.isfile(f"{path}-journal"):
+            # A run killed while recording left a hot journal the read-only gate cannot roll back
+            # (it read as damaged: tests/importers/test_resume.py::test_kill_at_random_points_then_resume);
+            # rolled back first, as recovery comes before planning.
+            _settle(path)
         return cls(open_untrusted(path))
 
     def close(self) -> None:
