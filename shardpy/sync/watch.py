@@ -202,8 +202,12 @@ def watch(
             while not stop():
                 now = time.monotonic()
                 if now >= due or (changed_at is not None and now - changed_at >= DEBOUNCE_S):
-                    log(round_once())
+                    line = round_once()
+                    # Forget the round's own writes before saying it ended: a change made once the
+                    # line is out must start the next round (it was drained and lost, and the test
+                    # that writes right after reading the line waited out its 90 s).
                     changes.settle()
+                    log(line)
                     due, changed_at = time.monotonic() + interval, None
                     continue
                 if changes.wait(stop):
