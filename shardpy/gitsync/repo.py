@@ -88,3 +88,34 @@ def config_get(repo: Repo, key: str) -> str | None:
 def config_set(repo: Repo, key: str, value: str) -> None:
     # --replace-all: a key given several values (by hand, or a planted second line) ends with one.
     git(["config", "--local", "--replace-all", key, value], repo.top)
+
+
+def cat_blobs(repo: Repo, specs: list[str], *, timeout: float = 300) -> dict[str, bytes | None]:
+    """Each object spec's bytes (``HEAD:path`` or a blob id; None: not a blob there), read in one
+    ``git cat-file --batch``. A spec holding a line break cannot be asked and is left out."""
+    asked = [spec for spec in specs if "\n" not in spec]
+    if not asked:
+        return {}
+    done = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=repo.top,
+        input="".join(f"{spec}\n" for spec in asked).encode(),
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    out: dict[str, bytes | None] = {}
+    data, pos = done.stdout, 0
+    for spec in asked:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        header = data[pos:nl].split()
+        pos = nl + 1
+        if len(header) != 3 or header[1] != b"blob":
+            out[spec] = None  # "<spec> missing", or not a blob
+            continue
+        size = int(header[2])
+        out[spec] = data[pos : pos + size]
+        pos += size + 1
+    return out

@@ -28,7 +28,7 @@ from shardpy.graph.store import GraphStore
 from shardpy.graph.traverse import DEPTH_MAX, query_graph
 from shardpy.serve.identity import Caller
 from shardpy.serve.memories import Memory, visible
-from shardpy.serve.tools import Args, Served, check_text
+from shardpy.serve.tools import Args, Served, check_text, memory_root_of
 
 if TYPE_CHECKING:
     from shardpy.serve.server import Ctx, Surface
@@ -282,13 +282,7 @@ _VIEWS: dict[tuple[str, Caller], ops.View] = {}
 
 
 def store_of(v: Served) -> GraphStore:
-    root = v.manifest.memory_root
-    if root is None:
-        raise ShardpyError(
-            "SERVE_NO_MEMORY_ROOT",
-            "vault-manifest.json declares no memory_root",
-            'Add "memory_root": "memories" to the vault manifest.',
-        )
+    root = memory_root_of(v)
     key = (str(v.root), root)
     got = _STORES.get(key)
     if got is None:

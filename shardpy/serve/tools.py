@@ -441,6 +441,19 @@ def _recall_by_meaning(order: list[Memory], query: str) -> list[Memory]:
 # -- remember ------------------------------------------------------------------------
 
 
+def memory_root_of(v: Served) -> str:
+    """Where memories and the graph are written: the manifest's ``memory_root`` (validated where the
+    manifest is read); every writing tool asks here."""
+    root = v.manifest.memory_root
+    if root is None:
+        raise ShardpyError(
+            "SERVE_NO_MEMORY_ROOT",
+            "vault-manifest.json declares no memory_root",
+            'Add "memory_root": "memories" to the vault manifest.',
+        )
+    return root
+
+
 def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | None = None) -> dict[str, Any]:
     if caller.is_vault:
         raise ShardpyError(
@@ -449,13 +462,7 @@ def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | Non
             "sessions that already read every note",
             "Write the lesson into a brain/ note instead.",
         )
-    root = v.manifest.memory_root
-    if root is None:
-        raise ShardpyError(
-            "SERVE_NO_MEMORY_ROOT",
-            "vault-manifest.json declares no memory_root",
-            'Add "memory_root": "memories" to the vault manifest.',
-        )
+    root = memory_root_of(v)
     title = check_title(a.title)
     limit = GENERAL_BODY_MAX if a.scope == "general" else BODY_MAX
     body = check_text("body", a.body, limit).strip()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, git
+from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, git
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
@@ -59,28 +59,7 @@ def _stages(repo: Repo) -> dict[str, dict[int, tuple[str, str]]]:
 
 
 def _blobs(repo: Repo, names: set[str]) -> dict[str, bytes]:
-    ordered = sorted(names)
-    done = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=repo.top,
-        input="".join(f"{n}\n" for n in ordered).encode(),
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
-    out: dict[str, bytes] = {}
-    data, pos = done.stdout, 0
-    for name in ordered:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        header = data[pos:nl].split()
-        pos = nl + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            out[name] = data[pos : pos + size]
-            pos += size + 1
-    return out
+    return {n: data for n, data in cat_blobs(repo, sorted(names)).items() if data is not None}
 
 
 def merge_deferred(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import socket
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import Repo, git, open_repo
+from shardpy.gitsync.repo import Repo, cat_blobs, git, open_repo
 from shardpy.sync import records
 
 __all__ = ["SyncPlan", "changed_paths", "head_blobs", "local_excludes", "plan_sync"]
@@ -78,32 +77,8 @@ def changed_paths(vault: Path) -> list[str]:
 
 def head_blobs(repo: Repo, paths: list[str]) -> dict[str, bytes | None]:
     """Each repository path's bytes at HEAD (None: not there), read in one ``git cat-file``."""
-    asked = [p for p in paths if "\n" not in p]
-    if not asked:
-        return {}
-    done = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=repo.top,
-        input="".join(f"HEAD:{p}\n" for p in asked).encode(),
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    out: dict[str, bytes | None] = {}
-    data, pos = done.stdout, 0
-    for path in asked:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        header = data[pos:nl].split()
-        pos = nl + 1
-        if len(header) != 3 or header[1] != b"blob":
-            out[path] = None
-            continue
-        size = int(header[2])
-        out[path] = data[pos : pos + size]
-        pos += size + 1
-    return out
+    found = cat_blobs(repo, [f"HEAD:{p}" for p in paths], timeout=60)
+    return {spec.removeprefix("HEAD:"): data for spec, data in found.items()}
 
 
 def current_branch(repo: Repo) -> str:
