@@ -19,7 +19,6 @@ from typing import Any
 from shardpy.errors import ShardpyError
 from shardpy.flows.choices import parse_data
 from shardpy.flows.source import Prepared
-from shardpy.shard.content import parse_content_rules
 from shardpy.shard.loader import MANIFEST_PATH, Shard
 from shardpy.shard.manifest import Manifest
 from shardpy.shard.produce import Output, Production
@@ -38,6 +37,7 @@ from shardpy.sources.copier import (
 from shardpy.sources.model import remove_tree
 from shardpy.ui import UI
 from shardpy.vault import layout
+from shardpy.vault.manifest import parse_content_rules
 from shardpy.vault.state import State
 from shardpy.versions import is_version
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.content import VAULT_MANIFEST, ContentRules, vault_content_rules
+from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, vault_content_rules
 
 NOTE_SUFFIXES = (".md", ".markdown")
 SKIPPED_FOLDERS = frozenset({"transcripts", "session-logs", "node_modules", "credentials"})

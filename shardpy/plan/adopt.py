@@ -25,8 +25,8 @@ from shardpy.plan.update import (
     UpdateInputs,
     plan_update,
 )
-from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
+from shardpy.vault.manifest import ContentRules
 from shardpy.vault.state import FileRecord
 
 Mode = Literal["keep-mine", "use-shard", "merge", "ask"]

@@ -3,8 +3,8 @@ install, update and adopt)."""
 
 from __future__ import annotations
 
-from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
+from shardpy.vault.manifest import ContentRules
 from shardpy.vault.state import FileRecord, Ownership
 
 

@@ -22,8 +22,8 @@ from shardpy.fsutil import sha256_bytes
 from shardpy.merge.document import DocumentMerge, merge_document
 from shardpy.plan.actions import ActionKind
 from shardpy.plan.records import record_for
-from shardpy.shard.content import ContentRules
 from shardpy.shard.produce import Output
+from shardpy.vault.manifest import ContentRules
 from shardpy.vault.state import FileRecord
 
 OnConflict = Literal["keep", "theirs", "markers"]

@@ -41,7 +41,7 @@ from urllib.parse import unquote
 
 from shardpy.index.config import IndexConfig
 from shardpy.index.walk import check_one
-from shardpy.shard.content import ContentRules, vault_content_rules
+from shardpy.vault.manifest import ContentRules, vault_content_rules
 
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
 MAX_DEPTH = 16

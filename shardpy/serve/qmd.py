@@ -102,7 +102,7 @@ class Launcher:
     @staticmethod
     def registered(vault: Path) -> Launcher | None:
         """The vault's own ``.mcp.json`` entry: synced, so untrusted until consented (:func:`consented`)."""
-        from shardpy.shard.content import read_bounded
+        from shardpy.vault.manifest import read_bounded
 
         data = read_bounded(vault / ".mcp.json", 1024 * 1024)
         try:

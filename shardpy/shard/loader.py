@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.content import VAULT_MANIFEST, ContentRules, parse_content_rules
 from shardpy.shard.manifest import Manifest, load_manifest
 from shardpy.shard.schema import Schema, load_schema
 from shardpy.shard.walk import SourceFile, walk_shard
 from shardpy.sources.layout import ignore_chain, migrations_dir
+from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, parse_content_rules
 
 if TYPE_CHECKING:
     from shardpy.shard.produce import Production

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.plan.update import UpdateInputs, plan_update
-from shardpy.shard.content import ContentRules, parse_content_rules
 from shardpy.shard.produce import Output
+from shardpy.vault.manifest import ContentRules, parse_content_rules
 from shardpy.vault.state import FileRecord
 
 

@@ -21,7 +21,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from shardpy.errors import ShardpyError
-from shardpy.shard.content import vault_content_rules
+from shardpy.vault.manifest import vault_content_rules
 from tests.serve.kit import MANIFEST, Shared, World, build_world, connect, shared
 from tests.shardkit import child_env, run_shardpy, shardpy_argv, tree_snapshot
 

@@ -1,4 +1,8 @@
-"""Infrastructure vs user content (CONTRACT §5), from `vault-manifest.json`.
+"""The vault manifest (`vault-manifest.json`): its one reader, and infrastructure vs user content
+(CONTRACT §5).
+
+It lives in the vault layer, not in ``shard/``, so the runtime readers (``index/``, ``serve/``) import
+nothing from ``shard/`` (issue 25; tests/test_runtime_layers.py).
 
 A shard says which of its paths are template machinery and which are the
 user's notes. The engine never overwrites a changed file under a user
