@@ -7,6 +7,12 @@ on its ``###`` headings, and a piece still too long on paragraph breaks
 (blank lines), so a hit points at a passage an agent can read whole.
 Headings inside fenced code blocks are text, not structure.
 
+The Markdown grammar is not this module's (issue 25): fences are
+:func:`shardpy.notes.blocks.fence_of` / ``closes_fence``, links are
+:func:`shardpy.notes.wikilinks.body_links` (one scan of the body: none inside
+code spans, fences or indented code, none after an escaped ``[[``), title, tags,
+aliases and type are :mod:`shardpy.notes.note`'s.
+
 Every body line belongs to exactly one chunk's line range (a property test
 checks it); a chunk's ``text`` is its lines without its own heading line,
 which is indexed in the heading column instead.
@@ -19,15 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardpy.notes import frontmatter
+from shardpy.notes import note as names
+from shardpy.notes.blocks import closes_fence, fence_of
+from shardpy.notes.wikilinks import body_links
 
 MAX_CHUNK_CHARS = 8000
 
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _MARKUP = frozenset("#`~")
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\|#\n]+)")
-_MDLINK = re.compile(r"\]\(([^()\s]+?\.md)(?:#[^()\s]*)?\)")
 _TAG = re.compile(r"(?:^|(?<=\s))#(\w[\w/-]*)", re.MULTILINE)
 
 
@@ -68,19 +74,19 @@ def structure(lines: list[str]) -> list[tuple[int, str] | None]:
     out: list[tuple[int, str] | None] = []
     fence = ""
     for line in lines:
-        first = line.lstrip(" ")[:1]
+        text = line.lstrip(" ")
+        first = text[:1]
         if first not in _MARKUP:
             out.append(None)
             continue
-        m = _FENCE.match(line) if first != "#" else None
         if fence:
-            closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-            if closes and m is not None and not line[m.end() :].strip():
+            if closes_fence(line, fence):
                 fence = ""
             out.append(None)
             continue
-        if m is not None:
-            fence = m.group(1)
+        opened = fence_of(text) if first != "#" and len(line) - len(text) < 4 else None
+        if opened is not None:
+            fence = opened
             out.append(None)
             continue
         out.append(heading_of(line) if first == "#" else None)
@@ -161,11 +167,30 @@ def split_lines(
     return pieces
 
 
-def _links(text: str) -> tuple[str, ...]:
-    found = [m.group(1).strip() for m in _WIKILINK.finditer(text)] if "[[" in text else []
-    if "](" in text:
-        found += [m.group(1).rsplit("/", 1)[-1][:-3] for m in _MDLINK.finditer(text)]
-    return tuple(dict.fromkeys(t for t in found if t))
+def _link_lines(body: str) -> list[tuple[int, str]]:
+    """(body line, target) of every link outside code: wikilinks by their note part,
+    Markdown links to a note file by its stem, in the order written."""
+    wiki, mds = body_links(body, md=True)
+    found = [(w.start, w.target) for w in wiki]
+    for md in mds:
+        path = md.url.strip("<>").split("#", 1)[0]
+        if path.lower().endswith(names.NOTE_EXTS):
+            found.append((md.start, names.stem(path)))
+    if not found:
+        return []
+    found.sort()
+    out: list[tuple[int, str]] = []
+    line = last = 0
+    for at, target in found:
+        line += body.count("\n", last, at)  # offsets ascend: count each newline once
+        last = at
+        if target:
+            out.append((line, target))
+    return out
+
+
+def _links(found: list[tuple[int, str]], first: int, end: int) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for line, t in found if first <= line < end))
 
 
 def _inline_tags(text: str) -> tuple[str, ...]:
@@ -175,12 +200,15 @@ def _inline_tags(text: str) -> tuple[str, ...]:
 
 
 def _chunk(
-    lines: list[str], marks: list[tuple[int, str] | None], piece: tuple[tuple[str, ...], int, int]
+    lines: list[str],
+    marks: list[tuple[int, str] | None],
+    piece: tuple[tuple[str, ...], int, int],
+    links: list[tuple[int, str]],
 ) -> Chunk:
     heading, start, end = piece
     first = start + 1 if heading and marks[start] is not None and start < end else start
     text = "\n".join(lines[first:end]).strip("\n")
-    return Chunk(heading, start, end, text, _links(text), _inline_tags(text))
+    return Chunk(heading, start, end, text, _links(links, first, end), _inline_tags(text))
 
 
 def chunks_of(
@@ -192,7 +220,8 @@ def chunks_of(
     if lines is None or marks is None:
         lines = body.split("\n")
         marks = structure(lines)
-    chunks = [_chunk(lines, marks, p) for p in split_lines(lines, limit, marks)]
+    links = _link_lines(body)
+    chunks = [_chunk(lines, marks, p, links) for p in split_lines(lines, limit, marks)]
     kept = [c for c in chunks if c.heading or _has_text(c.text)]
     return kept or chunks[:1]
 
@@ -211,10 +240,6 @@ def _first_title(marks: list[tuple[int, str] | None]) -> str:
         if mark is not None and mark[0] == 1 and mark[1]:
             return mark[1]
     return ""
-
-
-def _strings(data: dict[str, Any], key: str) -> list[str]:
-    return [s.lstrip("#") for s in frontmatter.as_list(data.get(key)) if s.strip()]
 
 
 def parse_note(stem: str, text: str) -> Note:
@@ -238,14 +263,11 @@ def _note(stem: str, text: str, body: str, data: dict[str, Any], problem: str) -
     first_line = text[: len(text) - len(body)].count("\n") + 1
     lines = body.split("\n")
     marks = structure(lines)
-    title = frontmatter.as_text(data.get("title")) or _first_title(marks) or stem
-    kind = frontmatter.as_text(data.get("type"))
-    tags = [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
     return Note(
-        title=title.strip() or stem,
-        type=kind.strip() if kind and kind.strip() else None,
-        tags=tags,
-        aliases=_strings(data, "aliases"),
+        title=names.title(data, _first_title(marks), stem),
+        type=names.note_type(data),
+        tags=names.tags(data),
+        aliases=names.aliases(data),
         description=frontmatter.as_text(data.get("description")) or "",
         chunks=chunks_of(body, lines=lines, marks=marks),
         first_line=first_line,

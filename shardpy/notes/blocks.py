@@ -42,9 +42,28 @@ _ATX = re.compile(r"#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 
 
-def _is_fence(s: str) -> bool:
+def fence_of(s: str) -> str | None:
+    """The marker run (three or more backticks or tildes) when ``s``, a line without its
+    indent of at most three spaces, opens a fenced code block; else None.
+
+    CommonMark: a backtick fence's info string holds no backtick (```` ```a`b ```` is a
+    paragraph). The one fence rule: the scanner below and the index's heading outline
+    (shardpy/index/chunk.py) both ask it (issue 25)."""
     m = _FENCE.match(s)
-    return m is not None and not (s[0] == "`" and "`" in m.group(2))
+    if m is None or (s[0] == "`" and "`" in m.group(2)):
+        return None
+    return m.group(1)
+
+
+def _is_fence(s: str) -> bool:
+    return fence_of(s) is not None
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """True when ``line`` closes the block ``fence`` opened: at most three spaces of indent,
+    a run of the same character at least as long, then only spaces and tabs."""
+    t = line.lstrip(" ")
+    return len(line) - len(t) < 4 and t.startswith(fence) and not t.lstrip(fence[0]).strip(" \t")
 
 
 def _bullet_item(s: str) -> str | None:
@@ -214,16 +233,14 @@ def _heading(s: str, i: int, out: Blocks) -> int:
 
 def _skip_fence(lines: list[str], i: int, s: str) -> int:
     """Past a fenced code block (to its closing fence, or the end)."""
-    marker = _FENCE.match(s)
-    assert marker is not None
-    fence = marker.group(1)
+    fence = fence_of(s)
+    assert fence is not None
     n = len(lines)
     i += 1
     while i < n:
         nxt = lines[i]
-        t = nxt.lstrip(" ")
         i += 1
-        if len(nxt) - len(t) < 4 and t.startswith(fence) and not t.lstrip(fence[0]).strip(" \t"):
+        if closes_fence(nxt, fence):
             break
     return i
 

@@ -1,7 +1,6 @@
 """A note's names and kinds, derived once: stem, title, tags, aliases, type (issue 25).
 
-The index's reading (shardpy/index/chunk.py, the first reader moved here in
-spirit; it switches its import once it is free to) is the rule: a title is
+The index (shardpy/index/chunk.py) asks these; its reading is the rule: a title is
 the frontmatter's ``title``, else the first level-1 heading, else the stem;
 tags and aliases are strings with a leading ``#`` dropped, tags also split
 on commas and blanks; ``type`` is the frontmatter's, trimmed, or None.

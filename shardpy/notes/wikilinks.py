@@ -139,11 +139,31 @@ def links_outside_code(text: str) -> list[WikiLink]:
         out += [_moved(link, head) for link in find_wikilinks(found.yaml)]
         offset = len(text) - len(found.body)
         body = found.body
+    out += [_moved(link, offset) for link in body_links(body)[0]]
+    return out
+
+
+def body_links(body: str, *, md: bool = False) -> tuple[list[WikiLink], list[MdLink]]:
+    """The wikilinks (and with ``md``, the Markdown links) of a note's body outside code,
+    with offsets in ``body``: one block scan, each inline block read by
+    :func:`find_wikilinks` / :func:`find_md_links`. The index reads a note's links here
+    (shardpy/index/chunk.py, issue 25)."""
+    wiki: list[WikiLink] = []
+    mds: list[MdLink] = []
+    want_md = md and "](" in body
+    if "[[" not in body and not want_md:
+        return wiki, mds
     for block in inline_blocks(body):
         segment = body[block.start : block.end]
         if "[[" in segment:
-            out += [_moved(link, offset + block.start) for link in find_wikilinks(segment)]
-    return out
+            wiki += [_moved(link, block.start) for link in find_wikilinks(segment)]
+        if want_md and "](" in segment:
+            mds += [_moved_md(link, block.start) for link in find_md_links(segment)]
+    return wiki, mds
+
+
+def _moved_md(link: MdLink, by: int) -> MdLink:
+    return MdLink(link.start + by, link.end + by, link.url_start + by, link.url_end + by, link.url)
 
 
 def _moved(link: WikiLink, by: int) -> WikiLink:

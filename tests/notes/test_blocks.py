@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from shardpy.index.chunk import parse_note
 from shardpy.notes.wikilinks import links_outside_code
 
 # Atomic pieces; links are numbered afterwards so each can be told apart in markdown-it's tokens.
@@ -61,3 +62,21 @@ def test_escapes_headings_aliases_embeds_and_block_refs() -> None:
     text = "\\[[a]] [[b#H|alias]] ![[c]] [[d#^block]] [[e\\|t]]"
     got = [(link.target, link.embed) for link in links_outside_code(text)]
     assert got == [("b", False), ("c", True), ("d", False), ("e", False)]
+
+
+# Without "# ": no heading line, so the whole body is the index's one chunk.
+index_docs = st.lists(st.sampled_from([p for p in PIECES if p != "# "]), max_size=30).map(_numbered)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index_docs)
+@example("~~~\n[[n0z]]\n~~~\n`[[n1z]]` \\[[n2z]] [[n3z]]")
+def test_the_index_reads_the_same_links(text: str) -> None:
+    # issue 25: the index's links column is read with the one grammar (it had its own regex).
+    chunks = parse_note("n", text).chunks
+    found = {m for chunk in chunks for link in chunk.links for m in _MARK.findall(link)}
+    assert found == set(_MARK.findall(text)) - _code_marks(text) - _escaped(text)
+
+
+def _escaped(text: str) -> set[str]:
+    return set(_MARK.findall("".join(re.findall(r"\\\[\[n\d+z", text))))
