@@ -246,22 +246,97 @@ def make_parents(root: Path, rel: str) -> list[str]:
 
 
 def atomic_write(
-    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True, sync_dir: bool = True
+    root: Path,
+    rel: str,
+    data: bytes | Iterable[bytes],
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    sync_dir: bool = True,
+    folder_fd: int | None = None,
+    device: int = 0,
+    exclusive: bool = False,
 ) -> list[str]:
-    """Write ``data`` to ``root/rel`` atomically: temp file, fsync, rename.
+    """Write ``data`` (bytes, or chunks of them) to ``root/rel`` atomically: temp file, fsync, rename.
 
-    Returns the parent directories that had to be created (so a caller can
-    undo them). The existing file's permission bits are kept unless ``mode``
-    is given. ``durable=False`` skips the fsyncs; ``sync_dir=False`` skips
-    only the directory's, for a caller that syncs each directory once.
+    The one atomic writer (issue 27): the transaction, the batched apply and
+    every cache go through it. Returns the parent directories that had to be
+    created (so a caller can undo them). The existing file's permission bits
+    are kept unless ``mode`` is given. ``durable=False`` skips the fsyncs
+    (the caller flushes a batch at once: ``apply/executor.py``);
+    ``sync_dir=False`` skips only the directory's, for a caller that syncs
+    each directory once. With ``folder_fd`` (the open folder of the file,
+    ``apply/folders.py``) no path is resolved again: see :func:`_write_at`.
     """
+    if folder_fd is not None:
+        _write_at(folder_fd, rel, data, durable=durable, device=device, exclusive=exclusive)
+        return []
     target = safe_target(root, rel)
     created = make_parents(root, rel)
     current = replaced_mode(os.fspath(target), rel)
-    replace_with(os.fspath(target), (data,), mode=current if mode is None else mode, durable=durable)
+    chunks = (data,) if isinstance(data, bytes) else data
+    replace_with(os.fspath(target), chunks, mode=current if mode is None else mode, durable=durable)
     if durable and sync_dir:
         fsync_path(target.parent)
     return created
+
+
+def _write_at(
+    folder_fd: int, rel: str, data: bytes | Iterable[bytes], *, durable: bool, device: int, exclusive: bool
+) -> None:
+    """:func:`atomic_write`'s contract on the descriptor of ``rel``'s folder.
+
+    The target is checked (a link or a read-only file is refused, the
+    permission bits are kept), written to a temporary file with the same name
+    pattern (:func:`remove_stale_temps` finds it) and renamed. ``exclusive``:
+    the file must not exist yet; FileExistsError, with nothing changed, when
+    it does. Where the filesystem can, the rename itself refuses to replace
+    (:func:`create_new`), so a file that appears meanwhile is never
+    overwritten.
+    """
+    name = rel.rpartition("/")[2]
+    if exclusive:
+        created = create_new(
+            name, data if isinstance(data, bytes) else b"".join(data), dir_fd=folder_fd, device=device
+        )
+        if created is False:
+            raise FileExistsError(errno.EEXIST, "exists", rel)
+        if created:
+            if durable:
+                os.fsync(folder_fd)
+            return
+    mode = replaced_mode(name, rel, dir_fd=folder_fd)
+    if exclusive and mode is not None:
+        raise FileExistsError(errno.EEXIST, "exists", rel)
+    replace_with(
+        name, (data,) if isinstance(data, bytes) else data, mode=mode, durable=durable, dir_fd=folder_fd
+    )
+    if durable:
+        os.fsync(folder_fd)
+
+
+def remove_stale_temps(root: Path, targets: list[str]) -> int:
+    """Delete temporary files a killed :func:`atomic_write` left beside ``targets``; return how many."""
+    by_dir: dict[str, set[str]] = {}
+    for t in targets:
+        folder, _, name = t.rpartition("/")
+        by_dir.setdefault(folder, set()).add(temp_tail(name))
+    removed = 0
+    for folder, names in by_dir.items():
+        try:
+            with os.scandir(root / folder if folder else root) as it:
+                stale = [
+                    e.name
+                    for e in it
+                    if e.name.startswith(TMP_MARK) and e.name[len(TMP_MARK) + 9 :] in names and e.is_file()
+                ]
+        except OSError:
+            continue
+        for name in stale:
+            with contextlib.suppress(OSError):
+                os.unlink(root / folder / name if folder else root / name)
+                removed += 1
+    return removed
 
 
 def replaced_mode(name: str, rel: str, *, dir_fd: int | None = None) -> int | None:
@@ -352,7 +427,7 @@ def create_new(name: str, data: bytes, *, dir_fd: int, device: int) -> bool | No
     link) is never overwritten: True when the file was created, False when
     ``name`` exists (nothing was changed), None when this system or
     filesystem cannot rename exclusively (the caller takes the checked path).
-    Not durable: the caller flushes (see ``apply/batch.py``).
+    Not durable: the caller flushes (see ``apply/executor.py``).
     """
     func = _renameat2_function()
     if func is None or device in _NO_RENAMEAT2:

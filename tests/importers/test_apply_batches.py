@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from shardpy.apply import batch as apply_mod
-from shardpy.apply.batch import incomplete_runs
+from shardpy.apply import executor as apply_mod
+from shardpy.apply.batch import JOURNAL_NAME, incomplete_runs
 from shardpy.flows import importflow as service
 from shardpy.flows.importflow import abandon_run, resume
 from tests.importers.fixtures import basic_memory_project, generated_project, tree_hash
@@ -247,7 +247,7 @@ def test_a_journal_from_before_the_progress_table_resumes_where_it_stopped(
         do_import("basic-memory", src, vault, apply=True)
     monkeypatch.undo()
     ((run_id, _),) = incomplete_runs(vault)
-    conn = __import__("sqlite3").connect(vault / ".shardmind/imports" / run_id / apply_mod.JOURNAL_NAME)
+    conn = __import__("sqlite3").connect(vault / ".shardmind/imports" / run_id / JOURNAL_NAME)
     done = conn.execute("SELECT COUNT(*) FROM progress").fetchone()[0]
     assert done > 0  # some batches were recorded before the kill
     conn.executescript(  # the journal as shardpy before the progress table wrote it

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 KILL = """
 import os, sys
-import shardpy.apply.batch as a
+import shardpy.apply.executor as x
+import shardpy.apply.finish as f
+import shardpy.apply.runjournal as j
 where, nth = os.environ["KILL_AT"].split(":")
 calls = [0]
 def dying(real):
@@ -31,16 +33,16 @@ def dying(real):
         return real(*args, **kwargs)
     return call
 if where == "add":
-    a.Journal.add = dying(a.Journal.add)  # the journal half filled: still planning
+    j.Journal.add = dying(j.Journal.add)  # the journal half filled: still planning
 elif where == "plan_json":
-    a._write_stream = dying(a._write_stream)  # steps committed, plan.json not yet written
+    j._write_stream = dying(j._write_stream)  # steps committed, plan.json not yet written
 elif where == "seal_state":
-    a.Journal.set_meta = dying(a.Journal.set_meta)  # plan.json written, state not yet "applying"
+    j.Journal.set_meta = dying(j.Journal.set_meta)  # plan.json written, state not yet "applying"
 elif where == "batch":
-    a.SYNC_EVERY = 4
-    a._Run.mark_done = dying(a._Run.mark_done)  # some batches recorded, the next written, not recorded
+    x.SYNC_EVERY = 4
+    x._Run.mark_done = dying(x._Run.mark_done)  # some batches recorded, the next written, not recorded
 elif where == "finish":
-    a._finish = dying(a._finish)  # ledger and state committed, result.json not written
+    f._finish = dying(f._finish)  # ledger and state committed, result.json not written
 sys.argv = ["shardpy", *sys.argv[1:]]
 from shardpy.cli.app import main
 main()

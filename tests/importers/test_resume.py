@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shardpy.apply import batch as apply_mod
+from shardpy.apply import executor as apply_mod
 from shardpy.apply.batch import incomplete_runs
 from shardpy.errors import ShardpyError
 from shardpy.flows.importflow import abandon_run, resume

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardpy.apply import batch as apply_mod
+from shardpy.apply import executor as apply_mod
 from shardpy.apply.batch import incomplete_runs
 from shardpy.flows import importflow as service
 from shardpy.flows.importflow import abandon_run, resume
