@@ -60,3 +60,25 @@ def test_the_contract() -> None:
     bom = fences("\ufeff--- \r\na: 1\r\n---\t\r\nbody")
     assert bom is not None and (bom.prefix, bom.yaml, bom.body) == ("\ufeff", "a: 1\r\n", "body")
     assert fences("---\ra: 1\r---\r") is None  # a lone CR is not a line end
+
+
+# Any text after a likely opener: the pieces above are the fences' own alphabet; this is everyone else's.
+any_notes = st.tuples(
+    st.sampled_from(["", "---\n", "---\r\n", "\ufeff---\n", "--- \t\n"]),
+    st.text(max_size=200),
+    st.sampled_from(["", "\n---\n", "\n---", "\r\n---\r\n", "\n--- x\n"]),
+    st.text(max_size=40),
+).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(any_notes)
+def test_the_splitter_gives_any_text_back_byte_for_byte(text: str) -> None:
+    found = fences(text)
+    split = split_frontmatter(text)
+    if found is None:
+        assert split.state == "absent" and split.body == text
+        return
+    assert found.prefix + found.block + found.body == text
+    # The reader's body is the splitter's (present) or the whole text (malformed): nothing lost.
+    assert split.body in (found.body, text)
