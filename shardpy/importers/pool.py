@@ -1,4 +1,4 @@
-"""Which planning work runs in worker processes, and how many (see ``parallel`` for the processes)."""
+"""Which planning work runs in worker processes, and how many (:mod:`shardpy.workers` runs the processes)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def scan_source(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skippe
     if workers <= 1:
         yield from read_all(read_found, itertools.chain(head, found))
         return
-    from shardpy.importers import parallel
+    from shardpy import workers as parallel
 
     chunks = _batched(itertools.chain(head, found), SCAN_CHUNK)
     for part in parallel.run_stream(adapter, chunks, workers, _scan_chunk):
@@ -77,7 +77,7 @@ def plan_all(work: Work) -> Iterator[tuple[int, list[Outcome]]]:
         for lo, hi in bounds:
             yield _plan_chunk(work, lo, hi)
         return
-    from shardpy.importers import parallel
+    from shardpy import workers as parallel
 
     yield from parallel.run_chunks(work, bounds, workers, _plan_chunk, _reopen_ledger)
 
@@ -119,7 +119,7 @@ def _worker_count(opts: PlanOptions, records: int, *, shares_state: bool = False
         return int(forced)
     if records < PARALLEL_MIN:
         return 1
-    from shardpy.importers import parallel
+    from shardpy import workers as parallel
 
     wanted = parallel.available_workers()
     if not shares_state or wanted <= 1:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from shardpy import workers as parallel
 from shardpy.flows.importflow import make_adapter, merge_function
-from shardpy.importers import parallel
 from shardpy.importers.ledger import Ledger
 from shardpy.importers.models import PlanOptions, Step
 from shardpy.importers.planner import build_plan
