@@ -92,6 +92,8 @@ class Entity:
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
     links: dict[str, str] = field(default_factory=dict)  # relation target → the link stem the note wrote
     foreign: bool = False  # a note another tool owns (basic-memory's import): read, never rewritten
+    # search_nodes' lowercased text (graph.search.text_of), never copied: copy() makes a fresh one
+    search_text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def is_entity(self) -> bool:

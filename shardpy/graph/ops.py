@@ -28,6 +28,7 @@ from typing import Any
 from shardpy.errors import ShardpyError
 from shardpy.graph.facts import Fact, check_key
 from shardpy.graph.note import Entity, Relation, link_target
+from shardpy.graph.search import matches
 from shardpy.graph.store import GraphStore, Snapshot
 
 NAME_MAX = 200
@@ -378,7 +379,7 @@ class View:
     visible: Visible
     _seen: dict[str, bool] = field(default_factory=dict)
     _relations: list[Relation] | None = None
-    _haystacks: dict[str, str] = field(default_factory=dict)
+    _entities: list[Entity] | None = None
 
     def carried(self, before: View | None) -> View:
         """This view with what ``before`` computed for entities that are the same objects here
@@ -386,7 +387,6 @@ class View:
         if before is not None:
             now, then = self.snap.entities, before.snap.entities
             self._seen = {n: v for n, v in before._seen.items() if now.get(n) is then.get(n)}
-            self._haystacks = {n: h for n, h in before._haystacks.items() if now.get(n) is then.get(n)}
         return self
 
     def sees(self, name: str) -> bool:
@@ -401,7 +401,9 @@ class View:
         return target not in self.snap.entities or self.sees(target)
 
     def entities(self) -> list[Entity]:
-        return [e for n, e in self.snap.entities.items() if e.is_entity and self.sees(n)]
+        if self._entities is None:
+            self._entities = [e for n, e in self.snap.entities.items() if e.is_entity and self.sees(n)]
+        return self._entities
 
     def relations(self) -> list[Relation]:
         if self._relations is None:
@@ -428,14 +430,6 @@ class View:
                         out[Relation(h, t, to)] = None
         return list(out)
 
-    def haystack(self, e: Entity, as_of: int | None) -> str:
-        if as_of is not None:
-            return "\x00".join([e.name, e.entity_type, *e.observations(as_of)]).lower()
-        got = self._haystacks.get(e.name)
-        if got is None:
-            got = self._haystacks[e.name] = "\x00".join([e.name, e.entity_type, *e.observations()]).lower()
-        return got
-
 
 def graph_json(entities: list[Entity], relations: list[Relation], as_of: int | None) -> dict[str, Any]:
     return {"entities": [e.to_json(as_of) for e in entities], "relations": [r.to_json() for r in relations]}
@@ -445,15 +439,21 @@ def read_graph(view: View, as_of: int | None) -> dict[str, Any]:
     return graph_json(view.entities(), view.relations(), as_of)
 
 
-def search_nodes(view: View, query: str, as_of: int | None) -> dict[str, Any]:
+def search_hits(view: View, query: str, as_of: int | None) -> list[Entity]:
+    """The entities the caller sees whose name, type or an observation shown at ``as_of`` holds
+    ``query``, case-insensitively (the reference's rule), found through the snapshot's joined text
+    (``graph.search``) instead of asking each entity."""
     q = query.lower()
-    found = [e for e in view.entities() if _matches(view, e, q, as_of)]
+    return [
+        e
+        for e in view.snap.haystack().candidates(q)
+        if e.is_entity and view.sees(e.name) and matches(e, q, as_of)
+    ]
+
+
+def search_nodes(view: View, query: str, as_of: int | None) -> dict[str, Any]:
+    found = search_hits(view, query, as_of)
     return graph_json(found, view.touching({e.name for e in found}), as_of)
-
-
-def _matches(view: View, e: Entity, q: str, as_of: int | None) -> bool:
-    # Parts are joined with NUL, which no query holds (SERVE_BAD_TEXT): a match never spans two.
-    return q in view.haystack(e, as_of)
 
 
 def open_nodes(view: View, names: list[str], as_of: int | None) -> dict[str, Any]:
@@ -461,6 +461,6 @@ def open_nodes(view: View, names: list[str], as_of: int | None) -> dict[str, Any
     found = [
         e for n in wanted if (e := view.snap.entities.get(n)) is not None and e.is_entity and view.sees(n)
     ]
-    order = {e.name: i for i, e in enumerate(view.snap.entities.values())}
+    order = view.snap.order()
     found.sort(key=lambda e: order[e.name])
     return graph_json(found, view.touching({e.name for e in found}), as_of)

@@ -1,50 +1,87 @@
-"""The derived index of the graph: every entity note under ``<memory_root>/graph/``, parsed once
-per file version and kept fresh by stat, never re-read whole on each call.
+"""The derived index of the graph: every entity note under ``<memory_root>/graph/`` (and the notes
+of ``FOREIGN_FOLDERS``), parsed once per file version and kept in memory, fresh by file stat.
 
-Freshness: the folder's own stat is taken on every call (a write through shardpy is a rename,
-which changes it, so such a write is seen at once); the notes themselves are listed and
-stat-ed when the folder changed or at most ``SWEEP_SECONDS`` after the last sweep (a note
-edited in place by hand is seen within that time); a note is re-read only when its size,
-mtime or inode changed. A write checks, under the vault lock, that every note it rewrites is
-still the version it read (``unchanged``), and sweeps in full and recomputes when one is not.
+No call re-reads every note, nor stats every note (issue 28, "Speed": listing and stat-ing 20,000
+notes costs 100-300 ms on a loaded machine, more than a call's whole budget):
+
+- every call stats the graph folder. A note added, removed or renamed (a write through shardpy,
+  a ``git pull``, an editor that saves by rename) changes it; the folder is then listed (names and
+  inode numbers, no stat per note) and each note that is new or has another inode is read;
+- a note edited in place keeps its inode and the folder's stat: the notes a call answers from are
+  stat-ed before it answers (:meth:`GraphStore.fresh`: ``open_nodes``, ``query_graph``, the hits of
+  ``search_nodes``), and a background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS``)
+  stats every note, so ``read_graph`` and the other entities of a search see such an edit within
+  that time (tests/graph/test_freshness.py);
+- a note is re-read only when its size, mtime or inode changed.
+
+A write checks, under the vault lock, that every note it rewrites is still the version its
+snapshot parsed (:meth:`GraphStore.unchanged`), re-reads those and recomputes when one is not.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import time
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
+from shardpy.graph.search import Haystack
 
 GRAPH_FOLDER = "graph"
 FOREIGN_FOLDERS = ("basic-memory",)  # import folders whose notes are read as entities too
 SWEEP_SECONDS = 5.0
 NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not parsed
+PATCH_MAX = 2_000  # notes changed at once above which the snapshot is built anew, not patched
+_DUPLICATE = "names the same entity as"
+
+FileKey = tuple[int, int, int]  # (size, mtime_ns, inode)
+Item = Entity | Invalid
+Files = dict[str, tuple[FileKey, Item]]
 
 
 @dataclass
 class Snapshot:
-    """One consistent reading of the graph."""
+    """One consistent reading of the graph (never changed once built: a change makes another)."""
 
     entities: dict[str, Entity]  # exact name → entity (placeholders included)
     invalid: list[Invalid]
     stems: dict[str, str]  # casefolded file stem → the name holding it
     incoming: dict[str, list[str]]  # target name → names of the notes with a relation to it
     version: int = 0
+    paths: dict[str, str] = field(default_factory=dict)  # note path → the entity read from it
+    _haystack: Haystack | None = None
+    _order: dict[str, int] | None = None
+
+    def haystack(self) -> Haystack:
+        """search_nodes' joined text of these entities (graph.search), built on first use."""
+        if self._haystack is None:
+            self._haystack = Haystack.of(self.entities.values())
+        return self._haystack
+
+    def order(self) -> dict[str, int]:
+        """Each entity's place in ``entities`` (the order answers list entities in)."""
+        if self._order is None:
+            self._order = {name: i for i, name in enumerate(self.entities)}
+        return self._order
+
+
+def _key(st: os.stat_result) -> FileKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 @dataclass
 class GraphStore:
     vault: Path  # realpath
     memory_root: str
-    _files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]] = field(default_factory=dict)
+    _files: Files = field(default_factory=dict)
     _dir_key: tuple[int, int] | None = None
-    _swept_at: float = 0.0
     _snapshot: Snapshot | None = None
     _version: int = 0
+    _mu: threading.RLock = field(default_factory=threading.RLock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _watcher: threading.Thread | None = None
 
     @property
     def folder_rel(self) -> str:
@@ -66,51 +103,88 @@ class GraphStore:
         return f"{self.folder_rel}/{stem}.md"
 
     def snapshot(self, *, full: bool = False) -> Snapshot:
-        """The graph as it is on disk now (``full``: list and stat every note, whatever the clock)."""
-        key = self._folder_key()
-        now = time.monotonic()
-        due = full or key != self._dir_key or now - self._swept_at >= SWEEP_SECONDS
-        if self._snapshot is not None and not due:
+        """The graph as this process knows it, after a look at the graph folder (``full``: list and
+        stat every note now, as the first call and the CLI do)."""
+        with self._mu:
+            if full or self._snapshot is None:
+                key = self._folder_key()
+                stats = self._stat_all()
+                self._update(self._refresh(self._differs(stats), stats))
+                self._dir_key = key
+            else:
+                key = self._folder_key()
+                if key != self._dir_key:
+                    self._update(self._refresh(self._relisted(), None))
+                    self._dir_key = key  # taken before the listing: a later change is seen next call
+            assert self._snapshot is not None
             return self._snapshot
-        changed = self._sweep()
-        self._dir_key, self._swept_at = key, now
-        if changed or self._snapshot is None:
-            self._version += 1
-            self._snapshot = _build(self._files, self._version)
-        return self._snapshot
+
+    def fresh(self, names: list[str]) -> Snapshot:
+        """The snapshot with the notes of ``names`` stat-ed now and re-read when edited in place."""
+        with self._mu:
+            snap = self.snapshot()
+            rels = {e.path for n in names if (e := snap.entities.get(n)) is not None and e.path}
+            self._update(self._refresh(rels, None))
+            assert self._snapshot is not None
+            return self._snapshot
 
     def written(self, rels: list[str]) -> None:
         """After this process's own write (under the vault lock): those notes re-read, the folder's
-        new stat taken as seen, so the next call does not sweep every note for a change it made."""
-        for rel in rels:
-            try:
-                st = os.lstat(self.vault / rel)
-            except OSError:
-                self._files.pop(rel, None)
-                continue
-            if stat.S_ISREG(st.st_mode):
-                key = (st.st_size, st.st_mtime_ns, st.st_ino)
-                self._files[rel] = (key, _read(str(self.vault / rel), rel, st.st_size))
-        self._version += 1
-        old = self._snapshot
-        patched = _patch(old, self._files, set(rels), self._version) if old is not None else None
-        self._snapshot = patched or _build(self._files, self._version)
-        self._dir_key = self._folder_key()
+        new stat taken as seen, so the next call does not list the folder for a change it made."""
+        with self._mu:
+            self._update(self._refresh(set(rels), None))
+            self._dir_key = self._folder_key()
 
-    def unchanged(self, rels: list[str]) -> bool:
-        """Whether each note at ``rels`` is still the version the snapshot parsed (an in-place edit
-        by hand changes its size, mtime or inode; a note that is gone, or new, counts as changed)."""
-        for rel in rels:
-            cached = self._files.get(rel)
-            try:
-                st = os.lstat(self.vault / rel)
-            except OSError:
-                if cached is not None:
+    def unchanged(self, rels: list[str], snap: Snapshot) -> bool:
+        """Whether each note at ``rels`` is still the version ``snap`` parsed (an edit by hand
+        changes its size, mtime or inode; a note that is gone, or new, counts as changed)."""
+        with self._mu:
+            for rel in rels:
+                name = snap.paths.get(rel)
+                held = snap.entities.get(name) if name is not None else None
+                cached = self._files.get(rel)
+                try:
+                    st = os.lstat(self.vault / rel)
+                except OSError:
+                    if held is not None:
+                        return False
+                    continue
+                if held is None or cached is None or cached[1] is not held or cached[0] != _key(st):
                     return False
-                continue
-            if cached is None or cached[0] != (st.st_size, st.st_mtime_ns, st.st_ino):
-                return False
-        return True
+            return True
+
+    def refresh(self, rels: list[str]) -> Snapshot:
+        """The notes at ``rels`` stat-ed and re-read now when changed (a write that found one
+        edited since its snapshot)."""
+        with self._mu:
+            self._update(self._refresh(set(rels), None))
+            assert self._snapshot is not None
+            return self._snapshot
+
+    def watch(self) -> None:
+        """Sweep every note in the background every ``SWEEP_SECONDS`` (a long-lived server)."""
+        with self._mu:
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._sweeping, name="graph-sweep", daemon=True)
+                self._watcher.start()
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def sweep(self) -> None:
+        """List and stat every note; re-read what changed (the background sweep's one pass)."""
+        stats = self._stat_all()  # outside the lock: a call is not held up by 20,000 lstats
+        with self._mu:
+            self._update(self._refresh(self._differs(stats), None))  # re-stat-ed under the lock
+
+    def _sweeping(self) -> None:
+        while not self._stop.wait(SWEEP_SECONDS):
+            try:
+                self.sweep()
+            except OSError:
+                continue  # the folder is being replaced (a checkout): the next pass sees it
+
+    # -- reading the folder -------------------------------------------------------------------
 
     def _folder_key(self) -> tuple[int, int] | None:
         try:
@@ -119,30 +193,39 @@ class GraphStore:
             return None
         return (st.st_mtime_ns, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
-    def _sweep(self) -> bool:
+    def _own_entries(self) -> list[os.DirEntry[str]]:
+        """The graph folder's notes (never through a link: a linked folder is no graph)."""
         folder = self.folder
-        seen: set[str] = set()
-        changed = False
-        if os.path.realpath(folder) == str(folder) and folder.is_dir():
-            with os.scandir(folder) as it:
-                for entry in it:
-                    if not entry.name.endswith(".md") or entry.name.startswith("."):
-                        continue
-                    changed |= self._visit(entry, seen)
-        for sub in FOREIGN_FOLDERS:
-            changed |= self._sweep_foreign(sub, seen)
-        for gone in [k for k in self._files if k not in seen]:
-            del self._files[gone]
-            changed = True
+        if os.path.realpath(folder) != str(folder) or not folder.is_dir():
+            return []
+        with os.scandir(folder) as it:
+            return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
+
+    def _relisted(self) -> set[str]:
+        """Notes of the graph folder that are new, gone or another file (inode) than the one read."""
+        prefix = self.folder_rel + "/"
+        listed = {prefix + e.name: e.inode() for e in self._own_entries()}
+        changed = {
+            rel for rel, ino in listed.items() if (c := self._files.get(rel)) is None or c[0][2] != ino
+        }
+        changed |= {rel for rel in self._files if rel.startswith(prefix) and rel not in listed}
         return changed
 
-    def _sweep_foreign(self, sub: str, seen: set[str]) -> bool:
-        """Notes under ``<memory_root>/<sub>/`` (an import's folder), read as entities, never followed
-        through a link."""
+    def _stat_all(self) -> dict[str, FileKey]:
+        """Every note of the graph folder and of the foreign folders: path → its stat key."""
+        out: dict[str, FileKey] = {}
+        prefix = self.folder_rel + "/"
+        for entry in self._own_entries():
+            _note_key(entry.path, prefix + entry.name, out)
+        for sub in FOREIGN_FOLDERS:
+            self._stat_foreign(sub, out)
+        return out
+
+    def _stat_foreign(self, sub: str, out: dict[str, FileKey]) -> None:
+        """Notes under ``<memory_root>/<sub>/`` (an import's folder), never followed through a link."""
         top = self.vault / self.memory_root.strip("/") / sub
         if os.path.realpath(top) != str(top) or not top.is_dir():
-            return False
-        changed = False
+            return
         for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = [
                 d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
@@ -150,32 +233,59 @@ class GraphStore:
             rel_dir = os.path.relpath(dirpath, self.vault).replace(os.sep, "/")
             for name in filenames:
                 if name.endswith(".md") and not name.startswith("."):
-                    changed |= self._visit_path(os.path.join(dirpath, name), f"{rel_dir}/{name}", seen)
+                    _note_key(os.path.join(dirpath, name), f"{rel_dir}/{name}", out)
+
+    def _differs(self, stats: dict[str, FileKey]) -> set[str]:
+        changed = {rel for rel, key in stats.items() if (c := self._files.get(rel)) is None or c[0] != key}
+        return changed | {rel for rel in self._files if rel not in stats}
+
+    def _refresh(self, rels: set[str], known: dict[str, FileKey] | None) -> set[str]:
+        """Each note at ``rels`` stat-ed (or its stat taken from ``known``, fresh under this lock)
+        and re-read when its key changed; a note that is gone is forgotten. Returns what changed."""
+        changed: set[str] = set()
+        for rel in rels:
+            key = known.get(rel) if known is not None else _lstat_key(self.vault / rel)
+            cached = self._files.get(rel)
+            if key is None:
+                if self._files.pop(rel, None) is not None:
+                    changed.add(rel)
+                continue
+            if cached is not None and cached[0] == key:
+                continue
+            foreign = not rel.startswith(self.folder_rel + "/")
+            self._files[rel] = (key, _read(str(self.vault / rel), rel, key[0], foreign=foreign))
+            changed.add(rel)
         return changed
 
-    def _visit(self, entry: os.DirEntry[str], seen: set[str]) -> bool:
-        return self._visit_path(entry.path, f"{self.folder_rel}/{entry.name}", seen)
-
-    def _visit_path(self, full: str, rel: str, seen: set[str]) -> bool:
-        try:
-            st = os.lstat(full)
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode):
-            return False  # a link is never an entity, as it is never a note
-        seen.add(rel)
-        key = (st.st_size, st.st_mtime_ns, st.st_ino)
-        cached = self._files.get(rel)
-        if cached is not None and cached[0] == key:
-            return False
-        self._files[rel] = (
-            key,
-            _read(full, rel, st.st_size, foreign=not rel.startswith(self.folder_rel + "/")),
-        )
-        return True
+    def _update(self, changed: set[str]) -> None:
+        if not changed and self._snapshot is not None:
+            return
+        self._version += 1
+        old = self._snapshot
+        patched = None
+        if old is not None and len(changed) <= PATCH_MAX:
+            patched = _patch(old, self._files, changed, self._version)
+        self._snapshot = patched or _build(self._files, self._version)
 
 
-def _read(full: str, rel: str, size: int, *, foreign: bool = False) -> Entity | Invalid:
+def _lstat_key(path: Path) -> FileKey | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return _key(st) if stat.S_ISREG(st.st_mode) else None  # a link is never an entity, as never a note
+
+
+def _note_key(full: str, rel: str, out: dict[str, FileKey]) -> None:
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        out[rel] = _key(st)
+
+
+def _read(full: str, rel: str, size: int, *, foreign: bool = False) -> Item:
     if size > NOTE_BYTES_MAX:
         return Invalid(rel, f"the note is {size:,} bytes; an entity note holds at most {NOTE_BYTES_MAX:,}")
     try:
@@ -195,10 +305,15 @@ def _read(full: str, rel: str, size: int, *, foreign: bool = False) -> Entity | 
     return parse_note(rel, text)
 
 
-def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], version: int) -> Snapshot:
+def _stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+
+
+def _build(files: Files, version: int) -> Snapshot:
     entities: dict[str, Entity] = {}
     invalid: list[Invalid] = []
     stems: dict[str, str] = {}
+    paths: dict[str, str] = {}
     for rel in sorted(files, key=lambda r: (_is_foreign(files[r][1]), r)):  # the graph's own notes first
         item = files[rel][1]
         if isinstance(item, Invalid):
@@ -206,48 +321,47 @@ def _build(files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]], vers
             continue
         if item.name in entities:
             other = entities[item.name].path
-            invalid.append(Invalid(rel, f"names the same entity as {other}; only {other} is read"))
+            invalid.append(Invalid(rel, f"{_DUPLICATE} {other}; only {other} is read"))
             continue
         entities[item.name] = item
+        paths[rel] = item.name
         if not item.foreign:
-            stems[rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()] = item.name
+            stems[_stem(rel)] = item.name
     for bad in invalid:
-        stems.setdefault(bad.path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), "")
+        stems.setdefault(_stem(bad.path), "")
     incoming: dict[str, list[str]] = {}
     for e in entities.values():
         for _t, to in e.relations:
             holders = incoming.setdefault(to, [])
             if not holders or holders[-1] != e.name:
                 holders.append(e.name)
-    return Snapshot(entities, invalid, stems, incoming, version)
+    return Snapshot(entities, invalid, stems, incoming, version, paths)
 
 
-def _stem(rel: str) -> str:
-    return rel.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-
-
-def _patch(
-    old: Snapshot,
-    files: dict[str, tuple[tuple[int, int, int], Entity | Invalid]],
-    rels: set[str],
-    version: int,
-) -> Snapshot | None:
-    """``old`` with the notes at ``rels`` replaced (a write's few notes), every other entity the same
-    object (so a caller's view keeps what it computed for them); None when only a full build can
-    decide (two notes naming one entity)."""
+def _patch(old: Snapshot, files: Files, rels: set[str], version: int) -> Snapshot | None:
+    """``old`` with the notes at ``rels`` replaced (a write's few notes, a hand edit), every other
+    entity the same object (so a caller's view keeps what it computed for them); None when only a
+    full build can decide (two notes naming one entity)."""
+    if any(i.problem.startswith(_DUPLICATE) for i in old.invalid):
+        return None
     entities = dict(old.entities)
     stems = dict(old.stems)
     incoming = dict(old.incoming)
+    paths = dict(old.paths)
     invalid = [i for i in old.invalid if i.path not in rels]
-    for name in [n for n, e in old.entities.items() if e.path in rels]:
-        e = entities.pop(name)
-        stems.pop(_stem(e.path), None)
-        for _t, to in e.relations:
-            holders = [h for h in incoming.get(to, []) if h != name]
-            if holders:
-                incoming[to] = holders
-            else:
-                incoming.pop(to, None)
+    in_place: set[str] = set()  # an entity re-read under its name keeps its place (read_graph's order)
+    for rel in rels:
+        name = paths.pop(rel, None)
+        if name is None:
+            continue
+        e = entities[name]
+        got = files.get(rel)
+        if got is not None and isinstance(got[1], Entity) and got[1].name == name:
+            in_place.add(name)
+        else:
+            del entities[name]
+        stems.pop(_stem(rel), None)
+        _unlink(incoming, e)
     for rel in sorted(rels):
         got = files.get(rel)
         if got is None:
@@ -257,18 +371,35 @@ def _patch(
             invalid.append(item)
             stems.setdefault(_stem(rel), "")
             continue
-        if item.name in entities:
+        if item.name in entities and item.name not in in_place:
             return None
+        in_place.discard(item.name)
         entities[item.name] = item
+        paths[rel] = item.name
         if not item.foreign:
             stems[_stem(rel)] = item.name
-        for _t, to in item.relations:
-            holders = list(incoming.get(to, []))
-            if item.name not in holders:
-                holders.append(item.name)
+        _link(incoming, item)
+    return Snapshot(entities, invalid, stems, incoming, version, paths)
+
+
+def _unlink(incoming: dict[str, list[str]], e: Entity) -> None:
+    """``e``'s relations out of ``incoming`` (lists are replaced, never changed: the old snapshot
+    keeps its own)."""
+    for _t, to in e.relations:
+        holders = [h for h in incoming.get(to, []) if h != e.name]
+        if holders:
             incoming[to] = holders
-    return Snapshot(entities, invalid, stems, incoming, version)
+        else:
+            incoming.pop(to, None)
 
 
-def _is_foreign(item: Entity | Invalid) -> bool:
+def _link(incoming: dict[str, list[str]], e: Entity) -> None:
+    for _t, to in e.relations:
+        holders = list(incoming.get(to, []))
+        if e.name not in holders:
+            holders.append(e.name)
+        incoming[to] = holders
+
+
+def _is_foreign(item: Item) -> bool:
     return isinstance(item, Entity) and item.foreign
