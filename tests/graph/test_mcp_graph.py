@@ -134,6 +134,27 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("open_nodes", {"names": ["Real"], "as_of": "2025-13-45"}, "GRAPH_BAD_AS_OF"),
     ("search_nodes", {"query": "x", "as_of": 17}, "SERVE_BAD_ARGUMENTS"),
     ("read_graph", {"unknown": 1}, "SERVE_BAD_ARGUMENTS"),
+    # issue 28, "Bad input", on every tool that takes it (not only create_entities)
+    ("add_observations", {"observations": [{"entityName": "Real", "contents": ["x" * 10_000_000]}]},
+     "GRAPH_TOO_LARGE"),
+    ("add_observations", {"observations": [{"entityName": "x" * 201, "contents": ["x"]}]}, "GRAPH_BAD_NAME"),
+    ("add_observations", {"observations": [{"entityName": "Real", "contents": ["x"], "key": "k" * 65}]},
+     "GRAPH_BAD_KEY"),
+    ("add_observations", {"observations": [{"entityName": "Real", "contents": ["x"], "key": "-k"}]},
+     "GRAPH_BAD_KEY"),
+    ("add_observations", {"observations": [{"entityName": "Real", "contents": [f"c{i}"]}
+                                           for i in range(10_000)]}, "GRAPH_TOO_MANY"),
+    ("create_relations", {"relations": [{"from": "A", "to": "x" * 201, "relationType": "r"}]},
+     "GRAPH_BAD_NAME"),
+    ("create_relations", {"relations": [{"from": "", "to": "B", "relationType": "r"}]}, "GRAPH_BAD_NAME"),
+    ("create_relations", {"relations": [{"from": "A", "to": "B", "relationType": "r\x1b"}]},
+     "GRAPH_BAD_NAME"),
+    ("create_relations", {"relations": [{"from": f"a{i}", "to": "B", "relationType": "r"}
+                                        for i in range(10_000)]}, "GRAPH_TOO_MANY"),
+    ("delete_entities", {"entityNames": [f"e{i}" for i in range(10_000)]}, "GRAPH_TOO_MANY"),
+    ("open_nodes", {"names": [f"e{i}" for i in range(10_000)]}, "GRAPH_TOO_MANY"),
+    ("search_nodes", {"query": "x", "as_of": "yesterday"}, "GRAPH_BAD_AS_OF"),
+    ("query_graph", {"names": ["Real"], "as_of": "2025-02-30"}, "GRAPH_BAD_AS_OF"),
 ]  # fmt: skip
 
 
@@ -162,12 +183,14 @@ def test_health_reports_an_entity_note_that_no_longer_parses(world: World) -> No
     (folder / "Broken.md").write_text(broken, encoding="utf-8")
     world.repos["vault"] = world.vault  # the vault's own session (its root is the vault)
     got = _run(world, "atlas", [
+        ("add_observations", {"observations": [{"entityName": "Broken", "contents": ["more"]}]}),
         ("create_entities", {"entities": [_ent("Broken", "new")]}),
         ("read_graph", {}),
         ("health", {}),
     ])  # fmt: skip
-    assert got[0]["structured"] == {"entities": [_ent("Broken", "new")]}  # a note of its own
-    assert got[2]["structured"]["graph"] == {"entities": 1, "invalid": [], "invalid_count": 1}
+    assert got[0]["error"] and got[0]["meta"]["code"] == "GRAPH_ENTITY_NOT_FOUND"  # not read: not written
+    assert got[1]["structured"] == {"entities": [_ent("Broken", "new")]}  # a note of its own
+    assert got[3]["structured"]["graph"] == {"entities": 1, "invalid": [], "invalid_count": 1}
     mine = _run(world, "vault", [("health", {})])
     assert mine[0]["structured"]["graph"]["invalid"] == [
         {
