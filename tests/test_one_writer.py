@@ -38,7 +38,7 @@ ALLOWED: dict[str, str] = {
     "gitsync/ledger.py": "the merge driver's scratch copy of the import ledger, beside git's %A",
     "sources/copierfast.py": "copier's compiled-template cache in the user cache folder",
     "serve/qmd.py": "os.devnull for the QMD child's stderr; --trust-qmd's consent (user config folder)",
-    "importers/ledger.py": "the import ledger (SQLite in .shardmind/), committed in apply/batch.py's run",
+    "vault/ledger.py": "the import ledger (SQLite in .shardmind/), committed in apply/batch.py's run",
 }
 
 # The fsutil functions that write: calling them is writing.

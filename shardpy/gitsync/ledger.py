@@ -51,7 +51,7 @@ def _rows(path: Path | None, columns: list[str]) -> Iterator[Row]:
     """
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return
-    from shardpy.importers.ledger import open_untrusted
+    from shardpy.vault.ledger import open_untrusted
 
     try:
         conn = open_untrusted(path, immutable=True)
@@ -101,7 +101,7 @@ def _walk(
 
 def merge_ledger(base: Path | None, ours: Path, theirs: Path) -> tuple[FileMerge, Path | None]:
     """Merge the three ledgers into a new file beside ``ours``; (outcome, that file or None)."""
-    from shardpy.importers.ledger import SCHEMA
+    from shardpy.vault.ledger import SCHEMA
 
     fd, name = tempfile.mkstemp(prefix=".shardpy-ledger-", dir=ours.parent)
     os.close(fd)

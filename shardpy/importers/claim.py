@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import operator
 
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import VaultIndex
 from shardpy.importers.models import NoteRow, Record
+from shardpy.vault.ledger import Ledger
 
 
 def _join(into: str, folder: str, name: str) -> str:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import LinkUse, Resolver
 from shardpy.importers.models import (
     RENDER_VERSION,
@@ -24,6 +23,7 @@ from shardpy.importers.models import (
 )
 from shardpy.importers.vaultread import parents_ok, read_vault_file
 from shardpy.plan.actions import ImportAction, WriteKind
+from shardpy.vault.ledger import Ledger
 
 # What a step writes, as the second pass finds it (numbered later, in record order):
 # (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes or None: the new ones).

@@ -25,7 +25,6 @@ from typing import cast
 
 from shardpy.importers.claim import claim_targets
 from shardpy.importers.decide import Outcome, Work
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.links import Resolver, VaultIndex
 from shardpy.importers.models import (
     Adapter,
@@ -41,6 +40,7 @@ from shardpy.importers.models import (
 from shardpy.importers.pool import plan_all, scan_source
 from shardpy.importers.walk import Skipped
 from shardpy.plan.actions import WriteKind
+from shardpy.vault.ledger import Ledger
 
 SETTLE_EVERY = 4096
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from shardpy.importers.decide import Outcome, Work, pack, plan_record
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.models import Adapter, Notice, PlanOptions, Record
 from shardpy.importers.walk import Skipped
+from shardpy.vault.ledger import Ledger
 
 # The second pass runs in worker processes from this many records on (forking costs ~0.1 s).
 PARALLEL_MIN = 2000

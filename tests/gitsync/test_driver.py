@@ -11,7 +11,7 @@ import pytest
 
 from shardpy.gitsync.driver import merge_files
 from shardpy.gitsync.merge import FileKind, kind_of, merge_bytes
-from shardpy.importers.ledger import SCHEMA
+from shardpy.vault.ledger import SCHEMA
 from shardpy.vault.state import parse_state
 from tests.shardkit import run_shardpy
 

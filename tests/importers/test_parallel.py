@@ -12,9 +12,9 @@ import pytest
 
 from shardpy import workers as parallel
 from shardpy.flows.importflow import make_adapter, merge_function
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.models import PlanOptions, Step
 from shardpy.importers.planner import build_plan
+from shardpy.vault.ledger import Ledger
 from tests.importers.fixtures import basic_memory_project, generated_project
 from tests.importers.helpers import do_import
 

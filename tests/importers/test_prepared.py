@@ -9,9 +9,9 @@ import pytest
 
 from shardpy.flows.importflow import merge_function
 from shardpy.importers.basic_memory import BasicMemoryAdapter
-from shardpy.importers.ledger import Ledger
 from shardpy.importers.models import PlanOptions, Step
 from shardpy.importers.planner import build_plan
+from shardpy.vault.ledger import Ledger
 from tests.importers.fixtures import basic_memory_project, generated_project
 from tests.importers.helpers import do_import
 

@@ -25,8 +25,8 @@ import pytest
 from shardpy.apply.batch import Journal
 from shardpy.apply.transaction import Op, Transaction
 from shardpy.errors import ShardpyError
-from shardpy.importers.ledger import SCHEMA
 from shardpy.importers.models import Step
+from shardpy.vault.ledger import SCHEMA
 from tests.gitsync.kit import NOTE_V1, Mesh, git, git_env
 from tests.shardkit import Cli, child_env, run_shardpy, shardpy_argv, tree_snapshot
 
@@ -312,7 +312,7 @@ def test_shardpys_own_records_still_go_through_a_transaction(tmp_path: Path) -> 
 
 
 def test_an_empty_ledger_is_no_records_and_ours_is_accepted(tmp_path: Path) -> None:
-    from shardpy.importers.ledger import Ledger, ledger_path
+    from shardpy.vault.ledger import Ledger, ledger_path
 
     vault = tmp_path / "vault"
     path = ledger_path(vault)
