@@ -86,7 +86,7 @@ class Entity:
     relations: list[tuple[str, str]] = field(default_factory=list)  # (type, target)
     path: str = ""  # vault-relative
     fm_text: str = ""  # the frontmatter as found, so keys we do not own survive
-    fm_data: dict[str, Any] = field(default_factory=dict)
+    fm_data: dict[str, Any] | None = field(default_factory=dict)  # None: read from fm_text when needed
     preamble: str = ""  # prose between the title and the first ## heading
     others: str = ""  # sections the graph does not own, verbatim
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
@@ -392,13 +392,14 @@ def render_note(
         ("status", e.status),
         ("scope", e.scope),
     ]
-    if e.projects or "projects" in e.fm_data:
+    data = frontmatter_data(e)
+    if e.projects or "projects" in data:
         updates.append(("projects", list(e.projects)))
-    if e.platforms or "platforms" in e.fm_data:
+    if e.platforms or "platforms" in data:
         updates.append(("platforms", list(e.platforms)))
     owned = {k for k, _ in updates}
     updates += [(k, v) for k, v in extra if k not in owned]  # an extra key never overrides an owned one
-    head = render_block(e.fm_text, e.fm_data, updates, nl)
+    head = render_block(e.fm_text, data, updates, nl)
     live = [f for f in e.facts if f.live]
     closed = [f for f in e.facts if not f.live]
     out = [f"# {' '.join(e.name.split()) or 'entity'}", ""]
@@ -416,6 +417,15 @@ def render_note(
         out += [e.others, ""]
     out += _block(e, links)
     return head + nl.join(out) + nl
+
+
+def frontmatter_data(e: Entity) -> dict[str, Any]:
+    """The mapping of ``e``'s frontmatter: as parsed, or (an entity from the on-disk index, which
+    keeps the text only: graph.cache) read again from ``fm_text`` by the one splitter."""
+    if e.fm_data is not None:
+        return e.fm_data
+    split = split_frontmatter(f"---\n{e.fm_text}---\n")
+    return split.data if split.state == "present" else {}
 
 
 def _link(stem: str, name: str) -> str:

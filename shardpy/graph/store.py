@@ -12,7 +12,9 @@ notes costs 100-300 ms on a loaded machine, more than a call's whole budget):
   ``search_nodes``), and a background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS``)
   stats every note, so ``read_graph`` and the other entities of a search see such an edit within
   that time (tests/graph/test_freshness.py);
-- a note is re-read only when its size, mtime or inode changed.
+- a note is re-read only when its size, mtime or inode changed, also across servers: a server's
+  store starts from the on-disk index of the last one (``graph.cache``, in the user's cache
+  folder), stats every note once and parses only those that changed since.
 
 A write checks, under the vault lock, that every note it rewrites is still the version its
 snapshot parsed (:meth:`GraphStore.unchanged`), re-reads those and recomputes when one is not.
@@ -26,6 +28,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shardpy.graph import cache
+from shardpy.graph.cache import FileKey, Files  # (size, mtime_ns, inode); note path → (key, item)
 from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
 from shardpy.graph.search import Haystack
 
@@ -36,9 +40,7 @@ NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not par
 PATCH_MAX = 2_000  # notes changed at once above which the snapshot is built anew, not patched
 _DUPLICATE = "names the same entity as"
 
-FileKey = tuple[int, int, int]  # (size, mtime_ns, inode)
 Item = Entity | Invalid
-Files = dict[str, tuple[FileKey, Item]]
 
 
 @dataclass
@@ -75,7 +77,9 @@ def _key(st: os.stat_result) -> FileKey:
 class GraphStore:
     vault: Path  # realpath
     memory_root: str
+    persist: bool = False  # start from, and save, the on-disk index (graph.cache): a server's store
     _files: Files = field(default_factory=dict)
+    _saved: int = 0  # the snapshot version last saved
     _dir_key: tuple[int, int] | None = None
     _snapshot: Snapshot | None = None
     _version: int = 0
@@ -107,6 +111,8 @@ class GraphStore:
         stat every note now, as the first call and the CLI do)."""
         with self._mu:
             if full or self._snapshot is None:
+                if self._snapshot is None and self.persist:
+                    self._files = cache.load(self.vault, self.memory_root)  # then checked by stat below
                 key = self._folder_key()
                 stats = self._stat_all()
                 self._update(self._refresh(self._differs(stats), stats))
@@ -177,12 +183,23 @@ class GraphStore:
         with self._mu:
             self._update(self._refresh(self._differs(stats), None))  # re-stat-ed under the lock
 
+    def save(self) -> None:
+        """Write the on-disk index when the snapshot changed since the last save."""
+        with self._mu:
+            if self._snapshot is None or self._version == self._saved:
+                return
+            files, version = dict(self._files), self._version
+        cache.save(self.vault, self.memory_root, files)  # outside the lock: entries are never changed
+        self._saved = version
+
     def _sweeping(self) -> None:
         while not self._stop.wait(SWEEP_SECONDS):
             try:
                 self.sweep()
-            except OSError:
-                continue  # the folder is being replaced (a checkout): the next pass sees it
+                if self.persist:
+                    self.save()
+            except (OSError, ValueError):
+                continue  # the folder is being replaced (a checkout), the cache unwritable: next pass
 
     # -- reading the folder -------------------------------------------------------------------
 

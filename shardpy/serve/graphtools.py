@@ -287,7 +287,7 @@ def store_of(v: Served) -> GraphStore:
     key = (str(v.root), root)
     got = _STORES.get(key)
     if got is None:
-        got = _STORES[key] = GraphStore(v.root, root)
+        got = _STORES[key] = GraphStore(v.root, root, persist=True)
         got.watch()  # a server lives long: in-place edits are swept in the background (graph.store)
     return got
 

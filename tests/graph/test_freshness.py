@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from shardpy.graph import ops
 from shardpy.graph.commit import change
 from shardpy.graph.facts import Fact
-from shardpy.graph.note import Entity
+from shardpy.graph.note import Entity, render_note
 from shardpy.graph.store import GraphStore, Snapshot
 from shardpy.serve.graphtools import graph_text
 from tests.graph.kit import answer, graph_manifest
@@ -144,3 +145,43 @@ def test_graph_text_is_json_dumps_indent_2() -> None:
     ]
     for g in graphs:
         assert graph_text(g) == json.dumps(g, ensure_ascii=False, indent=2)
+
+
+def test_a_new_server_starts_from_the_on_disk_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardpy.graph import cache
+    from shardpy.graph import store as store_mod
+
+    monkeypatch.setenv("SHARDPY_CACHE_DIR", str(tmp_path / "cache"))
+    vault = (tmp_path / "vault").resolve()
+    graph_manifest(vault)
+    first = GraphStore(vault, "memories", persist=True)
+    _create(first, "Ada", "Bob", "Cy")
+    first.snapshot()
+    first.save()
+    path = cache.cache_path(vault, "memories")
+    assert path.is_file() and not path.is_relative_to(vault)  # never a vault file git would sync
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if ".shardmind" not in p.parts)
+    _edit_in_place(first.folder / "Bob.md", "- about Bob\n", "- about Bob\n- while no server ran\n")
+    parsed: list[str] = []
+    real = store_mod.parse_note
+    monkeypatch.setattr(store_mod, "parse_note", lambda rel, text: parsed.append(rel) or real(rel, text))
+    second = GraphStore(vault, "memories", persist=True)
+    snap = second.snapshot()
+    assert parsed == ["memories/graph/Bob.md"]  # only the note that changed is parsed again
+    assert snap.entities["Bob"].observations() == ["about Bob", "while no server ran"]
+    assert snap.entities["Ada"].observations() == ["about Ada"]
+    ada = (first.folder / "Ada.md").read_text(encoding="utf-8")
+    assert render_note(snap.entities["Ada"]) == render_note(real("memories/graph/Ada.md", ada)) == ada
+    # a write renders a note read from the index exactly as one parsed from the note
+    item = {"entityName": "Ada", "contents": ["more"], "key": None, "valid_to": None}
+    change(second, "t", _everyone, lambda w: ops.add_observations(w, [item], 2))
+    third = GraphStore(vault, "memories")
+    assert third.snapshot().entities["Ada"].observations() == ["about Ada", "more"]
+    after = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if ".shardmind" not in p.parts)
+    assert after == before
+    # a damaged or foreign file is ignored: the notes are read
+    for junk in (b"{not json", b'{"header": 1, "files": []}', b'{"header": {}, "files": [["x", 1, 2]]}'):
+        path.write_bytes(junk)
+        parsed.clear()
+        assert set(GraphStore(vault, "memories", persist=True).snapshot().entities) == {"Ada", "Bob", "Cy"}
+        assert len(parsed) == 3
