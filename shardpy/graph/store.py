@@ -9,9 +9,9 @@ notes costs 100-300 ms on a loaded machine, more than a call's whole budget):
   inode numbers, no stat per note) and each note that is new or has another inode is read;
 - a note edited in place keeps its inode and the folder's stat: the notes a call answers from are
   stat-ed before it answers (:meth:`GraphStore.fresh`: ``open_nodes``, ``query_graph``, the hits of
-  ``search_nodes``), and a background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS``)
-  stats every note, so ``read_graph`` and the other entities of a search see such an edit within
-  that time (tests/graph/test_freshness.py);
+  ``search_nodes``), and a background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS``
+  while calls come, :meth:`GraphStore.tick`) stats every note, so ``read_graph`` and the other
+  entities of a search see such an edit within that time (tests/graph/test_freshness.py);
 - a note is re-read only when its size, mtime or inode changed, also across servers: a server's
   store starts from the on-disk index of the last one (``graph.cache``, in the user's cache
   folder), stats every note once and parses only those that changed since.
@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from shardpy.graph.search import Haystack
 GRAPH_FOLDER = "graph"
 FOREIGN_FOLDERS = ("basic-memory",)  # import folders whose notes are read as entities too
 SWEEP_SECONDS = 5.0
+SWEEP_DUTY = 10.0  # the background sweep waits at least this many times its own duration
 NOTE_BYTES_MAX = 8 * 1024 * 1024  # a note larger than this is reported, not parsed
 PATCH_MAX = 2_000  # notes changed at once above which the snapshot is built anew, not patched
 _DUPLICATE = "names the same entity as"
@@ -85,6 +87,7 @@ class GraphStore:
     _version: int = 0
     _mu: threading.RLock = field(default_factory=threading.RLock)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _asked: threading.Event = field(default_factory=threading.Event)  # a call read the graph
     _watcher: threading.Thread | None = None
 
     @property
@@ -109,6 +112,7 @@ class GraphStore:
     def snapshot(self, *, full: bool = False) -> Snapshot:
         """The graph as this process knows it, after a look at the graph folder (``full``: list and
         stat every note now, as the first call and the CLI do)."""
+        self._asked.set()
         with self._mu:
             if full or self._snapshot is None:
                 if self._snapshot is None and self.persist:
@@ -192,14 +196,27 @@ class GraphStore:
         cache.save(self.vault, self.memory_root, files)  # outside the lock: entries are never changed
         self._saved = version
 
+    def tick(self) -> float:
+        """One turn of the background sweep; returns the seconds until the next. A pass runs only
+        when a call asked for the graph since the last one (a quiet server stats nothing), and the
+        wait is at least ``SWEEP_DUTY`` times the pass's own time (a slow disk or a loaded machine
+        never spends more than a tenth of its time sweeping)."""
+        if not self._asked.is_set():
+            return SWEEP_SECONDS
+        self._asked.clear()
+        start = time.monotonic()
+        try:
+            self.sweep()
+            if self.persist:
+                self.save()
+        except (OSError, ValueError):
+            pass  # the folder is being replaced (a checkout), the cache unwritable: the next pass
+        return max(SWEEP_SECONDS, SWEEP_DUTY * (time.monotonic() - start))
+
     def _sweeping(self) -> None:
-        while not self._stop.wait(SWEEP_SECONDS):
-            try:
-                self.sweep()
-                if self.persist:
-                    self.save()
-            except (OSError, ValueError):
-                continue  # the folder is being replaced (a checkout), the cache unwritable: next pass
+        wait = SWEEP_SECONDS
+        while not self._stop.wait(wait):
+            wait = self.tick()
 
     # -- reading the folder -------------------------------------------------------------------
 

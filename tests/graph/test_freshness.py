@@ -185,3 +185,23 @@ def test_a_new_server_starts_from_the_on_disk_index(tmp_path: Path, monkeypatch:
         parsed.clear()
         assert set(GraphStore(vault, "memories", persist=True).snapshot().entities) == {"Ada", "Bob", "Cy"}
         assert len(parsed) == 3
+
+
+def test_the_background_sweep_runs_only_while_calls_come(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph_manifest(tmp_path / "vault")
+    store = GraphStore((tmp_path / "vault").resolve(), "memories")
+    _create(store, "Ada")
+    passes: list[int] = []
+    real = store.sweep
+    monkeypatch.setattr(store, "sweep", lambda: passes.append(1) or real())
+    store.tick()  # the write above read the graph: one pass
+    assert len(passes) == 1
+    store.tick()  # nothing asked since: a quiet server stats nothing
+    assert len(passes) == 1
+    _edit_in_place(store.folder / "Ada.md", "- about Ada\n", "- about Ada\n- by hand\n")
+    store.snapshot()  # a call
+    store.tick()
+    assert len(passes) == 2
+    assert store.snapshot().entities["Ada"].observations() == ["about Ada", "by hand"]
