@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import enum
 import errno
-import hashlib
 import os
 import re
 import secrets
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import atomic_write, rel_parts, symlink_refused
+from shardpy.fsutil import atomic_write, rel_parts, sha256_stream, symlink_refused
 from shardpy.vault.layout import (
     BACKUPS,
     CACHED_MANIFEST,
@@ -210,7 +209,7 @@ def current_hash(root: Path, rel: str) -> str | FileState:
         os.close(fd)
         return FileState.OTHER
     with open(fd, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        return sha256_stream(fh)
 
 
 class Undo(enum.Enum):

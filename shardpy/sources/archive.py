@@ -202,8 +202,3 @@ def tree_hash(root: Path) -> str:
     for rel, kind, content in sorted(entries):
         digest.update(f"{kind}\0{rel}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()

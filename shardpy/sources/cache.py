@@ -29,13 +29,14 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from shardpy.cachedir import cache_dir
-from shardpy.sources.archive import file_sha256, safe_extract, tree_hash
+from shardpy.errors import ShardpyError
+from shardpy.fsutil import atomic_write, sha256_file
+from shardpy.sources.archive import safe_extract, tree_hash
 from shardpy.sources.model import remove_tree
 
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -72,7 +73,7 @@ class ArchiveCache:
             return None
         path = self.archive_path(sha)
         try:
-            actual = file_sha256(path)
+            actual = sha256_file(path)
         except OSError:
             return None
         if actual != sha:
@@ -115,13 +116,8 @@ class ArchiveCache:
         entries = self._read_index()
         entries[key] = {"sha256": sha256, **{k: v for k, v in meta.items() if v is not None}}
         payload = json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True).encode()
-        tmp = self.root / f".index-{secrets.token_hex(4)}.tmp"
-        try:
-            tmp.write_bytes(payload)
-            os.replace(tmp, self.index_path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        with contextlib.suppress(OSError):  # best effort: a cache
+            _write_record(self.root, self.index_path.name, payload)
 
 
 class TreeCache:
@@ -177,9 +173,7 @@ class TreeCache:
                 self.drop(sha256)
             # The record first: a tree in place always has one (a record without
             # its tree is dropped by lookup).
-            tmp = self.root / f".{sha256}-{secrets.token_hex(4)}.tmp"
-            tmp.write_bytes(payload)
-            os.replace(tmp, meta_path)
+            _write_record(self.root, meta_path.name, payload)
             os.rename(work, folder)
         except OSError:
             remove_tree(work)
@@ -194,6 +188,18 @@ class TreeCache:
         with contextlib.suppress(OSError):
             meta_path.unlink()
         remove_tree(folder)
+
+
+def _write_record(root: Path, name: str, payload: bytes) -> None:
+    """A cache record written by fsutil's one atomic writer (issue 27), not flushed (a cache).
+
+    A link or a read-only file in its place (which fsutil refuses with a typed error) is an
+    OSError here, so the cache's own fallbacks apply.
+    """
+    try:
+        atomic_write(root, name, payload, durable=False)
+    except ShardpyError as exc:
+        raise OSError(exc.message) from exc
 
 
 def _make_read_only(top: Path) -> None:

@@ -13,8 +13,9 @@ import tempfile
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import sha256_stream
 from shardpy.sources import git, github, registry
-from shardpy.sources.archive import extract_to_temp, file_sha256, tree_hash
+from shardpy.sources.archive import extract_to_temp, tree_hash
 from shardpy.sources.cache import ArchiveCache, TreeCache
 from shardpy.sources.http import download, http_client
 from shardpy.sources.layout import refuse_vault
@@ -111,7 +112,8 @@ def _fetch_tarball(resolved: Resolved, spec: SourceSpec, progress: ProgressFn | 
     if not spec.is_remote:
         archive = Path(spec.location)
         try:
-            sha = file_sha256(archive)
+            with open(archive, "rb") as fh:
+                sha = sha256_stream(fh)
         except OSError as exc:
             raise ShardpyError(
                 "SOURCE_NOT_FOUND",

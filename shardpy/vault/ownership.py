@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from shardpy.fsutil import sha256_bytes
+from shardpy.fsutil import sha256_bytes, sha256_stream
 from shardpy.vault.state import FileRecord
 
 Live = Literal["managed", "modified", "volatile", "missing"]
@@ -51,7 +50,7 @@ def disk_hash(path: Path) -> str | None:
         return sha256_bytes(os.fsencode(os.readlink(path)))
     try:
         with open(fd, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+            return sha256_stream(fh)
     except IsADirectoryError:
         return None
 
