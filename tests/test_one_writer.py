@@ -38,6 +38,7 @@ ALLOWED: dict[str, str] = {
     "gitsync/ledger.py": "the merge driver's scratch copy of the import ledger, beside git's %A",
     "sources/copierfast.py": "copier's compiled-template cache in the user cache folder",
     "serve/qmd.py": "os.devnull for the QMD child's stderr; --trust-qmd's consent (user config folder)",
+    "notes/keycache.py": "status --verbose's kept frontmatter keys, in the user cache folder",
     "vault/ledger.py": "the import ledger (SQLite in .shardmind/), committed in apply/batch.py's run",
 }
 

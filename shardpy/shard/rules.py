@@ -104,7 +104,11 @@ class KeyRules:
         kind, keys = self._rule(path)
         if not keys:
             return kind, []
-        present = frontmatter_keys(text)
+        return self.missing_from(path, frontmatter_keys(text))
+
+    def missing_from(self, path: str, present: list[Any]) -> tuple[str | None, list[str]]:
+        """:meth:`missing` for a note whose keys are known (``notes/keycache.py`` keeps them)."""
+        kind, keys = self._rule(path)
         return kind, [k for k in keys if k not in present]
 
 

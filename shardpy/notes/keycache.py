@@ -1,0 +1,126 @@
+"""Each note's frontmatter keys, kept between runs (issue 25: status --verbose on 20,000 notes).
+
+``status --verbose`` needs only which keys each note's frontmatter has, and
+reading 20,000 notes costs three times a whole plain ``status`` by itself
+(the bench's raw floor: open, read, split). So the keys are kept in the user
+cache folder, one JSON file per vault, keyed by each note's size,
+modification time and inode; a note whose ``lstat`` still matches is not
+read again, any other is read and its keys derived by
+:func:`shardpy.shard.rules.frontmatter_keys`, the one derivation.
+
+A note changed within the same clock tick as the run that cached it could
+keep its size and modification time: as git does with its index ("racily
+clean" entries), an entry is trusted only when the note's modification
+time is older than the start of the run that wrote it by ``RACY_NS``. The
+file is derived data: anything unreadable or malformed in it is ignored and
+rewritten (tests/notes/test_keycache.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+RACY_NS = 2_000_000_000  # two seconds: coarse file-system clocks (FAT, some network shares) tick that slowly
+
+# A note's entry: (size, mtime_ns, inode, index into the cache's key lists).
+Entry = tuple[int, int, int, int]
+
+
+def cache_file(vault: Path) -> Path:
+    from shardpy.cachedir import cache_dir
+
+    key = hashlib.sha256(os.path.realpath(vault).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return cache_dir() / "status" / f"keys-{key}.json"
+
+
+def _load(path: Path) -> tuple[int, dict[str, Entry], list[list[str]]]:
+    """(start of the run that wrote it, entries, key lists); empty when absent or not ours."""
+    try:
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict) or data.get("v") != VERSION:
+            return 0, {}, []
+        started, notes, lists = data["started_ns"], data["notes"], data["keys"]
+        ok = isinstance(started, int) and isinstance(notes, dict) and isinstance(lists, list)
+        if not ok or not all(isinstance(k, list) and all(isinstance(s, str) for s in k) for k in lists):
+            return 0, {}, []
+        entries = {rel: _entry(raw, len(lists)) for rel, raw in notes.items()}
+        return started, {rel: e for rel, e in entries.items() if e is not None}, lists
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, {}, []
+
+
+def _entry(raw: Any, lists: int) -> Entry | None:
+    if not (isinstance(raw, list) and len(raw) == 4 and all(type(v) is int for v in raw)):
+        return None
+    return (raw[0], raw[1], raw[2], raw[3]) if 0 <= raw[3] < lists else None
+
+
+class KeyCache:
+    """The cached keys of one vault's notes, read and rewritten by one run."""
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = vault
+        self.path = cache_file(vault)
+        self.started = time.time_ns()
+        written, self.old, self.old_lists = _load(self.path)
+        self.trusted_before = written - RACY_NS
+        self.new: dict[str, Entry] = {}
+        self.lists: list[list[str]] = []
+        self._index: dict[tuple[str, ...], int] = {}
+        self.changed = False
+
+    def keys(self, rels: Iterable[str]) -> Iterator[tuple[str, list[str] | None]]:
+        """(note, its frontmatter keys; None when it cannot be read), in the order given."""
+        from shardpy.fsutil import read_text
+        from shardpy.shard.rules import frontmatter_keys
+
+        base = os.fspath(self.vault)
+        for rel in rels:
+            name = f"{base}/{rel}"
+            try:
+                st = os.lstat(name)
+                old = self.old.get(rel)
+                same = old is not None and old[:3] == (st.st_size, st.st_mtime_ns, st.st_ino)
+                if old is not None and same and st.st_mtime_ns < self.trusted_before:
+                    found = self.old_lists[old[3]]
+                    self._keep(rel, st, found)
+                    yield rel, found
+                    continue
+                # Only string keys: a required key is a string, so no other key can be one.
+                found = [k for k in frontmatter_keys(read_text(name)) if isinstance(k, str)]
+            except (OSError, UnicodeDecodeError):
+                yield rel, None
+                continue
+            self.changed = True
+            self._keep(rel, st, found)
+            yield rel, found
+
+    def _keep(self, rel: str, st: os.stat_result, found: list[str]) -> None:
+        key = tuple(found)
+        at = self._index.get(key)
+        if at is None:
+            at = self._index[key] = len(self.lists)
+            self.lists.append(found)
+        self.new[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, at)
+
+    def save(self) -> None:
+        """Write the run's entries (only the notes it asked about) when any was read or dropped;
+        a cache that cannot be written is no error: the next run reads the notes again."""
+        if not self.changed and self.new.keys() == self.old.keys() and self.trusted_before > 0:
+            return
+        data = {"v": VERSION, "started_ns": self.started, "keys": self.lists, "notes": self.new}
+        blob = json.dumps(data, separators=(",", ":")).encode()
+        from shardpy.fsutil import atomic_write
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path.parent, self.path.name, blob, durable=False)
+        except OSError:
+            return
