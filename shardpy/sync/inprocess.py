@@ -44,6 +44,9 @@ def defer_args(repo: Repo) -> list[str]:
 class Deferred:
     merged: list[str] = field(default_factory=list)  # repository paths written clean
     conflicted: list[str] = field(default_factory=list)  # left with markers, or not a content merge
+    # Paths still unmerged in the index (the caller resolves them as the work tree holds them):
+    # known here, so no ``git diff --diff-filter=U`` has to refresh the whole index to find them.
+    unresolved: list[str] = field(default_factory=list)
 
 
 def _stages(repo: Repo) -> dict[str, dict[int, tuple[str, str]]]:
@@ -67,16 +70,18 @@ def merge_deferred(
     vault_prefix: str,
     write: Callable[[list[Op]], None],
     restore: dict[str, str] | None = None,
+    stages: dict[str, dict[int, tuple[str, str]]] | None = None,
 ) -> Deferred:
     """Merge every content conflict git left; ``write(ops)`` applies the results (a transaction).
 
     A path that is not a three-way content merge of regular files (deleted on
     one side, a link, the ledger the real driver already handled, a path
     outside the vault) is left as git left it and counted as conflicted.
+    ``stages``: the unmerged index entries when the caller has just read them.
     """
     from shardpy.gitsync.merge import FileKind, kind_of, merge_bytes
 
-    stages = _stages(repo)
+    stages = _stages(repo) if stages is None else stages
     wanted = {
         path: st
         for path, st in stages.items()
@@ -103,21 +108,33 @@ def merge_deferred(
         merged = merge_bytes(base, ours, theirs, path)
         results[path] = (st[2][0], merged.data)
         (result.merged if merged.clean else result.conflicted).append(path)
-    _write_results(repo, vault_prefix, results, write)
+    by_git = _write_results(repo, vault_prefix, results, write, _sha1(stages))
     result.conflicted.sort()
+    result.unresolved = sorted(set(stages) - set(results) if by_git else stages)
     return result
 
 
+def _sha1(stages: dict[str, dict[int, tuple[str, str]]]) -> bool:
+    """The repository names objects by SHA-1 (40 hex digits): read off the ids git listed."""
+    return all(len(obj) == 40 for st in stages.values() for _, obj in st.values())
+
+
 def _write_results(
-    repo: Repo, vault_prefix: str, results: dict[str, tuple[str, bytes]], write: Callable[[list[Op]], None]
-) -> None:
-    """git writes the merged files (as git merge would); a transaction where git cannot."""
+    repo: Repo,
+    vault_prefix: str,
+    results: dict[str, tuple[str, bytes]],
+    write: Callable[[list[Op]], None],
+    sha1: bool,
+) -> bool:
+    """git writes the merged files (as git merge would; True); a transaction where git cannot
+    (the index keeps those paths unmerged: the caller resolves them)."""
     from shardpy.apply.transaction import Op
     from shardpy.errors import ShardpyError
 
     try:
-        if git_writes(repo, results):
-            return
+        if sha1:
+            git_writes(repo, results)
+            return True
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
         raise ShardpyError(
             "GIT_FAILED",
@@ -125,6 +142,7 @@ def _write_results(
             "Run `git status` in the vault; the next sync undoes this merge and tries again.",
         ) from None
     write([Op.write(p[len(vault_prefix) :], data) for p, (_, data) in results.items()])
+    return False
 
 
 def _one_line(repo: Repo, args: list[str]) -> str | None:
@@ -177,7 +195,7 @@ def merge_plumbing(
     theirs_only = {
         path: st[3][1] for path, st in stages.items() if 3 in st and 2 not in st and st[3][0] in _REGULAR
     }
-    return merge_deferred(repo, vault_prefix, write, theirs_only)
+    return merge_deferred(repo, vault_prefix, write, theirs_only, stages)
 
 
 def blob_id(data: bytes) -> str:
@@ -187,20 +205,17 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> bool:
+def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
     """Resolve ``results`` (repository path → (mode, merged bytes)) the way git merge does:
     the blobs into git's object store (``git fast-import``), the index entries at stage 0
     (``update-index --index-info``), the files checked out by git (``checkout-index``).
 
     git, not shardpy, writes these work-tree files, as ``git merge`` writes every file it
-    merges; git's checkout never writes through a linked folder. False (nothing done) for a
-    repository whose objects are not SHA-1: the caller writes through a transaction instead.
+    merges; git's checkout never writes through a linked folder. SHA-1 repositories only (the
+    caller checks): :func:`blob_id` names each blob as git will.
     """
     if not results:
-        return True
-    fmt = git(["rev-parse", "--show-object-format"], repo.top, check=False).stdout.strip()
-    if fmt != "sha1":
-        return False
+        return
     stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for _, data in results.values())
     subprocess.run(
         ["git", "fast-import", "--quiet", "--done"],
@@ -216,10 +231,11 @@ def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> bool:
     )
     paths = "".join(f"{path}\0" for path in results)
     subprocess.run(
-        ["git", "checkout-index", "-f", "-z", "--stdin"],
+        # -u: the index records the written files' stat data, as git merge's checkout does (else
+        # every later git command re-reads and hashes each merged file to know it is unchanged).
+        ["git", "checkout-index", "-f", "-u", "-z", "--stdin"],
         cwd=repo.top,
         input=paths.encode(),
         timeout=300,
         check=True,
     )
-    return True

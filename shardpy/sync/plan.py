@@ -23,11 +23,13 @@ class SyncPlan:
     host: str
     prefix: str  # the vault's folder in the repository ("" at its top, else ending in "/")
     remotes: list[str]
-    changes: list[str]  # vault-relative paths a commit would take
+    changes: list[str]  # vault-relative paths a commit would take (dry run), or took (a round)
     setup_needed: bool
     push: bool = True
     dry_run: bool = False
     ahead_behind: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    # This machine's records as the round read them under the vault lock (records.snapshot).
+    records: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,12 +56,12 @@ def local_excludes() -> list[str]:
     return [f":(exclude,glob){p}**" if p.endswith("/") else f":(exclude,glob){p}" for p in LOCAL]
 
 
-def changed_paths(vault: Path) -> list[str]:
-    """Vault-relative paths git would commit from the vault (ignored files never)."""
+def changed_paths(vault: Path, prefix: str) -> list[str]:
+    """Vault-relative paths git would commit from the vault (ignored files never); ``prefix``
+    is the vault's folder in the repository (``SyncPlan.prefix``)."""
     done = git(
         ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", *local_excludes()], vault
     )
-    prefix = git(["rev-parse", "--show-prefix"], vault).stdout.strip()
     words = done.stdout.split("\0")
     out: list[str] = []
     i = 0
@@ -114,7 +116,12 @@ def _setup_needed(vault: Path) -> bool:
 def plan_sync(
     vault: Path, *, remotes: list[str] | None = None, push: bool = True, dry_run: bool = False
 ) -> SyncPlan:
-    """What a round would do in ``vault`` (reads only: no fetch, no id made)."""
+    """What a round would do in ``vault`` (reads only: no fetch, no id made).
+
+    ``changes`` is read here for a dry run only: a round reads them again under the vault
+    lock when it commits (and reports those), so reading them twice would only cost a
+    ``git status`` (issue 30, the driver's cost: bench/gitsync_bench.py).
+    """
     repo = open_repo(vault)
     known = configured_remotes(repo)
     chosen = remotes or known
@@ -126,15 +133,16 @@ def plan_sync(
             "See `git remote -v`; add one with `shardpy sync add-remote NAME URL`.",
         )
     branch = current_branch(repo)
+    prefix = git(["rev-parse", "--show-prefix"], vault).stdout.strip()
     plan = SyncPlan(
         vault=vault,
         repo=repo,
         branch=branch,
-        machine=records.machine_id(repo, create=False),
+        machine=records.machine_id(repo, create=False, known=records.snapshot(repo)),
         host=socket.gethostname().split(".")[0] or "this machine",
-        prefix=git(["rev-parse", "--show-prefix"], vault).stdout.strip(),
+        prefix=prefix,
         remotes=chosen,
-        changes=changed_paths(vault),
+        changes=changed_paths(vault, prefix) if dry_run else [],
         setup_needed=_setup_needed(vault),
         push=push,
         dry_run=dry_run,

@@ -38,9 +38,22 @@ def drop(repo: Repo, key: str) -> None:
     git(["config", "--local", "--unset-all", key], repo.top, check=False)
 
 
-def machine_id(repo: Repo, *, create: bool = True) -> str:
-    """This clone's id; made on first use (a planning caller passes ``create=False``)."""
-    current = get(repo, MACHINE_KEY)
+def snapshot(repo: Repo) -> dict[str, str]:
+    """Every record of this machine (key → its last value), read with one ``git config``:
+    a round reads them once instead of a ``git config --get`` each (issue 30, the driver's cost)."""
+    done = git(["config", "--local", "-z", "--get-regexp", rf"^{SECTION}\."], repo.top, check=False)
+    out: dict[str, str] = {}
+    for entry in done.stdout.split("\0") if done.returncode == 0 else []:
+        key, _, value = entry.partition("\n")
+        if key:
+            out[key] = value
+    return out
+
+
+def machine_id(repo: Repo, *, create: bool = True, known: dict[str, str] | None = None) -> str:
+    """This clone's id; made on first use (a planning caller passes ``create=False``).
+    ``known``: a :func:`snapshot` already read (no second ``git config``)."""
+    current = known.get(MACHINE_KEY) if known is not None else get(repo, MACHINE_KEY)
     if current and _MACHINE.fullmatch(current):
         return current
     made = secrets.token_hex(4)
@@ -57,9 +70,11 @@ def remote_key(remote: str, what: str) -> str:
     return f"{SECTION}.{remote}.{what}"
 
 
-def record_ok(repo: Repo, remote: str) -> None:
+def record_ok(repo: Repo, remote: str, known: dict[str, str] | None = None) -> None:
+    """A success; the last error is cleared (not asked of git when ``known`` says there is none)."""
     put(repo, remote_key(remote, "ok"), now())
-    drop(repo, remote_key(remote, "error"))
+    if known is None or remote_key(remote, "error") in known:
+        drop(repo, remote_key(remote, "error"))
 
 
 def record_error(repo: Repo, remote: str, message: str) -> None:

@@ -121,7 +121,7 @@ def _recover(plan: SyncPlan, report: SyncReport) -> None:
         done = recover(plan.vault)
         if done is not None:
             report.recovered.append(f"transaction {done.label}: {done.action}")
-    ours = records.get(plan.repo, records.MERGING_KEY)
+    ours = plan.records.get(records.MERGING_KEY)
     if (plan.repo.git_dir / "MERGE_HEAD").exists():
         if ours is None:
             raise ShardpyError(
@@ -129,6 +129,10 @@ def _recover(plan: SyncPlan, report: SyncReport) -> None:
                 "A merge is in progress in the vault's repository (not one sync started)",
                 "Finish it (`git commit`) or undo it (`git merge --abort`), then sync again.",
             )
+        # A round killed mid-write can leave index entries whose stat data is stale; git's
+        # abort refuses those ("not uptodate") unless the index is refreshed first
+        # (tests/sync/test_watch.py, the watcher killed mid-merge).
+        git(["update-index", "-q", "--refresh"], plan.repo.top, check=False)
         if git(["merge", "--abort"], plan.repo.top, check=False).returncode != 0:
             git(["reset", "--merge"], plan.repo.top)
         report.recovered.append(f"undid the interrupted merge of {ours}")
@@ -170,7 +174,8 @@ def _stamp(plan: SyncPlan, paths: list[str]) -> list[str]:
 
 
 def _commit(plan: SyncPlan, report: SyncReport) -> None:
-    paths = changed_paths(plan.vault)
+    paths = changed_paths(plan.vault, plan.prefix)
+    plan.changes = paths
     if not paths:
         return
     report.stamped = _stamp(plan, paths)
@@ -185,11 +190,6 @@ def _commit(plan: SyncPlan, report: SyncReport) -> None:
     git(["commit", "--quiet", "-m", _message(plan, paths), "--", "."], plan.vault)
     report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
     report.committed = paths
-
-
-def _unmerged(plan: SyncPlan) -> list[str]:
-    done = git(["diff", "--name-only", "-z", "--diff-filter=U"], plan.repo.top, check=False)
-    return sorted(p for p in done.stdout.split("\0") if p)
 
 
 def _write(plan: SyncPlan, ops: list[Op]) -> None:
@@ -249,7 +249,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
             )
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(plan, ops))
     out.resurrected = _purged_but_edited(plan, deferred.conflicted)
-    _resolve(plan, _unmerged(plan))
+    _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
 
@@ -351,7 +351,7 @@ def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> Remot
     except ShardpyError as exc:
         out.status, out.error = "error", exc.message
     if out.error is None:
-        records.record_ok(plan.repo, remote)
+        records.record_ok(plan.repo, remote, plan.records)
     else:
         records.record_error(plan.repo, remote, out.error)
     return out
@@ -362,8 +362,9 @@ def run_round(plan: SyncPlan, *, stop: Callable[[], bool] = lambda: False) -> Sy
     from shardpy.vault.lock import vault_lock
 
     report = SyncReport(plan)
-    plan.machine = records.machine_id(plan.repo)
     with vault_lock(plan.vault, command="sync"):
+        plan.records = records.snapshot(plan.repo)
+        plan.machine = records.machine_id(plan.repo, known=plan.records)
         _recover(plan, report)
         _commit(plan, report)
     _fault("committed")
