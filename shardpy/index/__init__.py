@@ -53,17 +53,21 @@ def search(
     path: str | None = None,
     max_age: float | None = None,
     mode: str | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> SearchResult:
     """Ranked hits, the best section of each note. Refreshes incrementally first when the index
     is older than ``max_age`` seconds (None: the configured default; 0: always; inf: never,
     except that a vault without an index gets one). ``mode``: None is BM25 as this API always
     answered; "auto" is hybrid when the index has vectors (else lexical); "hybrid", "lexical",
-    "semantic" ask for one (shardpy/index/hybrid.py)."""
-    if mode is None:
+    "semantic" ask for one (shardpy/index/hybrid.py). ``keep`` (with a mode): only the notes whose
+    vault path it accepts are ranked, as if the others did not exist (an MCP exposure policy)."""
+    if mode is None and keep is None:
         from shardpy.index.searcher import search as _search
 
         return _search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)
     from shardpy.index.hybrid import search as _hybrid
 
     chosen = None if mode == "auto" else mode
-    return _hybrid(vault, query, mode=chosen, top=top, offset=offset, type=type, path=path, max_age=max_age)
+    return _hybrid(
+        vault, query, mode=chosen, top=top, offset=offset, type=type, path=path, max_age=max_age, keep=keep
+    )

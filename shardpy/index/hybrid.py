@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
 from shardpy.index.build import refresh, resolve_vault
-from shardpy.index.model import Mode, SearchHit, SearchResult
+from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import _check
 from shardpy.index.searcher import search as lexical_search
@@ -53,6 +53,10 @@ def _bad_mode(mode: str) -> ShardpyError:
     )
 
 
+Keep = Callable[[str], bool]  # a vault path the caller may be shown (an MCP exposure policy)
+PAGES = 5  # lexical pages over-fetched for a filtered caller before its readable hits are taken as all
+
+
 def search(
     vault: Path,
     query: str,
@@ -63,16 +67,19 @@ def search(
     type: str | None = None,
     path: str | None = None,
     max_age: float | None = None,
+    keep: Keep | None = None,
 ) -> SearchResult:
-    """``mode`` None: hybrid when the index has vectors and the query is plain words, else lexical."""
+    """``mode`` None: hybrid when the index has vectors and the query is plain words, else lexical.
+    ``keep``: only notes it accepts are ranked, on both lists, and ``match`` is decided on them, so
+    a note it refuses changes no rank and no answer (the MCP ``search`` tool, issue 24 item 6)."""
     if mode is not None and mode not in MODES:
         raise _bad_mode(mode)
     _check(query, top, offset)  # the lexical search's own checks, before the deeper fetch below
     if mode == "lexical":
-        lex = lexical_search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)
+        lex = _lexical_list(vault, query, top, offset, type, path, max_age, keep)
         return _lexical(lex, offset, lex.hits, list(lex.notices))
     depth = max(DEPTH, offset + top)
-    lex = lexical_search(vault, query, top=depth, offset=0, type=type, path=path, max_age=max_age)
+    lex = _lexical_list(vault, query, depth, 0, type, path, max_age, keep)
     notices = list(lex.notices)
     page = lex.hits[offset : offset + top]
     if translate(query.strip()).advanced:
@@ -83,11 +90,70 @@ def search(
     model = _model(root, notices, explicit=mode is not None)
     if model is None:
         return _lexical(lex, offset, page, notices)
-    sem = _semantic(root, model, query, type, path, depth, notices)
-    if sem is None:
+    meaning = _meaning_list(root, model, query, type, path, depth, notices, keep)
+    if meaning is None:
         return _lexical(lex, offset, page, notices)
     chosen: Mode = "semantic" if mode == "semantic" else "hybrid"
-    return _fused(root, lex, sem, chosen, offset, top, notices)
+    return _fused(lex, meaning, chosen, offset, top, notices)
+
+
+def _lexical_list(
+    vault: Path,
+    query: str,
+    top: int,
+    offset: int,
+    kind: str | None,
+    path: str | None,
+    max_age: float | None,
+    keep: Keep | None,
+) -> SearchResult:
+    """BM25's page; with ``keep``, the first ``offset + top`` accepted hits, AND decided on them."""
+    if keep is None:
+        return lexical_search(vault, query, top=top, offset=offset, type=kind, path=path, max_age=max_age)
+    notices: list[str] = []
+    want = offset + top
+    hits = _kept_pages(vault, query, want, kind, path, max_age, keep, notices, all_words=True)
+    match: Match = "all"
+    if not hits:
+        # The index's own OR fallback is decided over every note, refused ones included: it is
+        # redone here over the accepted ones (tests/security/test_serve_exposure.py).
+        fallback = translate(query.strip()).fallback
+        if fallback is not None:
+            hits = _kept_pages(vault, fallback, want, kind, path, max_age, keep, notices, all_words=False)
+            match = "any"
+    return SearchResult(query, match, hits[offset:], notices)
+
+
+def _kept_pages(
+    vault: Path,
+    query: str,
+    want: int,
+    kind: str | None,
+    path: str | None,
+    max_age: float | None,
+    keep: Keep,
+    notices: list[str],
+    *,
+    all_words: bool,
+) -> list[SearchHit]:
+    """Up to ``want`` hits ``keep`` accepts, over-fetching pages of the whole index. ``all_words``:
+    only the index's AND answer counts (its OR fallback is dropped here and redone by the caller)."""
+    page = max(want * 2, 20)
+    hits: list[SearchHit] = []
+    for n in range(PAGES):
+        at = n * page
+        result = lexical_search(vault, query, top=page, offset=at, type=kind, path=path, max_age=max_age)
+        notices += [x for x in result.notices if x not in notices]
+        if all_words and result.match != "all":
+            break
+        for hit in result.hits:
+            if len(hits) >= want:
+                break  # filled: the hits below it are neither served nor examined
+            if keep(hit.path):
+                hits.append(hit)
+        if len(hits) >= want or len(result.hits) < page:
+            break
+    return hits
 
 
 def _lexical(lex: SearchResult, offset: int, page: list[SearchHit], notices: list[str]) -> SearchResult:
@@ -141,6 +207,33 @@ def _semantic(
             allowed = _allowed_files(conn, kind, path)
         return _rank(mat, model.encode([query.strip()])[0], allowed, depth)
     return None
+
+
+def _meaning_list(
+    root: Path,
+    model: embed.Embedder,
+    query: str,
+    kind: str | None,
+    path: str | None,
+    depth: int,
+    notices: list[str],
+    keep: Keep | None,
+) -> list[SearchHit] | None:
+    """The ``depth`` notes nearest the query (best section each, accepted by ``keep``), best first;
+    None without vectors. A filtered caller's list is ranked deeper until it holds ``depth``
+    accepted notes or every note was ranked."""
+    want = depth
+    while True:
+        sem = _semantic(root, model, query, kind, path, want, notices)
+        if sem is None:
+            return None
+        hits = _hits(root, sem)
+        if keep is None:
+            return hits
+        kept = [h for h in hits if keep(h.path)]
+        if len(kept) >= depth or len(sem) < want:
+            return kept[:depth]
+        want *= 4
 
 
 def _embed_now(root: Path, notices: list[str]) -> bool:
@@ -232,7 +325,7 @@ def fuse(
 ) -> Fused[T]:
     """Reciprocal-rank fusion of two best-first lists, one item per note, best first. The item kept
     for a note is the lexical one when every word matched (its section, its marked snippet), else
-    the one by meaning. Shared by the CLI and the MCP server (which fuses readable hits only)."""
+    the one by meaning. The one fusion of the CLI, the MCP ``search`` tool and ``recall``."""
     item: dict[str, T] = {}
     score: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
@@ -251,9 +344,8 @@ def fuse(
 
 
 def _fused(
-    root: Path, lex: SearchResult, sem: Ranked, mode: Mode, offset: int, top: int, notices: list[str]
+    lex: SearchResult, meaning: list[SearchHit], mode: Mode, offset: int, top: int, notices: list[str]
 ) -> SearchResult:
-    meaning = _hits(root, sem)
     lexical = lex.hits if mode == "hybrid" else []
     fused = fuse(lexical, lex.match == "all", meaning, lambda h: h.path)[offset : offset + top]
     hits = [replace(hit, score=score, mode=mode, ranks=ranks) for hit, score, ranks in fused]
@@ -266,23 +358,6 @@ def _hits(root: Path, sem: Ranked) -> list[SearchHit]:
             return []
         info = _sections(conn, [cid for _f, cid, _s in sem])
     return [info[cid] for _f, cid, _s in sem if cid in info]
-
-
-def meaning_hits(
-    vault: Path, query: str, *, depth: int = DEPTH, type: str | None = None, path: str | None = None
-) -> tuple[list[SearchHit], list[str]] | None:
-    """The notes nearest the query by meaning (best section each), best first, for a caller that
-    filters and fuses itself (the MCP server); None when the query is FTS5 syntax or there is no
-    model or no vectors. Reads the index as it is (the caller's lexical search refreshed it)."""
-    if not query.strip() or translate(query.strip()).advanced:
-        return None
-    notices: list[str] = []
-    root = resolve_vault(vault)
-    model = _model(root, notices, explicit=False)
-    if model is None:
-        return None
-    sem = _semantic(root, model, query, type, path, depth, notices)
-    return None if sem is None else (_hits(root, sem), notices)
 
 
 def order_by_meaning(items: Sequence[T], text_of: Callable[[T], str], query: str) -> list[T] | None:

@@ -63,6 +63,11 @@ class SearchArgs(Args):
         None, max_length=200, description="Only notes of this type (frontmatter type or folder convention)."
     )
     path: str | None = Field(None, max_length=1000, description="Only notes under this vault folder.")
+    mode: Literal["hybrid", "lexical", "semantic"] | None = Field(
+        None,
+        description="hybrid (the default once the index has vectors): words and meaning fused; "
+        "lexical: words only (BM25); semantic: meaning only.",
+    )
 
 
 class ExpandArgs(Args):
@@ -100,7 +105,8 @@ class HealthArgs(Args):
 TOOLS: dict[str, tuple[type[Args], str]] = {
     "search": (
         SearchArgs,
-        "Search the vault's notes (full-text index); results are filtered by the exposure policy.",
+        "Search the vault's notes by words and by meaning (local index); results are filtered by the "
+        "exposure policy.",
     ),
     "expand": (
         ExpandArgs,
@@ -238,22 +244,29 @@ def _names(field_name: str, values: list[str] | None) -> tuple[str, ...]:
 
 
 def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
-    """Query the whole index, then filter the result (never the query) through ``may_read``.
+    """The index's hybrid search (shardpy/index/hybrid.py, the CLI's ranking) over the notes
+    ``may_read`` admits: the filter is applied to both lists before they are fused, never to the
+    query.
 
-    Withheld notes change nothing a caller sees (issue 24 item 6): no count of them is
-    answered, and ``match`` is decided on readable hits only: when no note the caller may read
-    holds every word, the words are ORed, exactly as if the withheld notes did not exist
-    (tests/security/test_serve_exposure.py::test_search_answers_nothing_about_withheld_text)."""
+    Withheld notes change nothing a caller sees (issue 24 item 6): a withheld note never appears
+    and its text never does, whatever the mode; no count of them is answered; ``match`` is decided
+    on readable hits only (when no note the caller may read holds every word, the words are ORed,
+    exactly as if the withheld notes did not exist), and ranks count readable notes only
+    (tests/security/test_serve_exposure.py, tests/serve/test_search_hybrid.py)."""
     index = _index()
     check_text("query", a.query, QUERY_MAX)
-    notices: list[str] = []
-    hits = _readable_hits(v, index, a, a.query, notices, all_words=True)
-    match = "all"
-    if not hits:
-        fallback = _or_expression(a.query)
-        if fallback is not None:
-            hits, match = _readable_hits(v, index, a, fallback, notices, all_words=False), "any"
-    out = {"query": a.query, "match": match, "hits": hits, "notices": notices}
+    result = index.search(
+        v.root,
+        a.query,
+        top=a.limit,
+        type=a.type,
+        path=a.path,
+        mode=a.mode or "auto",
+        keep=lambda rel: v.exposure.may_read(rel) is not None,
+    )
+    notices = [x for x in result.notices if x.startswith(_QUERY_NOTICES)]
+    hits = [hit.to_json() for hit in result.hits]
+    out = {"query": a.query, "match": result.match, "mode": result.mode, "hits": hits, "notices": notices}
     if v.qmd is not None:
         _with_qmd(v, v.qmd, a, out)
     return out
@@ -263,36 +276,6 @@ def search(v: Served, caller: Caller, a: SearchArgs) -> dict[str, Any]:
 # notes degraded, a rebuild) describe the whole vault, withheld parts included, and vary with
 # when a refresh ran (tests/security/test_serve_exposure.py::test_search_answers_nothing_about_withheld_text).
 _QUERY_NOTICES = ("query syntax", "the query ")
-
-
-def _readable_hits(
-    v: Served, index: Any, a: SearchArgs, query: str, notices: list[str], *, all_words: bool
-) -> list[dict[str, Any]]:
-    """Up to ``a.limit`` hits the caller may read, over-fetching pages of the whole index.
-    ``all_words``: only the index's AND answer counts (its own OR fallback is decided over every
-    note, withheld ones included, so it is dropped here and redone by the caller)."""
-    page = max(a.limit * 4, 20)
-    hits: list[dict[str, Any]] = []
-    for n in range(SEARCH_PAGES):
-        result = index.search(v.root, query, top=page, offset=n * page, type=a.type, path=a.path)
-        notices += [x for x in result.notices if x not in notices and x.startswith(_QUERY_NOTICES)]
-        if all_words and result.match != "all":
-            break
-        for hit in result.hits:
-            if len(hits) >= a.limit:
-                break  # filled: the hits below it are neither served nor examined
-            if v.exposure.may_read(hit.path) is not None:
-                hits.append(hit.to_json())
-        if len(hits) >= a.limit or len(result.hits) < page:
-            break
-    return hits
-
-
-def _or_expression(query: str) -> str | None:
-    """The index's own OR fallback for a plain query of several words (None: it has none)."""
-    from shardpy.index.query import translate
-
-    return translate(query).fallback
 
 
 def _with_qmd(v: Served, qmd: Qmd, a: SearchArgs, out: dict[str, Any]) -> None:

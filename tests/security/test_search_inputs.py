@@ -199,10 +199,11 @@ def test_mcp_search_and_expand_survive_a_deep_note_and_any_query(tmp_path: Path)
 
     async def scenario() -> None:
         async with connect(world, cwd=world.repos["atlas"]) as s:
-            found = await s.call("search", {"query": "Caches"})
+            found = await s.call("search", {"query": "Caches", "mode": "lexical"})  # by words: one note
             assert [h["path"] for h in found["hits"]] == ["brain/Gotchas.md"]
+            assert (await s.call("search", {"query": "Caches"}))["hits"][0]["path"] == "brain/Gotchas.md"
             assert (await s.call("expand", {"note": "brain/Gotchas.md"}))["path"] == "brain/Gotchas.md"
-            deep = await s.call("search", {"query": "abyssal"})
+            deep = await s.call("search", {"query": "abyssal", "mode": "lexical"})
             assert [h["path"] for h in deep["hits"]] in ([], ["brain/Deep.md"])
             for query in ('"', "*", "(" * 500):  # item 12 through the server
                 answer = await s.call("search", {"query": query})

@@ -126,7 +126,9 @@ def test_default_exposure_is_the_declared_user_content(atlas: tuple[World, Share
         "roots": ["brain", "reference", "work/Index.md", "work/active"],  # perf/ is absent; memories stripped
     }
     for words in ("MARK-CLAUDE", "MARK-README", "MARK-WORKOLD"):
-        assert _search(s, words)["hits"] == [], words
+        assert _search(s, words, mode="lexical")["hits"] == [], words
+        # By meaning a search always has nearest notes (issue 29): only served ones, no withheld text.
+        assert {h["path"] for h in _search(s, words)["hits"]} <= SERVED, words
     # The owner's own search is not narrowed by the exposure list.
     own = run_shardpy("search", "MARK-CLAUDE", "--vault", world.vault, "--json", cwd=world.root)
     assert own.returncode == 0, own.stderr
@@ -330,8 +332,15 @@ def test_never_exposed_folders_and_index_skips(tmp_path: Path, entry: str) -> No
                     await session.call("expand", {"note": rel})
                 with pytest.raises(MCPError, match="SERVE_NOTE_NOT_FOUND"):
                     await session.client.read_resource("vault://note/" + rel)
-            found = await session.call("search", {"query": "sk-live-4242"})
+            found = await session.call("search", {"query": "sk-live-4242", "mode": "lexical"})
             assert found["hits"] == []
+            # By meaning there are always nearest notes: served ones only (work/ is served here).
+            near = await session.call("search", {"query": "sk-live-4242"})
+            paths = {h["path"] for h in near["hits"]}
+            assert paths and all(
+                p.startswith(("brain/", "work/")) and "/credentials/" not in p for p in paths
+            )
+            assert not any(m in json.dumps(near["hits"]) for m in ("sk-live", "MARK-SECRET", "MARK-CRED"))
 
     anyio.run(scenario)
 
@@ -342,12 +351,19 @@ def test_never_exposed_folders_and_index_skips(tmp_path: Path, entry: str) -> No
 def test_search_answers_nothing_about_withheld_text(atlas: tuple[World, Shared]) -> None:
     _world, s = atlas
 
-    # The issue's probe: a yes/no question about beta's memory, asked as atlas.
-    assert _search(s, "hunter2", path="memories") == _search(s, "hunter3", path="memories")
-    assert _search(s, "hunter2") == _search(s, "hunter3")
+    # The issue's probe: a yes/no question about beta's memory, asked as atlas. By words, the answer
+    # is the answer for an absent word; by meaning (issue 29) it is the answer of a vault without the
+    # withheld notes (tests/serve/test_search_hybrid.py) and never holds their text (_search checks).
+    lexical = {"mode": "lexical"}
+    assert _search(s, "hunter2", path="memories", **lexical) == _search(
+        s, "hunter3", path="memories", **lexical
+    )
+    assert _search(s, "hunter2", **lexical) == _search(s, "hunter3", **lexical)
     # Several words: `match` and the hits are decided on what atlas may read (Gotchas says "caches").
-    assert _search(s, "caches hunter2") == _search(s, "caches hunter3")
-    assert _search(s, "caches hunter2")["match"] == "any"
+    assert _search(s, "caches hunter2", **lexical) == _search(s, "caches hunter3", **lexical)
+    for mode in ("lexical", "hybrid"):
+        assert _search(s, "caches hunter2", mode=mode)["match"] == "any"
+        assert {h["path"] for h in _search(s, "hunter2", mode=mode)["hits"]} <= SERVED
     assert "withheld" not in _search(s, "caches lie")
 
 

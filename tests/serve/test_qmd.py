@@ -72,7 +72,8 @@ def test_search_fuses_filtered_qmd_hits_and_over_fetches(tmp_path: Path) -> None
         async with connect(
             world, cwd=world.repos["atlas"], roots=[uri(world.repos["atlas"])], env=env(state)
         ) as s:
-            out = await s.call("search", {"query": "caches lie", "limit": 10})
+            # By words: the index finds only Gotchas then (by meaning it would find North Star too).
+            out = await s.call("search", {"query": "caches lie", "limit": 10, "mode": "lexical"})
             paths = [h["path"] for h in out["hits"]]
             # Served notes from QMD are in; withheld ones and paths outside the vault are not.
             assert "brain/North Star.md" in paths
@@ -121,7 +122,7 @@ def test_a_failing_qmd_degrades_that_one_search_and_says_so(tmp_path: Path) -> N
         async with connect(world, cwd=world.repos["atlas"], env=extra) as s:
             for mode, reason in FAILURES:
                 (state / "mode").write_text(mode)
-                out = await s.call("search", {"query": "caches lie"})
+                out = await s.call("search", {"query": "caches lie", "mode": "lexical"})
                 assert out["qmd"]["status"] == "failed", mode
                 assert reason in out["qmd"]["reason"], (mode, out["qmd"])
                 assert any(n.startswith("qmd failed") for n in out["notices"]), mode

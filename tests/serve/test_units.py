@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shardpy.index import hybrid
+from shardpy.index.model import SearchHit
 from shardpy.serve import tools
 from shardpy.serve.audit import FIELD_CHARS, AuditLog, bounded
 from shardpy.serve.identity import Caller, caller_from_roots, root_to_path
@@ -115,17 +117,13 @@ def test_audit_fields_are_bounded_and_the_log_rotates(tmp_path: Path) -> None:
     assert json.loads(lines[-1])["n"] == 39
 
 
-@dataclass
-class FakeHit:
-    path: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path}
+def _hit(path: str) -> SearchHit:
+    return SearchHit(path, "t", (), "", 1.0, None, 1)
 
 
 @dataclass
 class FakeIndex:
-    """The index contract's search(): ranked hits over the WHOLE vault, paged by offset."""
+    """The lexical search's contract: ranked hits over the WHOLE vault, paged by offset."""
 
     paths: list[str]
     calls: list[tuple[int, int]] = field(default_factory=list)
@@ -135,11 +133,11 @@ class FakeIndex:
 
         @dataclass
         class Result:
-            hits: list[FakeHit]
+            hits: list[SearchHit]
             match: str = "all"
             notices: list[str] = field(default_factory=list)
 
-        return Result([FakeHit(p) for p in self.paths[offset : offset + top]])
+        return Result([_hit(p) for p in self.paths[offset : offset + top]])
 
 
 def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
@@ -150,8 +148,8 @@ def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     # 50 withheld hits (memories, private, outside the roots) rank above the two served ones.
     withheld = ["memories/2026/11/2026-11-01 Everyone.md", "brain/Secret Plans.md", "reference/Ref.md"] * 17
     fake = FakeIndex([*withheld[:50], "brain/Gotchas.md", "work/active/Atlas.md"])
-    monkeypatch.setattr(tools, "_index", lambda: fake)
-    out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2))
+    monkeypatch.setattr(hybrid, "lexical_search", fake.search)  # the filtered paging is the index's
+    out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2, mode="lexical"))
     assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]
     assert "withheld" not in out and fake.calls == [(20, 0), (20, 20), (20, 40)]
 
@@ -162,11 +160,11 @@ def test_search_stops_examining_hits_once_the_limit_is_filled(
     world = build_world(tmp_path)
     served = tools.Served.open(world.vault)
     fake = FakeIndex(["brain/Gotchas.md", "work/active/Atlas.md", *["brain/Secret Plans.md"] * 30])
-    monkeypatch.setattr(tools, "_index", lambda: fake)
+    monkeypatch.setattr(hybrid, "lexical_search", fake.search)
     asked: list[str] = []
     may_read = served.exposure.may_read
     monkeypatch.setattr(served.exposure, "may_read", lambda p: asked.append(p) or may_read(p))
-    out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2))
+    out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2, mode="lexical"))
     assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]
     assert "withheld" not in out and fake.calls == [(20, 0)]
     assert asked == ["brain/Gotchas.md", "work/active/Atlas.md"]

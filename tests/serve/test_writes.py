@@ -99,7 +99,7 @@ def test_record_work_containment(atlas: tuple[World, Shared]) -> None:
     done = s.call("record_work", {"folder": "work/active", "title": "Atlas launch", "body": "Went live."})
     assert done["path"] == "work/active/Atlas launch.md" and done["warnings"] == []
     # Refreshed for that one note: searchable at once (an MCP write fires no editor hook).
-    found = s.call("search", {"query": "went live"})
+    found = s.call("search", {"query": "went live", "mode": "lexical"})  # by words: that note alone
     assert [h["path"] for h in found["hits"]] == ["work/active/Atlas launch.md"]
     for folder in (
         "brain/../work",
