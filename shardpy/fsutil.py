@@ -405,6 +405,23 @@ def replace_with(
         raise
 
 
+def replace_with_link(name: str, text: bytes) -> None:
+    """Make a symbolic link holding ``text`` beside the absolute ``name``, then rename it over ``name``.
+
+    :func:`replace_with` for a link (a copier template's kept links, issue 26): the same
+    temporary names, so a crash's leftover is recognised and removed the same way.
+    """
+    base = name.rpartition("/")[2]
+    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(base)}"
+    os.symlink(text, tmp)
+    try:
+        os.replace(tmp, name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 RENAME_NOREPLACE = 1  # renameat2(2) flag: fail with EEXIST instead of replacing the target
 
 

@@ -32,7 +32,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shardpy"
 # The count is exact, so a hand-made writer added beside an allowed move fails too (sources/cache.py
 # wrote its index and tree records "temporary file, then os.replace" beside its two moves).
 RENAMES: dict[str, tuple[int, str]] = {
-    "fsutil.py": (1, "the one atomic writer (an exclusive create renames by renameat2, not seen here)"),
+    "fsutil.py": (2, "the one atomic writer: a file, a link (an exclusive create renames by renameat2)"),
     "sources/cache.py": (2, "a verified download and an extracted tree moved into the cache"),
     "apply/rundir.py": (1, "an unreadable run journal set aside for inspection (import --abandon)"),
     "serve/audit.py": (1, "the audit log rotated to its .1 file"),
@@ -45,8 +45,6 @@ PENDING: dict[str, str] = {
     "sources/copierfast.py": "dump_bytecode(): fsutil.atomic_write(target.parent, target.name, data, "
     "durable=False); its digests: fsutil.sha256_bytes (the bytecode check keeps .digest(): "
     "bytes.fromhex(sha256_bytes(payload)))",
-    "apply/transaction.py": "make_link(): a link made beside its path and renamed over it; move it into "
-    "fsutil (atomic_symlink) beside atomic_write, with the same temporary names",
     "importers/models.py": "sha256(): remove; callers use fsutil.sha256_bytes",
     "importers/basic_memory.py": "file_digest for an attachment: fsutil.sha256_stream(fh)",
     "graph/note.py": "text_hash(): fsutil.sha256_bytes(text.encode('utf-8'))[:10]",

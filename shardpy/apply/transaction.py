@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import time
@@ -40,12 +39,12 @@ from shardpy.fsutil import (
     make_parents,
     rel_parts,
     remove_file,
+    replace_with_link,
     replaced_mode,
     safe_target,
     sha256_bytes,
     sha256_file,
     syncfs_all,
-    temp_tail,
 )
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID
 
@@ -751,14 +750,7 @@ def make_link(root: Path, rel: str, text: bytes) -> None:
     name = os.fspath(target)
     if not os.path.islink(name):
         replaced_mode(name, rel)  # PATH_READ_ONLY for a read-only file, as a write says
-    tmp = f"{os.fspath(target.parent)}/{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(target.name)}"
-    os.symlink(text, tmp)
-    try:
-        os.replace(tmp, name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_with_link(name, text)  # fsutil's one atomic writer, for a link (issue 27)
 
 
 def remove_link(root: Path, rel: str) -> bool:
