@@ -27,6 +27,7 @@ from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
 from shardpy.index.model import RefreshReport
 from shardpy.index.script import cjk_column
 from shardpy.index.walk import LINK_REASON, Stat, check_one, walk
+from shardpy.notes.visibility import DELETED_REASON, deleted
 
 Progress = Callable[[int, int], None]
 COMMIT_EVERY = 2000  # notes per transaction: readers see progress, the WAL stays small
@@ -200,6 +201,8 @@ def examine(root: Path, rel: str, st: Stat, known_hash: str | None, force: bool)
     text, problem = decode(data)
     if text is None:
         return Examined(rel, st, "skip", problem=problem)
+    if deleted(text):  # issue 30: a soft-deleted note is no reader's (shardpy.notes.visibility)
+        return Examined(rel, st, "skip", problem=DELETED_REASON)
     note = parse_note(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0], text)
     return Examined(rel, st, "note", digest, note.title, note.type, chunk_rows(note), problem or note.problem)
 

@@ -1,13 +1,10 @@
 """What the index covers in a vault, and how fresh a search wants it.
 
-Built-in rules (always on): only ``.md`` / ``.markdown`` files; nothing whose
-name starts with a dot (``.obsidian/``, ``.shardmind/``, ``.git/``,
-``.trash/``, ``.claude/``...); no folder named ``transcripts``,
-``session-logs``, ``node_modules`` or ``credentials`` (raw session dumps are
-staging data, not memory); no sync-conflict copies; no file or folder the
-vault manifest lists in ``mcp_never_expose`` (case-insensitive, by name or by
-vault path); no symbolic link (never followed, so a link cannot pull a file
-from outside the vault into the index).
+Which paths the index covers is the one admission rule every reader asks,
+:class:`shardpy.notes.visibility.Rule` (only ``.md`` / ``.markdown`` notes; no
+dot segment, no ``transcripts``/``credentials``/... folder, no sync-conflict
+copy, nothing ``mcp_never_expose`` names; no symbolic link), with this
+module's ``search`` include/exclude patterns given to it.
 
 Configurable in the vault manifest's ``search`` section::
 
@@ -40,13 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
+from shardpy.notes.visibility import Rule
 from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, vault_content_rules
 
-NOTE_SUFFIXES = (".md", ".markdown")
-SKIPPED_FOLDERS = frozenset({"transcripts", "session-logs", "node_modules", "credentials"})
 DEFAULT_REFRESH_SECONDS = 60.0
 MAX_NOTE_BYTES = 4 * 1024 * 1024
-_CONFLICT = re.compile(r"\.sync-conflict-|conflicted copy|\(conflict", re.IGNORECASE)
 MAX_PATTERNS = 200  # per list: a vault names a few folders
 MAX_PATTERN_CHARS = 256
 MAX_REFRESH_SECONDS = 365 * 24 * 3600.0
@@ -226,18 +221,19 @@ class IndexConfig:
     never_expose: list[str] = field(default_factory=list)
     type_paths: dict[str, str] = field(default_factory=dict)
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS
-    _include: Globs | None = None
-    _exclude: Globs | None = None
-    _never: frozenset[str] = frozenset()
-    _never_dirs: tuple[str, ...] = ()
+    memory_root: str | None = None
+    rule: Rule = field(
+        init=False, default_factory=Rule
+    )  # the one admission rule, with this config's patterns
     _types: list[tuple[str, Globs]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._include = Globs(self.include) if self.include else None
-        self._exclude = Globs(self.exclude) if self.exclude else None
-        names = [n.strip().strip("/").casefold() for n in self.never_expose]
-        self._never = frozenset(n for n in names if n)
-        self._never_dirs = tuple(n + "/" for n in self._never)
+        self.rule = Rule.of(
+            self.never_expose,
+            self.memory_root,
+            include=Globs(self.include) if self.include else None,
+            exclude=Globs(self.exclude) if self.exclude else None,
+        )
 
     @classmethod
     def from_rules(cls, rules: ContentRules) -> IndexConfig:
@@ -248,6 +244,7 @@ class IndexConfig:
             never_expose=list(rules.never_expose),
             type_paths=dict(rules.type_paths),
             refresh_seconds=_refresh_seconds(search),
+            memory_root=rules.memory_root,
         )
 
     @classmethod
@@ -258,28 +255,6 @@ class IndexConfig:
         """Changes when a rule that decides a stored field (the note type) changes."""
         blob = json.dumps(sorted(self.type_paths.items()))
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
-
-    def never_exposed(self, rel: str, name: str) -> bool:
-        if not self._never:
-            return False
-        folded = rel.casefold()
-        return name.casefold() in self._never or folded in self._never or folded.startswith(self._never_dirs)
-
-    def skip_dir(self, rel: str, name: str) -> bool:
-        """A folder the walk does not enter."""
-        if name.startswith(".") or name.casefold() in SKIPPED_FOLDERS or self.never_exposed(rel, name):
-            return True
-        return self._exclude is not None and self._exclude.match_file(rel + "/")
-
-    def skip_file(self, rel: str, name: str) -> bool:
-        """A file that is not a note the index covers (its folders already passed skip_dir)."""
-        if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIXES) or _CONFLICT.search(name):
-            return True
-        if self.never_exposed(rel, name):
-            return True
-        if self._exclude is not None and self._exclude.match_file(rel):
-            return True
-        return self._include is not None and not self._include.match_file(rel)
 
     def type_of(self, rel: str) -> str | None:
         """The note type the manifest's folder conventions give a path (first match wins)."""

@@ -14,17 +14,17 @@ The rule (docs/SERVE.md "Exposure", docs/SECURITY.md "The MCP caller"):
   when declared (source ``manifest``), else the ``user_content_roots`` present
   on disk at their declared granularity (``derived``), else ``brain/`` and
   ``reference/`` (``fallback``); the memory root stripped always;
-- at least as strict as the search index (``shardpy.index.config``: the same
-  ``IndexConfig`` predicates, and ``check_one`` for a single path): no dot
-  segment, no ``transcripts``/``credentials``/... folder, no sync-conflict
-  copy, nothing ``mcp_never_expose`` names (file or folder, any case), nothing
-  the index's own include/exclude leaves out;
+- everything else is the one admission rule of every reader, ``shardpy.notes.visibility``: the
+  index's walker and paper checks (no dot segment, no ``transcripts``/``credentials``/... folder,
+  no sync-conflict copy, nothing ``mcp_never_expose`` names, nothing the index's own
+  include/exclude or depth bound leaves out), the memory root (served by recall only), and what
+  the note says (private, soft-deleted, frontmatter that cannot be fully inspected in the first
+  4,096 bytes); the server adds only the roots on top, so it serves nothing the index does not
+  hold (tests/notes/test_visibility_properties.py);
 - **no symbolic link is ever served**, as a note or as a folder on the way
   (the index never follows one either): a link's target is not the note the
   caller asked for, and containing it would need the full rule re-applied to
-  the target (tests/security/test_serve_exposure.py::test_links_are_never_served);
-- notes tagged ``private`` (or ``private: true``), and notes whose frontmatter
-  cannot be fully inspected in the first 4,096 bytes, are withheld.
+  the target (tests/security/test_serve_exposure.py::test_links_are_never_served).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from typing import Literal
 from urllib.parse import unquote
 
 from shardpy.index.config import IndexConfig
-from shardpy.index.walk import check_one
+from shardpy.notes import visibility
+from shardpy.notes.visibility import Entry, under
 from shardpy.vault.manifest import ContentRules, vault_content_rules
 
-HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is private
-MAX_DEPTH = 16
+__all__ = ["URI_PREFIX", "Exposure", "Manifest", "Note", "clean_root", "inside", "under", "uri_path"]
+
 ROOT_TTL = 1.0  # seconds the resolved roots are reused
 URI_PREFIX = "vault://note/"
 FALLBACK_ROOTS = ("brain", "reference")
@@ -65,7 +66,6 @@ class Manifest:
     """The parts of vault-manifest.json the server reads."""
 
     exposed_roots: tuple[str, ...]
-    never_expose: frozenset[str]  # casefolded names or vault paths
     memory_root: str | None
     user_content_roots: tuple[str, ...]
     context: str
@@ -77,7 +77,6 @@ class Manifest:
         rules = vault_content_rules(vault)
         return Manifest(
             exposed_roots=tuple(clean_root(r) for r in rules.exposed_roots if r.strip()),
-            never_expose=frozenset(n.strip().strip("/").casefold() for n in rules.never_expose if n.strip()),
             memory_root=clean_root(rules.memory_root) if rules.memory_root else None,
             user_content_roots=tuple(clean_root(r) for r in rules.user_content_roots if r.strip()),
             context=rules.qmd_context,
@@ -88,11 +87,6 @@ class Manifest:
 def clean_root(root: str) -> str:
     """A declared root as a vault path without slashes at either end ("" is the vault)."""
     return root.strip().strip("/")
-
-
-def under(path: str, root: str) -> bool:
-    """``path`` is ``root`` or inside it, on whole segments (work/active never admits work/active-x)."""
-    return root == "" or path == root or path.startswith(root + "/")
 
 
 def inside(real: str, real_root: str) -> bool:
@@ -185,47 +179,18 @@ def resolve_roots(manifest: Manifest, vault: Path) -> tuple[Source, tuple[str, .
     return "fallback", FALLBACK_ROOTS
 
 
-def head_private(head: str) -> bool:
-    """Tagged private, or frontmatter that cannot be fully inspected (unclosed in the window, malformed)."""
-    if not head.startswith("---"):
-        return False
-    # Here, not at the top: the frontmatter module (YAML) is not needed to answer initialize.
-    from shardpy.frontmatter import as_list, split_frontmatter
-
-    split = split_frontmatter(head)
-    if split.state != "present":
-        return True
-    tags = [t.casefold().lstrip("#") for t in as_list(split.data.get("tags"))]
-    from shardpy.vault.disabled import is_disabled  # soft-deleted by `shardpy rm` (issue 30)
-
-    return "private" in tags or split.data.get("private") is True or is_disabled(split.data)
-
-
-def _read_head(path: str) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        raw = os.read(fd, HEAD_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return raw.decode("utf-8", "replace")
-
-
 def _note_of(rel: str, head: str) -> Note:
-    from shardpy.frontmatter import as_list, split_frontmatter
+    # Here, not at the top: the frontmatter module (YAML) is not needed to answer initialize.
+    from shardpy.notes.frontmatter import as_list, split_frontmatter
+    from shardpy.notes.note import stem
 
     split = split_frontmatter(head)
     data = split.data if split.state == "present" else {}
-    stem = rel.rsplit("/", 1)[-1][:-3]
     title = data.get("title")
     description = data.get("description")
     return Note(
         rel,
-        title if isinstance(title, str) and title.strip() else stem,
+        title if isinstance(title, str) and title.strip() else stem(rel),
         description if isinstance(description, str) else "",
         tuple(as_list(data.get("tags"))),
     )
@@ -279,121 +244,79 @@ class Exposure:
                 best = root
         return best
 
-    def _withheld_path(self, rel: str) -> bool:
-        """The path-only part of the rule. Withholding compares case-insensitively (a case-insensitive
-        file system opens MEMORIES/x.md as memories/x.md); admitting by a root compares exactly."""
-        if not rel.casefold().endswith(".md"):
-            return True
-        mem = self.manifest.memory_root
-        if mem is not None and under(rel.casefold(), mem.casefold()):
-            return True
-        if any(part.startswith(".") for part in rel.split("/")):
-            return True
-        never = self.manifest.never_expose
-        return rel.casefold() in never or rel.rsplit("/", 1)[-1].casefold() in never
+    @property
+    def rule(self) -> visibility.Rule:
+        """The one admission rule every reader asks (the index's, with its search patterns)."""
+        return self.index.rule
+
+    def _served_path(self, rel: str) -> bool:
+        """The path part: what the index covers on paper (``visibility.Rule.covers``: dot segments,
+        skipped folders, sync-conflict copies, ``mcp_never_expose``, search patterns, depth), not
+        under the memory root, under a served root, and an ``.md`` note (a ``vault://note/`` URI and
+        expand name notes by it). Withholding compares case-insensitively (a case-insensitive file
+        system opens MEMORIES/x.md as memories/x.md); admitting by a root compares exactly."""
+        if not rel.casefold().endswith(".md") or not self.rule.covers(rel) or self.rule.in_memory(rel):
+            return False
+        return self.matched_root(rel) is not None
 
     # -- the one admission rule -------------------------------------------------
 
-    def _admit(self, rel: str, full: str, st: os.stat_result) -> Note | None:
-        """The decision for the entry found (by lstat, never followed) at ``full``, vault path ``rel``,
-        whose folders are real folders the index enters (the walk and may_read both make sure)."""
-        if self._withheld_path(rel) or self.matched_root(rel) is None:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None  # a symbolic link (to anything), a folder, a device: never a served note
-        name = rel.rsplit("/", 1)[-1]
-        if self.index.skip_file(rel, name):
-            return None  # the index does not cover it: neither does the server
+    def _admit(self, entry: Entry) -> Note | None:
+        """The decision for a file the walker found (by lstat, never followed), whose folders are
+        real folders the rule enters (the walk and ``visibility.lookup`` both make sure)."""
+        if not entry.is_regular or not self._served_path(entry.rel):
+            return None  # a symbolic link (to anything), a device: never a served note
+        st = entry.stat
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
-        cached = self._cache.get(rel)
+        cached = self._cache.get(entry.rel)
         if cached is not None and cached[0] == key:
             return cached[1]
-        head = _read_head(full)
-        note = None if head is None or head_private(head) else _note_of(rel, head)
-        self._cache[rel] = (key, note)
+        head = visibility.read_head(entry.path)
+        note = None if head is None or visibility.head_withheld(head) else _note_of(entry.rel, head)
+        self._cache[entry.rel] = (key, note)
         return note
-
-    def _real_folder(self, rel: str) -> bool:
-        """Every folder from the vault down to ``rel`` is a real folder (no link) the index enters."""
-        current = str(self.vault)
-        parts = rel.split("/") if rel else []
-        for k, part in enumerate(parts):
-            current = os.path.join(current, part)
-            if self.index.skip_dir("/".join(parts[: k + 1]), part):
-                return False
-            try:
-                if not stat.S_ISDIR(os.lstat(current).st_mode):
-                    return False
-            except OSError:
-                return False
-        return True
 
     # -- question 1: which notes exist for this caller ---------------------------
 
     def notes(self) -> dict[str, Note]:
         found: dict[str, Note] = {}
-        for rel, full, st in self._candidates():
-            if rel not in found:
-                note = self._admit(rel, full, st)
+        for entry in self._candidates():
+            if entry.rel not in found:
+                note = self._admit(entry)
                 if note is not None:
-                    found[rel] = note
+                    found[entry.rel] = note
         live = set(found)
         for stale in [k for k in self._cache if k not in live]:
             self._cache.pop(stale, None)
         return found
 
-    def _candidates(self) -> Iterator[tuple[str, str, os.stat_result]]:
+    def _candidates(self) -> Iterator[Entry]:
+        """The notes the one walker finds below each root (a glob root: only as deep as it reaches)."""
+        rule = self.rule
         for root in self.declared:
             base = _static_prefix(root) if is_glob(root) else root
-            depth = MAX_DEPTH if not is_glob(root) else root.count("/") - (base.count("/") + 1 if base else 0)
-            full = str(self.vault / base) if base else str(self.vault)
-            try:
-                st = os.lstat(full)
-            except OSError:
+            st, _reason = visibility.lookup(self.vault, base, rule) if base else (None, None)
+            if st is not None:
+                yield Entry(base, os.path.join(self.vault, base), st)  # a root naming one file
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if self._real_folder(base):
-                    yield from self._walk(full, base, depth)
-            elif base and self._real_folder(base.rsplit("/", 1)[0] if "/" in base else ""):
-                yield base, full, st  # a root naming one file (work/Index.md)
-
-    def _walk(self, folder: str, rel: str, depth: int) -> Iterator[tuple[str, str, os.stat_result]]:
-        """The index's walk (shardpy/index/walk.py) below one root: lstat only, links never entered."""
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if depth > 0 and not self.index.skip_dir(child, entry.name):
-                    yield from self._walk(entry.path, child, depth - 1)
-            else:
-                yield child, entry.path, st
+            levels = root.count("/") - (base.count("/") + 1 if base else 0)
+            yield from visibility.walk(
+                self.vault,
+                rule,
+                rule.is_note,
+                base=base,
+                levels=levels if is_glob(root) else visibility.MAX_DEPTH,
+            )
 
     # -- question 2: may this path be read ----------------------------------------
 
     def may_read(self, rel: str) -> Note | None:
         """The served note at vault path ``rel``, or None: not a clean vault path, outside every
         root, withheld, reached through a link, or not a note the index covers."""
-        if not is_clean_relpath(rel) or self._withheld_path(rel) or self.matched_root(rel) is None:
+        if not is_clean_relpath(rel) or not self._served_path(rel):
             return None
-        covered, _reason = check_one(self.vault, rel, self.index)  # the index's own predicate
-        if covered is None:
-            return None
-        full = str(self.vault / rel)
-        try:
-            st = os.lstat(full)
-        except OSError:
-            return None
-        return self._admit(rel, full, st)
+        st, _reason = visibility.lookup(self.vault, rel, self.rule)  # the index's own answer
+        return None if st is None else self._admit(Entry(rel, os.path.join(self.vault, rel), st))
 
     def read_text(self, rel: str) -> str | None:
         """The text of a served note (None when the policy withholds it). Opened without following

@@ -13,15 +13,18 @@ tests/hardening/test_serve_health_embeds.py).
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.links import is_note_name, note_stem, without_ext
-from shardpy.importers.markdown import find_wikilinks
-from shardpy.index.config import SKIPPED_FOLDERS, IndexConfig
-from shardpy.serve.exposure import MAX_DEPTH, Note
+from shardpy.index.config import IndexConfig
+from shardpy.notes import visibility
+from shardpy.notes.blocks import inline_blocks
+from shardpy.notes.frontmatter import fences
+from shardpy.notes.wikilinks import find_wikilinks
+from shardpy.serve.exposure import Note
 
 MAX_ATTACHMENTS = 100_000  # files looked at when listing a vault's attachments (a bound, not a limit hit)
 
@@ -60,28 +63,20 @@ class Attachments:
 
     @staticmethod
     def of(vault: Path, index: IndexConfig) -> Attachments:
-        """Listed by the index's walk rules: lstat only, no link followed or counted, no dot
-        folder, none the index never enters (``credentials``, ``transcripts``, ``mcp_never_expose``).
-        The manifest's ``search.exclude`` is not applied: the flagship excludes ``bases/`` from the
-        index because a ``.base`` is not a note, and those are exactly the files embedded."""
-        paths: set[str] = set()
-        stack = [(str(vault), "", 0)]
-        while stack and len(paths) < MAX_ATTACHMENTS:
-            folder, rel, depth = stack.pop()
-            try:
-                with os.scandir(folder) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            for entry in entries:
-                child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH and not _hidden_folder(index, child, entry.name):
-                        stack.append((entry.path, child, depth + 1))
-                elif _attachment(index, entry, child):
-                    paths.add(child.casefold())
+        """Listed by the one walker and rule (``shardpy.notes.visibility``): lstat only, no link
+        followed or counted, no dot folder, none the index never enters (``credentials``,
+        ``transcripts``, ``mcp_never_expose``), within its depth bound. The manifest's
+        ``search`` patterns are not applied (``Rule.without_search``): the flagship excludes
+        ``bases/`` from the index because a ``.base`` is not a note, and those are exactly the
+        files embedded."""
+        rule = index.rule.without_search()
+
+        def wanted(rel: str, name: str) -> bool:
+            """A file that is not a note and that nothing withholds by name."""
+            return not is_note_name(name) and not rule.never_exposed(rel, name)
+
+        found = visibility.walk(vault, rule, wanted)
+        paths = {e.rel.casefold() for e in itertools.islice(found, MAX_ATTACHMENTS) if e.is_regular}
         return Attachments(frozenset(paths), frozenset(p.rsplit("/", 1)[-1] for p in paths))
 
     def has(self, target: str) -> bool:
@@ -91,47 +86,17 @@ class Attachments:
         return key in self.paths or ("/" not in key and key in self.names)
 
 
-def _attachment(index: IndexConfig, entry: os.DirEntry[str], rel: str) -> bool:
-    """A regular file (never a link) that is not a note and that nothing withholds by name."""
-    return (
-        entry.is_file(follow_symlinks=False)
-        and not is_note_name(entry.name)
-        and not index.never_exposed(rel, entry.name)
-    )
-
-
-def _hidden_folder(index: IndexConfig, rel: str, name: str) -> bool:
-    return name.casefold() in SKIPPED_FOLDERS or index.never_exposed(rel, name)
-
-
 def links_in(text: str) -> list[str]:
-    """Wikilink targets in a note's body (outside inline code), in order, without duplicates."""
-    split = split_frontmatter(text)
-    body = split.body if split.state == "present" else text
+    """Wikilink targets in a note's body (outside code spans, fences and indented code, as the one
+    block scanner reads them), in order, without duplicates."""
+    found = fences(text)
+    body = text if found is None else found.body
     seen: dict[str, None] = {}
-    for link in find_wikilinks(_without_fences(body)):
-        if link.target:
-            seen.setdefault(link.target, None)
+    for block in inline_blocks(body):
+        for link in find_wikilinks(body[block.start : block.end]):
+            if link.target:
+                seen.setdefault(link.target, None)
     return list(seen)
-
-
-def _without_fences(body: str) -> str:
-    """Body with fenced code blocks blanked (a link shown as an example is not a link)."""
-    out: list[str] = []
-    fence = ""
-    for line in body.split("\n"):
-        stripped = line.lstrip()
-        if fence:
-            if stripped.startswith(fence):
-                fence = ""
-            out.append("")
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            out.append("")
-            continue
-        out.append(line)
-    return "\n".join(out)
 
 
 @dataclass

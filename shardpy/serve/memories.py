@@ -21,13 +21,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shardpy.frontmatter import as_list, as_text, split_frontmatter, yaml_item
-from shardpy.importers.markdown import find_wikilinks
+from shardpy.graph.store import GRAPH_FOLDER
+from shardpy.index.config import IndexConfig
+from shardpy.notes import visibility
+from shardpy.notes.frontmatter import as_list, as_text, split_frontmatter, yaml_item
+from shardpy.notes.wikilinks import find_wikilinks
 from shardpy.serve.identity import NAME, Caller
 
 Scope = Literal["general", "platform", "project"]
@@ -211,31 +213,53 @@ def near_duplicates(title: str, body: str, candidates: list[Memory]) -> list[tup
 
 @dataclass
 class Store:
-    """The memory root of one vault, parsed once per file version (size, mtime, inode)."""
+    """The memory root of one vault, parsed once per file version (size, mtime, inode).
+
+    Its files are found by the one walker and rule every reader asks (``shardpy.notes.visibility``:
+    no link, no dot folder, no ``credentials``/``transcripts``/... folder, no sync-conflict copy,
+    nothing ``mcp_never_expose`` names, nothing the index leaves out), so recall returns only
+    notes the index holds. The memory graph's entity notes (``<memory_root>/graph/``) are not
+    memories: the graph tools serve them, and ``search`` finds them (issue 28, docs/SERVE.md)."""
 
     vault: Path  # realpath
     root: str | None
+    rule: visibility.Rule | None = None  # None: the vault manifest's, read once when first needed
     _cache: dict[str, tuple[tuple[int, int, int], Memory]] = field(default_factory=dict)
     _snapshot: tuple[Memory, ...] = ()
     _views: dict[Caller, tuple[list[Memory], int]] = field(default_factory=dict)
 
-    def all(self) -> list[Memory]:
-        """Every memory file under the root; listed and stat-ed on every call, re-read only when changed."""
+    def _rule(self) -> visibility.Rule:
+        if self.rule is None:
+            self.rule = IndexConfig.for_vault(self.vault).rule
+        return self.rule
+
+    def _found(self) -> list[visibility.Entry]:
+        """The memory files: regular ``.md`` files (a link is never a memory, as it is never a note;
+        docs/SERVE.md "Exposure") the rule covers below the memory root, outside its graph folder."""
         if self.root is None:
             return []
-        base = self.vault / self.root
-        if os.path.realpath(base) != str(base) or not os.path.isdir(base):
-            return []  # the memory root reached through a link: no memory is read through it
+        rule = self._rule()
+        base = self.root.strip("/")
+        graph = f"{base}/{GRAPH_FOLDER}".casefold()
+
+        def wanted(rel: str, name: str) -> bool:
+            if not name.lower().endswith(".md") or visibility.under(rel.casefold(), graph):
+                return False
+            return rule.is_note(rel, name)
+
+        return [e for e in visibility.walk(self.vault, rule, wanted, base=base) if e.is_regular]
+
+    def all(self) -> list[Memory]:
+        """Every memory file under the root; listed and stat-ed on every call, re-read only when changed."""
         out: list[Memory] = []
         seen: set[str] = set()
-        for rel, full, st in _walk(str(base), self.root):
-            if not stat.S_ISREG(st.st_mode):
-                continue  # a link is never a memory, as it is never a note (docs/SERVE.md "Exposure")
+        for entry in self._found():
+            rel, st = entry.rel, entry.stat
             seen.add(rel)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
             cached = self._cache.get(rel)
             if cached is None or cached[0] != key:
-                text = _read_nofollow(full)
+                text = _read_nofollow(entry.path)
                 if text is None:
                     continue
                 cached = (key, parse_memory(rel, text))
@@ -276,33 +300,6 @@ def _read_nofollow(path: str) -> str | None:
         return None
     with os.fdopen(fd, "rb") as fh:
         return fh.read().decode("utf-8", "replace")
-
-
-def _walk(folder: str, rel: str) -> list[tuple[str, str, os.stat_result]]:
-    """Memory files under ``folder`` (lstat results; hidden entries skipped; at most 8 levels deep)."""
-    out: list[tuple[str, str, os.stat_result]] = []
-    stack = [(folder, rel, 0)]
-    while stack:
-        here, here_rel, depth = stack.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if depth < 8:
-                    stack.append((entry.path, f"{here_rel}/{name}", depth + 1))
-            elif name.lower().endswith(".md"):
-                out.append((f"{here_rel}/{name}", entry.path, st))
-    return out
 
 
 # -- writing ----------------------------------------------------------------------

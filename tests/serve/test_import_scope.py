@@ -50,7 +50,10 @@ def test_imported_claude_code_and_mcp_memories_reach_the_right_callers(tmp_path:
             titles = {
                 m["path"].rsplit("/", 1)[-1] for m in (await s.call("recall", {"limit": 50}))["memories"]
             }
-            assert {"deploys.md", "me.md", "Dana.md"} <= titles and "db.md" not in titles
+            assert {"deploys.md", "me.md"} <= titles and "db.md" not in titles
+            # Dana is an entity of the memory graph (<memory_root>/graph/): the graph tools serve it,
+            # recall does not (issue 28, docs/SERVE.md "recall").
+            assert "Dana.md" not in titles
 
     anyio.run(scenario)
 
