@@ -3,14 +3,20 @@ reader the one way shardpy.notes decides. Each test failed on main before the re
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
 
-from shardpy.frontmatter import split_frontmatter
+from shardpy.index.config import IndexConfig
+from shardpy.index.walk import walk
 from shardpy.merge.frontmatter import split_frontmatter as merge_split
+from shardpy.notes.frontmatter import split_frontmatter
 from shardpy.plan.links import _rewrite_bytes
+from shardpy.serve import tools
+from shardpy.serve.graph import links_in
 from shardpy.shard.render import render_text
 from shardpy.shard.rules import fenced_block, frontmatter_keys
 from shardpy.vault.links import LinkRenames
@@ -73,3 +79,37 @@ def test_the_rename_rewrite_leaves_code_and_escapes_alone(text: str, expected: s
     data, count = _rewrite_bytes(links, text.encode())
     assert data.decode() == expected
     assert count == expected.count("New")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    [[Old]] indented code\n",
+        "````\n```\n[[Old]]\n````\n",  # a longer fence is not closed by a shorter one
+        "~~~\n[[Old]]\n~~~~\n",
+        "- ``a ` [[Old]]`` x\n",
+    ],
+)
+def test_serve_reads_no_link_in_code(text: str) -> None:
+    """expand's links and backlinks and health's broken links: serve blanked fences by their first
+    three characters only (``serve/graph._without_fences``) and read indented code as text."""
+    assert links_in("---\ntags: [x]\n---\n" + text + "and [[New]]\n") == ["New"]
+
+
+def test_the_index_and_the_server_withhold_the_same_folders(tmp_path: Path) -> None:
+    """The issue's case: with ``mcp_never_expose: ["secret", "people/private"]`` the index held only
+    the allowed note while the server served the rest (fixed in the server by issue 24; since issue
+    25 both ask one rule, shardpy/notes/visibility.py)."""
+    vault = tmp_path / "vault"
+    notes = ["brain/ok.md", "secret/a.md", "people/private/b.md", "credentials/k.md", "transcripts/t.md"]
+    for rel in notes:
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(f"# {rel}\n\nwords\n", encoding="utf-8")
+    roots = ["brain", "secret", "people", "credentials", "transcripts"]
+    manifest = {"mcp_exposed_roots": roots, "mcp_never_expose": ["secret", "people/private"]}
+    (vault / "vault-manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    vault = vault.resolve()
+    assert set(walk(vault, IndexConfig.for_vault(vault))[0]) == {"brain/ok.md"}
+    exposure = tools.Served.open(vault).exposure
+    assert set(exposure.notes()) == {"brain/ok.md"}
+    assert [rel for rel in notes if exposure.read_text(rel) is not None] == ["brain/ok.md"]
