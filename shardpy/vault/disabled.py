@@ -1,9 +1,9 @@
 """Is a note soft-deleted? One answer for every reader (issue 30, "Deletes").
 
 ``shardpy rm`` writes ``disabled: true`` (and ``disabled_at``) into a note's
-frontmatter (shardpy/sync/deletes.py); the MCP server withholds such a note
-from every surface (serve/exposure.py asks :func:`is_disabled`), and the
-search index is to ask the same function. Only the YAML boolean ``true``
+frontmatter (shardpy/sync/deletes.py); the one admission rule every reader
+asks (shardpy/notes/visibility.py) holds such a note back from the search
+index and from every MCP surface, through :func:`is_disabled`. Only the YAML boolean ``true``
 counts: ``disabled: "yes"`` or ``disabled: 1`` is a user's own key, left alone.
 """
 
