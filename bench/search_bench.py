@@ -301,6 +301,20 @@ def _cli_search_ms(vault: Path, env: dict[str, str]) -> float:
     return statistics.median(times) * 1000
 
 
+def _floor_ms(env: dict[str, str]) -> dict[str, float]:
+    """What any Python process pays before searching, same run: the interpreter alone, and with
+    numpy imported (the scan by meaning needs it), median of 5 each."""
+    out = {}
+    for key, code in (("python_floor_ms", "pass"), ("numpy_floor_ms", "import numpy")):
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            times.append(time.perf_counter() - t)
+        out[key] = statistics.median(times) * 1000
+    return out
+
+
 def _model_mb() -> dict[str, float]:
     """What the bundled model costs on disk: the installed wordllama package and its weights file."""
     import importlib.util
@@ -385,6 +399,8 @@ def run_size(size: int) -> dict[str, Any]:
         out["cli_search_ms"] = _cli_search_ms(vault, env)
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
         out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
+        out["cli_vs_grep"] = out["cli_search_ms"] / out["grep_p50_ms"]
+        out.update(_floor_ms(env))
         out["generate_s"] = gen_s
         out.update(_model_mb())
         return out
@@ -425,6 +441,9 @@ ROWS = [
     ("hybrid query CPU p50 (ms)", "hybrid_cpu_p50_ms", ""),
     ("hybrid query CPU p95 (ms)", "hybrid_cpu_p95_ms", ""),
     ("shardpy search process, hybrid (ms)", "cli_search_ms", "<= 0.5x grep"),
+    ("shardpy search process / grep -ril p50", "cli_vs_grep", "<= 0.5"),
+    ("python -c pass (ms, same run)", "python_floor_ms", "floor"),
+    ("python -c 'import numpy' (ms, same run)", "numpy_floor_ms", "floor"),
     ("model package / weights (MB)", "model_pkg_mb", "wordllama"),
     ("model weights file (MB)", "model_weights_mb", ""),
     ("DB size (MB)", "db_mb", ""),

@@ -23,10 +23,12 @@ docs/SEARCH.md (tests/index/test_semantic.py).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import importlib.util
 import itertools
 import json
+import math
 import os
 import struct
 import threading
@@ -178,17 +180,24 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(f"{path.resolve()}:{st.st_size}".encode()).hexdigest()[:12]
 
 
-def _wordllama() -> StaticEmbedder:
+WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
+WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+
+
+def _wordllama_root() -> Path:
     spec = importlib.util.find_spec("wordllama")  # finds the package without running its __init__
     if spec is None or not spec.submodule_search_locations:
         raise Unavailable("the wordllama package is not installed (pip install wordllama)")
     root = Path(next(iter(spec.submodule_search_locations)))
-    weights = root / "weights" / "l2_supercat_256.safetensors"
-    tokenizer = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
-    for needed in (weights, tokenizer):
+    for needed in (root / WORDLLAMA_WEIGHTS, root / WORDLLAMA_TOKENIZER):
         if not needed.is_file():
             raise Unavailable(f"the wordllama package lacks {needed.name} (reinstall it)")
-    return _static(WORDLLAMA_NAME, weights, tokenizer)
+    return root
+
+
+def _wordllama() -> StaticEmbedder:
+    root = _wordllama_root()
+    return _static(WORDLLAMA_NAME, root / WORDLLAMA_WEIGHTS, root / WORDLLAMA_TOKENIZER)
 
 
 def _folder_name(root: Path) -> str:
@@ -264,6 +273,101 @@ def _load(spec: str) -> Embedder:
     if not root.is_dir():
         raise Unavailable(f"{ENV}={spec} is neither 'wordllama' nor a folder holding a model")
     return _folder(root)
+
+
+class QueryModel(Protocol):
+    name: str
+    dim: int
+
+    def vector(self, text: str) -> list[float]:
+        """The text's L2-normalised vector (the same as ``encode([text])[0]`` of the model)."""
+        ...
+
+
+@dataclass
+class _Loaded:
+    """A query vector from the fully loaded model (a folder model)."""
+
+    name: str
+    dim: int
+    model: Embedder
+
+    def vector(self, text: str) -> list[float]:
+        return [float(x) for x in self.model.encode([text])[0]]
+
+
+@dataclass
+class _LightStatic:
+    """The bundled static model for one short text without numpy or ``tokenizers``: the ids from
+    shardpy/index/bpe.py, the rows read from the weights file where they lie (a one-shot search
+    loaded 1.1 s of tokenizer and 0.4 s of weights to embed a dozen words; issue 29)."""
+
+    name: str
+    dim: int
+    weights: Path
+    offset: int  # of the table's first row in the file
+    rows: int
+    tok: Any  # bpe.Bpe
+
+    def vector(self, text: str) -> list[float]:
+        ids = self.tok.encode(text)[:MAX_TOKENS]
+        total = [0.0] * self.dim
+        row = struct.Struct(f"<{self.dim}e")
+        with open(self.weights, "rb") as fh:
+            for tid, count in collections.Counter(min(max(t, 0), self.rows - 1) for t in ids).items():
+                fh.seek(self.offset + tid * row.size)
+                for k, x in enumerate(row.unpack(fh.read(row.size))):
+                    total[k] += x * count
+        norm = math.sqrt(sum(x * x for x in total)) or 1.0
+        return [x / norm for x in total]  # the mean's direction: dividing by len(ids) changes nothing
+
+
+def _light_wordllama() -> QueryModel:
+    from shardpy.index import bpe
+
+    root = _wordllama_root()
+    weights, tokenizer = root / WORDLLAMA_WEIGHTS, root / WORDLLAMA_TOKENIZER
+    with open(weights, "rb") as fh:
+        (size,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(size))
+    header.pop("__metadata__", None)
+    tables = [t for t in header.values() if len(t["shape"]) == 2]
+    if len(tables) != 1 or tables[0]["dtype"] != "F16":
+        raise bpe.Unsupported("the weights are not one float16 table")
+    rows, dim = tables[0]["shape"]
+    start = 8 + size + int(tables[0]["data_offsets"][0])
+    return _LightStatic(
+        WORDLLAMA_NAME, int(dim), weights, start, int(rows), bpe.Bpe(bpe.load_tables(tokenizer))
+    )
+
+
+_QUERY: dict[str, QueryModel | Unavailable | None] = {}  # None: the light path does not apply
+
+
+def query_model() -> QueryModel:
+    """What embeds a query: the bundled model without loading it whole (numpy, ``tokenizers``,
+    the weights), a folder model loaded; :class:`Unavailable` says why there is none."""
+    spec = configured()
+    if spec == DEFAULT:
+        with _LOCK:
+            if spec not in _QUERY:
+                _QUERY[spec] = _light_or_none()
+            got = _QUERY[spec]
+        if isinstance(got, Unavailable):
+            raise got
+        if got is not None:
+            return got
+    model = load()
+    return _Loaded(model.name, model.dim, model)
+
+
+def _light_or_none() -> QueryModel | Unavailable | None:
+    try:
+        return _light_wordllama()
+    except Unavailable as exc:
+        return exc
+    except (OSError, ValueError, KeyError, TypeError, ImportError):  # and bpe.Unsupported
+        return None  # the full model decides (and says what is wrong with it)
 
 
 def section_text(title: str, heading: str, body: str) -> str:

@@ -161,9 +161,9 @@ def _lexical(lex: SearchResult, offset: int, page: list[SearchHit], notices: lis
     return SearchResult(lex.query, lex.match, hits, notices, mode="lexical")
 
 
-def _model(root: Path, notices: list[str], *, explicit: bool) -> embed.Embedder | None:
+def _model(root: Path, notices: list[str], *, explicit: bool) -> embed.QueryModel | None:
     try:
-        return embed.load()
+        return embed.query_model()
     except embed.Unavailable as exc:
         why = str(exc)
     db = store.index_path(root)
@@ -180,7 +180,7 @@ Ranked = list[tuple[int, int, float]]
 
 def _semantic(
     root: Path,
-    model: embed.Embedder,
+    model: embed.QueryModel,
     query: str,
     kind: str | None,
     path: str | None,
@@ -205,13 +205,13 @@ def _semantic(
                     continue
                 return None
             allowed = _allowed_files(conn, kind, path)
-        return _rank(mat, model.encode([query.strip()])[0], allowed, depth)
+        return _rank(mat, model.vector(query.strip()), allowed, depth)
     return None
 
 
 def _meaning_list(
     root: Path,
-    model: embed.Embedder,
+    model: embed.QueryModel,
     query: str,
     kind: str | None,
     path: str | None,
@@ -278,10 +278,10 @@ def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None)
     return {int(r[0]) for r in rows}
 
 
-def _rank(mat: vectors.Matrix, q: NDArray[np.float32], allowed: set[int] | None, depth: int) -> Ranked:
+def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, depth: int) -> Ranked:
     import numpy as np
 
-    sims = mat.vecs @ q
+    sims = mat.vecs @ np.asarray(query, dtype=np.float32)
     if allowed is not None:
         keep = np.isin(mat.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
         sims = np.where(keep, sims, -np.inf)

@@ -96,7 +96,7 @@ def check(conn: sqlite3.Connection, vault_real: str) -> str | None:
 
 def remove(db: Path) -> None:
     """Delete the index file and its journal (safe: it is only a cache)."""
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", ".vectors"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{db}{suffix}")
 

@@ -1,0 +1,163 @@
+"""The bundled model's tokenizer in plain Python, for a query: the same ids as ``tokenizers``.
+
+A one-shot ``shardpy search`` spent more on loading the Rust tokenizer (its 1.8 MB JSON: 1.1 s on a
+loaded machine) than on searching, to tokenize a dozen words. WordLlama's tokenizer is Llama 2's:
+a Prepend("▁") + Replace(" ", "▁") normalizer, no pre-tokenizer, a BPE model with byte fallback, and
+three special tokens matched in the raw text. No vocabulary entry holds a "▁" after another
+character, so no merge crosses the start of a "▁" run: each run of "▁" with the word after it is
+merged alone (and remembered), which gives the whole string's ids. The vocabulary and the merges are
+read from the JSON once per machine and kept in the user cache folder as a marshal file.
+
+Only a tokenizer of exactly that shape is accepted (:class:`Unsupported` otherwise: the caller uses
+``tokenizers``). tests/index/test_query_path.py compares the ids with ``tokenizers`` on varied text
+(emoji, mixed scripts, special tokens, runs of spaces, 1,000 characters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import re
+from pathlib import Path
+
+from shardpy.cachedir import cache_dir
+
+META = "\u2581"  # "▁": a space, for SentencePiece-style vocabularies
+_PIECE = re.compile(f"{META}*[^{META}]*")
+FORMAT = 2  # of the cached tables
+
+
+class Unsupported(ValueError):
+    """The tokenizer is not of the shape this module reproduces."""
+
+
+# (the id of each one-character token, merges: (left << 16 | right) -> (rank << 16 | merged id), the
+# special tokens, the 256 byte tokens). Only what encoding reads, in ints: loading it stays cheap.
+Tables = tuple[dict[str, int], dict[int, int], dict[str, int], list[int]]
+
+
+def _check_shape(data: dict[str, object]) -> None:
+    model = data.get("model")
+    norm = data.get("normalizer")
+    expected_norm = {
+        "type": "Sequence",
+        "normalizers": [
+            {"type": "Prepend", "prepend": META},
+            {"type": "Replace", "pattern": {"String": " "}, "content": META},
+        ],
+    }
+    if not isinstance(model, dict) or data.get("pre_tokenizer") is not None or norm != expected_norm:
+        raise Unsupported("not a Llama-style tokenizer")
+    plain = {"dropout": None, "continuing_subword_prefix": None, "end_of_word_suffix": None}
+    if model.get("type") != "BPE" or not model.get("byte_fallback") or model.get("ignore_merges"):
+        raise Unsupported("not a byte-fallback BPE")
+    if any(model.get(k) != v for k, v in plain.items()):
+        raise Unsupported("BPE options this module does not reproduce")
+
+
+def _tables(data: dict[str, object]) -> Tables:
+    _check_shape(data)
+    model = data["model"]
+    assert isinstance(model, dict)
+    vocab: dict[str, int] = {str(k): int(v) for k, v in model["vocab"].items()}
+    if any(META in tok[1:] and set(tok) != {META} for tok in vocab):
+        raise Unsupported("a token holds a space after a character: merges may cross words")
+    if len(vocab) >= 1 << 16:
+        raise Unsupported("a vocabulary of more than 65,536 tokens")
+    merges: dict[int, int] = {}
+    for rank, entry in enumerate(model["merges"]):
+        a, b = entry.split(" ", 1) if isinstance(entry, str) else entry
+        if a in vocab and b in vocab and a + b in vocab:
+            merges.setdefault(vocab[a] << 16 | vocab[b], rank << 16 | vocab[a + b])
+    added = data.get("added_tokens") or []
+    assert isinstance(added, list)
+    if any(t.get("normalized") or t.get("single_word") or t.get("lstrip") or t.get("rstrip") for t in added):
+        raise Unsupported("added tokens with options")
+    specials = {str(t["content"]): int(t["id"]) for t in added}
+    chars = {tok: i for tok, i in vocab.items() if len(tok) == 1}
+    return chars, merges, specials, [vocab[f"<0x{b:02X}>"] for b in range(256)]
+
+
+def _cache_file(path: Path) -> Path:
+    st = path.stat()
+    key = hashlib.sha256(f"{FORMAT}:{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    return cache_dir() / "models" / f"{path.stem}-{key}.bpe"
+
+
+def load_tables(path: Path) -> Tables:
+    """The tables of ``path`` (a tokenizer.json), from the machine's cache when it has them."""
+    cached = _cache_file(path)
+    try:
+        with open(cached, "rb") as fh:
+            got = marshal.loads(fh.read())  # marshal.load(fh) reads in small pieces: 5x slower
+        if isinstance(got, tuple) and len(got) == 4:
+            return got
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    tables = _tables(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            marshal.dump(tables, fh)
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # an unwritable cache costs the next query the JSON again, nothing else
+    return tables
+
+
+class Bpe:
+    """``encode(text)``: the ids ``tokenizers`` gives with ``add_special_tokens=False``."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.chars, self.merges, self.specials, self._bytes = tables
+        self._memo: dict[str, list[int]] = {}
+        names = sorted(self.specials, key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(re.escape(n) for n in names) + ")") if names else None
+
+    def encode(self, text: str) -> list[int]:
+        out: list[int] = []
+        parts = self._split.split(text) if self._split else [text]
+        for k, part in enumerate(parts):
+            if k % 2:
+                out.append(self.specials[part])
+            elif part:
+                for piece in _PIECE.findall(META + part.replace(" ", META)):
+                    if piece:
+                        out += self._piece(piece)
+        return out
+
+    def _piece(self, piece: str) -> list[int]:
+        got = self._memo.get(piece)
+        if got is None:
+            got = self._merge(self._symbols(piece))
+            if len(self._memo) < 200_000:
+                self._memo[piece] = got
+        return got
+
+    def _symbols(self, piece: str) -> list[int]:
+        ids: list[int] = []
+        for ch in piece:
+            known = self.chars.get(ch)
+            if known is None:
+                ids += [self._bytes[b] for b in ch.encode("utf-8", "surrogatepass")]
+            else:
+                ids.append(known)
+        return ids
+
+    def _merge(self, ids: list[int]) -> list[int]:
+        """The lowest-ranked merge first, the leftmost among equals (as ``tokenizers`` does)."""
+        merges = self.merges
+        while len(ids) > 1:
+            best: tuple[int, int] | None = None
+            for i in range(len(ids) - 1):
+                found = merges.get(ids[i] << 16 | ids[i + 1])
+                if found is not None and (best is None or found < best[0]):
+                    best = (found, i)
+            if best is None:
+                break
+            found, i = best
+            ids[i : i + 2] = [found & 0xFFFF]
+        return ids
