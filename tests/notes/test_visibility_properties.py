@@ -33,6 +33,7 @@ from shardpy.index import store
 from shardpy.serve import tools
 from shardpy.serve.identity import Caller
 from shardpy.serve.memories import Store
+from tests.security.test_exposure_properties import free_path, plant_link
 
 FOLDERS = ["", "brain", "brain/sub", "Brain", "reference", "people/private", "People/Private/x", "secret",
            "memories", "memories/2026", "memories/graph", "memories/credentials", "credentials",
@@ -94,20 +95,14 @@ def _build(base: Path, tree: list[Spec], manifest: dict[str, Any]) -> tuple[Path
     (vault / "vault-manifest.json").write_text(json.dumps({**manifest, "memory_root": MEMORY}))
     written: dict[str, Spec] = {}
     for n, spec in enumerate(tree):
-        full = vault / spec.path
-        if os.path.lexists(full) or any(os.path.islink(p) for p in full.parents if vault in p.parents):
-            continue
-        try:
-            full.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
+        full = free_path(vault, spec.path)
+        if full is None:
             continue
         if spec.kind in KINDS:
             full.write_text(_text(spec.kind, f"MARK{n}X"))
             written[spec.path] = spec
-        elif spec.target == "OUT":
-            os.symlink(outside if spec.kind == "dirlink" else outside / "OUT.md", full)
         else:
-            os.symlink(vault / ("nowhere.md" if spec.target == "NONE" else spec.target), full)
+            plant_link(vault, full, spec.target, outside if spec.kind == "dirlink" else outside / "OUT.md")
     return vault, written
 
 

@@ -106,6 +106,24 @@ references = st.lists(
 )
 
 
+def free_path(vault: Path, rel: str) -> Path | None:
+    """Where an entry of a random tree goes, its folders made; None when the path is taken, lies
+    through a link planted before, or a file stands where a folder would."""
+    full = vault / rel
+    if os.path.lexists(full) or any(os.path.islink(p) for p in full.parents if vault in p.parents):
+        return None
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        return None
+    return full
+
+
+def plant_link(vault: Path, full: Path, target: str, out: Path) -> None:
+    """A link at ``full`` to a vault path, to ``out`` (``OUT``), or to nothing (``NONE``)."""
+    os.symlink(out if target == "OUT" else vault / ("nowhere.md" if target == "NONE" else target), full)
+
+
 def _build(base: Path, spec: list[Entry], manifest: dict[str, Any]) -> tuple[Path, dict[str, str]]:
     """The vault on disk; returns it and {path of each regular file: its marker}."""
     vault = base / "vault"
@@ -117,12 +135,8 @@ def _build(base: Path, spec: list[Entry], manifest: dict[str, Any]) -> tuple[Pat
     (vault / "vault-manifest.json").write_text(json.dumps({**manifest, "memory_root": MEMORY_ROOT}))
     markers: dict[str, str] = {}
     for n, e in enumerate(spec):
-        full = vault / e.path
-        if os.path.lexists(full) or any(os.path.islink(p) for p in full.parents if vault in p.parents):
-            continue
-        try:
-            full.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
+        full = free_path(vault, e.path)
+        if full is None:
             continue
         if e.kind in ("note", "private"):
             marker = f"MARK{n}X"
@@ -131,12 +145,8 @@ def _build(base: Path, spec: list[Entry], manifest: dict[str, Any]) -> tuple[Pat
                 f"---\ntags: {tags}\ndescription: d {marker}\n---\n# T {marker}\n\nbody {marker}\n"
             )
             markers[e.path] = marker
-        elif e.target == "OUT":
-            os.symlink(outside / ("sub" if e.kind == "dirlink" else "OUT.md"), full)
-        elif e.target == "NONE":
-            os.symlink(vault / "nowhere.md", full)
         else:
-            os.symlink(vault / e.target, full)
+            plant_link(vault, full, e.target, outside / ("sub" if e.kind == "dirlink" else "OUT.md"))
     return vault, markers
 
 
