@@ -29,8 +29,8 @@ from typing import Any
 VERSION = 1
 RACY_NS = 2_000_000_000  # two seconds: coarse file-system clocks (FAT, some network shares) tick that slowly
 
-# A note's entry: (size, mtime_ns, inode, index into the cache's key lists).
-Entry = tuple[int, int, int, int]
+# A note's entry: [size, mtime_ns, inode, index into the cache's key lists] (checked where used).
+Entry = list[int]
 
 
 def cache_file(vault: Path) -> Path:
@@ -40,26 +40,19 @@ def cache_file(vault: Path) -> Path:
     return cache_dir() / "status" / f"keys-{key}.json"
 
 
-def _load(path: Path) -> tuple[int, dict[str, Entry], list[list[str]]]:
+def _load(path: Path) -> tuple[int, dict[str, Any], list[list[str]]]:
     """(start of the run that wrote it, entries, key lists); empty when absent or not ours."""
     try:
         data = json.loads(path.read_bytes())
         if not isinstance(data, dict) or data.get("v") != VERSION:
             return 0, {}, []
         started, notes, lists = data["started_ns"], data["notes"], data["keys"]
-        ok = isinstance(started, int) and isinstance(notes, dict) and isinstance(lists, list)
+        ok = type(started) is int and isinstance(notes, dict) and isinstance(lists, list)
         if not ok or not all(isinstance(k, list) and all(isinstance(s, str) for s in k) for k in lists):
             return 0, {}, []
-        entries = {rel: _entry(raw, len(lists)) for rel, raw in notes.items()}
-        return started, {rel: e for rel, e in entries.items() if e is not None}, lists
+        return started, notes, lists
     except (OSError, ValueError, KeyError, TypeError):
         return 0, {}, []
-
-
-def _entry(raw: Any, lists: int) -> Entry | None:
-    if not (isinstance(raw, list) and len(raw) == 4 and all(type(v) is int for v in raw)):
-        return None
-    return (raw[0], raw[1], raw[2], raw[3]) if 0 <= raw[3] < lists else None
 
 
 class KeyCache:
@@ -69,12 +62,25 @@ class KeyCache:
         self.vault = vault
         self.path = cache_file(vault)
         self.started = time.time_ns()
-        written, self.old, self.old_lists = _load(self.path)
+        written, self.old, self.lists = _load(self.path)
         self.trusted_before = written - RACY_NS
         self.new: dict[str, Entry] = {}
-        self.lists: list[list[str]] = []
-        self._index: dict[tuple[str, ...], int] = {}
+        self._index: dict[tuple[str, ...], int] | None = None  # built at the first note read
         self.changed = False
+
+    def _hit(self, rel: str, st: os.stat_result) -> list[str] | None:
+        """The kept keys when the entry is well formed, matches the note and is not racy."""
+        old = self.old.get(rel)
+        if type(old) is not list or len(old) != 4 or st.st_mtime_ns >= self.trusted_before:
+            return None
+        size, mtime, ino, at = old
+        if size != st.st_size or mtime != st.st_mtime_ns or ino != st.st_ino:
+            return None
+        if type(at) is not int or not 0 <= at < len(self.lists):
+            return None
+        self.new[rel] = old
+        found: list[str] = self.lists[at]
+        return found
 
     def keys(self, rels: Iterable[str]) -> Iterator[tuple[str, list[str] | None]]:
         """(note, its frontmatter keys; None when it cannot be read), in the order given."""
@@ -86,11 +92,8 @@ class KeyCache:
             name = f"{base}/{rel}"
             try:
                 st = os.lstat(name)
-                old = self.old.get(rel)
-                same = old is not None and old[:3] == (st.st_size, st.st_mtime_ns, st.st_ino)
-                if old is not None and same and st.st_mtime_ns < self.trusted_before:
-                    found = self.old_lists[old[3]]
-                    self._keep(rel, st, found)
+                found = self._hit(rel, st)
+                if found is not None:
                     yield rel, found
                     continue
                 # Only string keys: a required key is a string, so no other key can be one.
@@ -103,18 +106,25 @@ class KeyCache:
             yield rel, found
 
     def _keep(self, rel: str, st: os.stat_result, found: list[str]) -> None:
+        if self._index is None:
+            self._index = {tuple(k): i for i, k in enumerate(self.lists)}
         key = tuple(found)
         at = self._index.get(key)
         if at is None:
             at = self._index[key] = len(self.lists)
             self.lists.append(found)
-        self.new[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, at)
+        self.new[rel] = [st.st_size, st.st_mtime_ns, st.st_ino, at]
 
     def save(self) -> None:
         """Write the run's entries (only the notes it asked about) when any was read or dropped;
         a cache that cannot be written is no error: the next run reads the notes again."""
         if not self.changed and self.new.keys() == self.old.keys() and self.trusted_before > 0:
             return
+        used = sorted({e[3] for e in self.new.values()})
+        if len(used) < len(self.lists):  # drop key lists no note uses any more
+            renumber = {old: new for new, old in enumerate(used)}
+            self.lists = [self.lists[i] for i in used]
+            self.new = {rel: [*e[:3], renumber[e[3]]] for rel, e in self.new.items()}
         data = {"v": VERSION, "started_ns": self.started, "keys": self.lists, "notes": self.new}
         blob = json.dumps(data, separators=(",", ":")).encode()
         from shardpy.fsutil import atomic_write

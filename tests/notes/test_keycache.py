@@ -95,11 +95,20 @@ def test_a_racily_clean_note_is_read_again(tmp_path: Path, monkeypatch: pytest.M
     assert seen == ["a.md"]
 
 
-@pytest.mark.parametrize("junk", [b"", b"{", b"[]", b'{"v": 1, "started_ns": 1, "keys": [[1]], "notes": {}}'])
+ENTRY = '{"v": 1, "started_ns": 9000000000000000000, "keys": [["x"]], "notes": {"a.md": %s}}'
+JUNK = [b"", b"{", b"[]", b'{"v": 1, "started_ns": 1, "keys": [[1]], "notes": {}}']
+# Entries of the right size and time but malformed: each is read again, never trusted.
+JUNK += [(ENTRY % e).encode() for e in ("[%d, %d, %d, 5]", "[%d, %d, %d, true]", "[%d, %d, %d]", "7")]
+
+
+@pytest.mark.parametrize("junk", JUNK)
 def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path: Path, junk: bytes) -> None:
     vault = _vault(tmp_path)
     path = cache_file(vault)
     path.parent.mkdir(parents=True)
+    st = (vault / "a.md").stat()
+    if b"%d" in junk:
+        junk = junk.replace(b"%d, %d, %d", b"%d, %d, %d" % (st.st_size, st.st_mtime_ns, st.st_ino))
     path.write_bytes(junk)
     assert _run(vault, ["a.md"]) == {"a.md": ["title", "type"]}
     assert path.read_bytes() != junk
