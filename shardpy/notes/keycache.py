@@ -4,7 +4,7 @@
 reading 20,000 notes costs three times a whole plain ``status`` by itself
 (the bench's raw floor: open, read, split). So the keys are kept in the user
 cache folder, one JSON file per vault, keyed by each note's size,
-modification time and inode; a note whose ``lstat`` still matches is not
+modification time and inode; a note whose ``stat`` still matches is not
 read again, any other is read and its keys derived by
 :func:`shardpy.shard.rules.frontmatter_keys`, the one derivation.
 
@@ -91,7 +91,7 @@ class KeyCache:
         for rel in rels:
             name = f"{base}/{rel}"
             try:
-                st = os.lstat(name)
+                st = os.stat(name)  # what read_text reads: a link is followed, so its target is what is kept
                 found = self._hit(rel, st)
                 if found is not None:
                     yield rel, found

@@ -112,3 +112,15 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path: Path, junk: bytes) -
     path.write_bytes(junk)
     assert _run(vault, ["a.md"]) == {"a.md": ["title", "type"]}
     assert path.read_bytes() != junk
+
+
+def test_a_linked_note_is_kept_by_its_target(tmp_path: Path) -> None:
+    # read_text follows a link, so the entry must describe the target: an edit there is seen.
+    vault = _vault(tmp_path)
+    target = tmp_path / "elsewhere.md"
+    target.write_text("---\ntitle: T\n---\n")
+    os.utime(target, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+    (vault / "link.md").symlink_to(target)
+    assert _run(vault, ["link.md"]) == {"link.md": ["title"]}
+    target.write_text("---\ntitle: T\ntype: x\n---\n")
+    assert _run(vault, ["link.md"]) == {"link.md": ["title", "type"]}
