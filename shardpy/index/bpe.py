@@ -117,7 +117,8 @@ class Bpe:
         names = sorted(self.specials, key=len, reverse=True)
         self._split = re.compile("(" + "|".join(re.escape(n) for n in names) + ")") if names else None
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, limit: int | None = None) -> list[int]:
+        """The ids of ``text``; with ``limit``, its first ``limit`` ids (the rest is not merged)."""
         out: list[int] = []
         parts = self._split.split(text) if self._split else [text]
         for k, part in enumerate(parts):
@@ -127,7 +128,9 @@ class Bpe:
                 for piece in _PIECE.findall(META + part.replace(" ", META)):
                     if piece:
                         out += self._piece(piece)
-        return out
+                    if limit is not None and len(out) >= limit:
+                        return out[:limit]
+        return out if limit is None else out[:limit]
 
     def _piece(self, piece: str) -> list[int]:
         got = self._memo.get(piece)
