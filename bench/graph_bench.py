@@ -6,7 +6,8 @@ mcp-memory`` (the entity notes the tools serve), then times over stdio, through 
 client, against both servers on the same data:
 
 - the first call of a fresh server (``read_graph``: ours reads and parses every entity note;
-  the reference reads its JSONL file on every call),
+  the reference reads its JSONL file on every call), and of a second server (ours starts from
+  the on-disk index the first saved; the reference's figure is its first call again),
 - ``read_graph`` (the whole graph; reported, no target),
 - ``search_nodes`` (a word of the vocabulary, held by about 0.6% of the entities, 120 of 20,000;
   target p95 < 50 ms at 20k entities),
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 WORDS = [f"w{i:04d}" for i in range(2000)]
+SAVE_WAIT = 12.0  # seconds a first server is kept after its calls, so its sweep saves the index
 
 
 def pct(values: list[float], q: float) -> float:
@@ -106,6 +108,15 @@ async def measure(session: Any, names: list[str], calls: int, rnd: random.Random
 
 
 async def run_ours(vault: Path, repo: Path, names: list[str], calls: int) -> dict[str, list[float]]:
+    figures = await _ours(vault, repo, names, calls)
+    # A second server, as the next MCP session starts one: its first call starts from the on-disk
+    # index the first one saved (graph.cache) instead of parsing every note.
+    warm = await _ours(vault, repo, names, 0)
+    return {"first_call": figures.pop("first_call"), "first_call_warm": warm["first_call"], **figures}
+
+
+async def _ours(vault: Path, repo: Path, names: list[str], calls: int) -> dict[str, list[float]]:
+    import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -113,12 +124,17 @@ async def run_ours(vault: Path, repo: Path, names: list[str], calls: int) -> dic
         command=sys.executable,
         args=["-m", "shardpy", "serve", str(vault)],
         cwd=str(repo),
-        env=dict(os.environ),
+        # the derived index's on-disk copy (graph.cache) goes with the generated vault, not the user's cache
+        env={**os.environ, "SHARDPY_CACHE_DIR": str(vault.parent / "cache")},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         first = await timed(lambda: session.call_tool("read_graph", {}), 1)  # loads the modules, the index
-        return {"first_call": first, **await measure(session, names, calls, random.Random(1))}
+        if not calls:
+            return {"first_call": first}
+        figures = await measure(session, names, calls, random.Random(1))
+        await anyio.sleep(SAVE_WAIT)  # the background sweep saves the on-disk index meanwhile
+        return {"first_call": first, **figures}
 
 
 async def run_reference(graph: Path, names: list[str], calls: int) -> dict[str, list[float]]:
@@ -126,7 +142,8 @@ async def run_reference(graph: Path, names: list[str], calls: int) -> dict[str, 
 
     async with memory_server_session(graph) as session:
         first = await timed(lambda: session.call_tool("read_graph", {}), 1)
-        return {"first_call": first, **await measure(session, names, calls, random.Random(1))}
+        figures = await measure(session, names, calls, random.Random(1))
+        return {"first_call": first, "first_call_warm": first, **figures}  # no index: it reads its file
 
 
 def main() -> None:

@@ -1,30 +1,44 @@
 """The derived index on disk: each note's stat key and what it parsed to, so a new server (every
 MCP session starts one) stats the notes instead of parsing all of them again (issue 28, "Speed":
-a first call parsed 20,000 entity notes, tens of seconds on a loaded machine).
+a first call parsed 20,000 entity notes, minutes on a loaded machine).
 
-It lives in the user's cache folder (``<cache>/graph/<vault name>-<digest>.json``, keyed by the
+It lives in the user's cache folder (``<cache>/graph/<vault name>-<digest>.sqlite3``, keyed by the
 vault's real path and the memory root, like the search index: ``index.store.index_path``), never
 in the vault, so git never syncs it. It is derived: a note whose size, mtime or inode differs from
-its entry is read again, a file that is missing, damaged, for another vault or written by another
-version of the parser is ignored (and replaced at the next save), and deleting it is always safe.
-JSON, never pickle: loading it builds plain values, nothing else. The frontmatter is kept as its
-text (``Entity.fm_text``; ``note.frontmatter_data`` reads it again for a write).
+its row is read again, a file that is missing, damaged, for another vault or written by another
+version of the parser is ignored (and rewritten whole at the next save), and deleting it is always
+safe. Each row is one note: a save writes the rows of the notes that changed since the last one
+(a write changes one note; rewriting 20,000 held the interpreter for seconds in the middle of
+calls), and a row pairs a stat key with what that very file parsed to, so two servers saving at
+once never make a wrong pair. The item is JSON, never pickle: loading it builds plain values.
+The frontmatter is kept as its text (``Entity.fm_text``; ``note.frontmatter_data`` reads it again
+for a write).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from shardpy.graph.facts import Fact
 from shardpy.graph.note import Entity, Invalid
 
-FORMAT = 1
+FORMAT = 2
 _PARSERS = ("note.py", "foreign.py", "facts.py")  # a change to any of them changes what a note parses to
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, ino INTEGER NOT NULL,
+    item TEXT NOT NULL
+);
+"""
 
 FileKey = tuple[int, int, int]
 Files = dict[str, tuple[FileKey, Entity | Invalid]]
@@ -36,7 +50,7 @@ def cache_path(vault: Path, memory_root: str) -> Path:
     real = os.path.realpath(vault)
     digest = hashlib.sha256(f"{real}\0{memory_root}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.")[:40] or "vault"
-    return cache_dir() / "graph" / f"{name}-{digest}.json"
+    return cache_dir() / "graph" / f"{name}-{digest}.sqlite3"
 
 
 def _parser_digest() -> str:
@@ -47,38 +61,58 @@ def _parser_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def _header(vault: Path, memory_root: str) -> dict[str, Any]:
-    return {
-        "format": FORMAT,
-        "parser": _parser_digest(),
-        "vault": os.path.realpath(vault),
-        "root": memory_root,
-    }
+def _header(vault: Path, memory_root: str) -> dict[str, str]:
+    real = os.path.realpath(vault)
+    return {"format": str(FORMAT), "parser": _parser_digest(), "vault": real, "root": memory_root}
 
 
 def load(vault: Path, memory_root: str) -> Files:
-    """The entries saved for this vault, or none when the file is absent, damaged or not this one's."""
+    """The rows saved for this vault, or none when the file is absent, damaged or not this one's."""
+    path = cache_path(vault, memory_root)
+    if not path.is_file():
+        return {}
     try:
-        raw = json.loads(cache_path(vault, memory_root).read_bytes())
-        if not isinstance(raw, dict) or raw.get("header") != _header(vault, memory_root):
-            return {}
-        return {rel: (_file_key(key), _decode(item)) for rel, key, item in raw["files"]}
-    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+            if dict(conn.execute("SELECT key, value FROM meta")) != _header(vault, memory_root):
+                return {}
+            rows = conn.execute("SELECT path, size, mtime, ino, item FROM notes").fetchall()
+        return {rel: (_file_key((a, b, c)), _decode(json.loads(item))) for rel, a, b, c, item in rows}
+    except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError):
         return {}  # derived data: read the notes instead
 
 
-def save(vault: Path, memory_root: str, files: Files) -> None:
-    """Write the entries (atomically; a failure leaves the old file, or none)."""
-    from shardpy.fsutil import atomic_write
-
+def save(vault: Path, memory_root: str, files: Files, changed: set[str] | None) -> None:
+    """Write the rows of ``changed`` (a note gone: its row deleted), or, when None or when the file
+    is not this vault's, every row of ``files`` anew (the header last)."""
     path = cache_path(vault, memory_root)
-    body = {
-        "header": _header(vault, memory_root),
-        "files": [[rel, list(key), _encode(item)] for rel, (key, item) in files.items()],
-    }
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    atomic_write(path.parent, path.name, data, durable=False)
+    header = _header(vault, memory_root)
+    with contextlib.closing(sqlite3.connect(path, timeout=5.0, isolation_level=None)) as conn:
+        conn.execute("PRAGMA synchronous = OFF")  # a cache: a crash costs a re-read, never a wrong row
+        conn.executescript(_SCHEMA)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if changed is None or dict(conn.execute("SELECT key, value FROM meta")) != header:
+                conn.execute("DELETE FROM meta")
+                conn.execute("DELETE FROM notes")
+                changed = set(files)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", header.items())
+            gone = [(rel,) for rel in changed if rel not in files]
+            conn.executemany("DELETE FROM notes WHERE path = ?", gone)
+            conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?, ?)", _rows(files, changed))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _rows(files: Files, rels: set[str]) -> Iterator[tuple[str, int, int, int, str]]:
+    """One row a note, encoded as it is inserted (Python between rows: a call can run meanwhile)."""
+    for rel in rels:
+        got = files.get(rel)
+        if got is not None:
+            (size, mtime, ino), item = got
+            yield rel, size, mtime, ino, json.dumps(_encode(item), ensure_ascii=False, separators=(",", ":"))
 
 
 def _file_key(raw: Any) -> FileKey:

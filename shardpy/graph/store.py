@@ -23,6 +23,7 @@ snapshot parsed (:meth:`GraphStore.unchanged`), re-reads those and recomputes wh
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 import threading
 import time
@@ -82,6 +83,7 @@ class GraphStore:
     persist: bool = False  # start from, and save, the on-disk index (graph.cache): a server's store
     _files: Files = field(default_factory=dict)
     _saved: int = 0  # the snapshot version last saved
+    _dirty: set[str] | None = None  # notes changed since the last save (None: save every note)
     _dir_key: tuple[int, int] | None = None
     _snapshot: Snapshot | None = None
     _version: int = 0
@@ -117,6 +119,7 @@ class GraphStore:
             if full or self._snapshot is None:
                 if self._snapshot is None and self.persist:
                     self._files = cache.load(self.vault, self.memory_root)  # then checked by stat below
+                    self._dirty = set() if self._files else None  # a file to update, or one to write
                 key = self._folder_key()
                 stats = self._stat_all()
                 self._update(self._refresh(self._differs(stats), stats))
@@ -192,8 +195,13 @@ class GraphStore:
         with self._mu:
             if self._snapshot is None or self._version == self._saved:
                 return
-            files, version = dict(self._files), self._version
-        cache.save(self.vault, self.memory_root, files)  # outside the lock: entries are never changed
+            files, version, dirty = dict(self._files), self._version, self._dirty
+            self._dirty = set()
+        try:
+            cache.save(self.vault, self.memory_root, files, dirty)  # outside the lock: items never change
+        except (OSError, sqlite3.Error):
+            self._dirty = None  # the next save writes every note
+            return
         self._saved = version
 
     def tick(self) -> float:
@@ -209,7 +217,7 @@ class GraphStore:
             self.sweep()
             if self.persist:
                 self.save()
-        except (OSError, ValueError):
+        except OSError:
             pass  # the folder is being replaced (a checkout), the cache unwritable: the next pass
         return max(SWEEP_SECONDS, SWEEP_DUTY * (time.monotonic() - start))
 
@@ -289,6 +297,8 @@ class GraphStore:
             foreign = not rel.startswith(self.folder_rel + "/")
             self._files[rel] = (key, _read(str(self.vault / rel), rel, key[0], foreign=foreign))
             changed.add(rel)
+        if self._dirty is not None:
+            self._dirty |= changed
         return changed
 
     def _update(self, changed: set[str]) -> None:

@@ -5,10 +5,12 @@ the answer's text is exactly ``json.dumps(graph, indent=2)``."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -175,13 +177,28 @@ def test_a_new_server_starts_from_the_on_disk_index(tmp_path: Path, monkeypatch:
     # a write renders a note read from the index exactly as one parsed from the note
     item = {"entityName": "Ada", "contents": ["more"], "key": None, "valid_to": None}
     change(second, "t", _everyone, lambda w: ops.add_observations(w, [item], 2))
+    second.save()  # the rows of the notes changed since its start: Bob's, Ada's
+    parsed.clear()
+    fourth = GraphStore(vault, "memories", persist=True).snapshot()
+    assert parsed == [] and fourth.entities["Ada"].observations() == ["about Ada", "more"]
     third = GraphStore(vault, "memories")
     assert third.snapshot().entities["Ada"].observations() == ["about Ada", "more"]
     after = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if ".shardmind" not in p.parts)
     assert after == before
     # a damaged or foreign file is ignored: the notes are read
-    for junk in (b"{not json", b'{"header": 1, "files": []}', b'{"header": {}, "files": [["x", 1, 2]]}'):
-        path.write_bytes(junk)
+    tampered = ["UPDATE meta SET value = '/elsewhere' WHERE key = 'vault'", "UPDATE notes SET item = '[1]'"]
+    for junk in (b"not a database", b"SQLite format 3\x00 torn", *tampered):
+        path.unlink()
+        writer = GraphStore(vault, "memories", persist=True)
+        writer.snapshot()
+        writer.save()  # no file: every note written
+        assert path.is_file()
+        if isinstance(junk, bytes):
+            path.write_bytes(junk)
+        else:
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                conn.execute(junk)
+                conn.commit()
         parsed.clear()
         assert set(GraphStore(vault, "memories", persist=True).snapshot().entities) == {"Ada", "Bob", "Cy"}
         assert len(parsed) == 3
