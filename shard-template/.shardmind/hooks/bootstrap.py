@@ -156,7 +156,8 @@ def setup_qmd(root: Path, vals: dict[str, Any]) -> bool:
     qmd = shutil.which("qmd")
     if qmd is None:
         print(
-            "qmd: not installed, so search falls back to grep. To enable semantic search:\n"
+            "qmd: not installed; `shardpy search` finds notes by words and by meaning. For QMD's "
+            "re-ranked search too:\n"
             "  npm install -g @tobilu/qmd\n" + manual_qmd_steps(index)
         )
         return True

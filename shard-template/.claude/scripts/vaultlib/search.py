@@ -59,6 +59,7 @@ def search_hint(root: Path, manifest: dict[str, Any]) -> str:
     if shardpy_bin() is None or qmd_ready(root, manifest):
         return ""
     return (
-        'Search: `shardpy search "terms"` (full-text, ranked sections; `--type`, `--path`, `--json`) '
-        "— qmd is not set up here. Read a whole note only after a search pointed at it."
+        'Search: `shardpy search "terms"` (finds notes by words and by meaning, ranked sections; '
+        "`--type`, `--path`, `--json`) — qmd is not set up here. Read a whole note only after a search "
+        "pointed at it."
     )
