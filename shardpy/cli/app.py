@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_STATUS_FLAGS = frozenset({"--verbose", "-v", "--json"})
+    from shardpy.cli.status import StatusArgs
+
 # A reader that went away (`shardpy status | head -1`): quiet, with the status a
 # shell reports for git killed by SIGPIPE (128 + 13). tests/hardening/test_closed_pipe.py
 EXIT_CLOSED_PIPE = 141
@@ -22,12 +23,15 @@ def _completing() -> bool:
     return any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
 
 
-def _plain_status(argv: list[str]) -> bool:
+def _plain_status(argv: list[str]) -> StatusArgs | None:
     """`shardpy` and `shardpy status [-v|--verbose] [--json]`: the commands
     run most often, answered without Typer."""
-    if _completing():
-        return False
-    return not argv or (argv[0] == "status" and set(argv[1:]) <= _STATUS_FLAGS)
+    from shardpy.cli.options import parse_plain
+    from shardpy.cli.status import StatusArgs
+
+    if _completing() or (argv and argv[0] != "status"):
+        return None
+    return parse_plain(StatusArgs, argv[1:])
 
 
 def _run_plain(command: Callable[[], int]) -> int:
@@ -121,9 +125,9 @@ def main() -> None:
 
 def _main() -> int:
     # Typer costs ~130 ms before a command runs (its import, then a pydantic
-    # adapter per parameter), so `--version`, plain status, install and update
-    # (install_update), plain imports (import_cmd.plain_args), plain index and
-    # search (search_cmd) bypass it.
+    # adapter per parameter), so `--version`, plain status, install, update,
+    # adopt, import and serve (parsed with their tables, shardpy.cli.options),
+    # plain index and search (search_cmd) and sync (sync_cmd) bypass it.
     argv = sys.argv[1:]
     if argv == ["--version"]:
         from shardpy import __version__
@@ -131,10 +135,11 @@ def _main() -> int:
         print(f"shardpy {__version__}")
         return 0
     _no_pydantic_plugin_scan()
-    if _plain_status(argv):
+    status_args = _plain_status(argv)
+    if status_args is not None:
         from shardpy.cli.status import show_status
 
-        sys.exit(show_status(verbose=bool({"-v", "--verbose"} & set(argv)), as_json="--json" in argv))
+        sys.exit(show_status(verbose=status_args.verbose, as_json=status_args.as_json))
     # Empty during shell completion (the words come in the environment): Typer's to answer.
     if argv and not _completing():
         _plain_command(argv)
@@ -171,71 +176,40 @@ def _plain_command(argv: list[str]) -> None:
         args = plain_args(argv[1:])
         if args is not None:
             sys.exit(_run_plain(lambda: run_command(args)))
-    elif verb in ("install", "update"):
+    elif verb in ("install", "update", "adopt"):
         _plain_install_or_update(argv)
     elif verb == "serve":
-        plain = _plain_serve(argv[1:])
-        if plain is not None:
-            from shardpy.cli.output import exit_code_of
-            from shardpy.flows.serve import run_serve
-
-            vault, project, print_config, client, qmd, trust_qmd = plain
-            sys.exit(
-                exit_code_of(
-                    lambda: run_serve(
-                        vault,
-                        project=project,
-                        print_config=print_config,
-                        client=client,
-                        qmd=qmd,
-                        trust_qmd=trust_qmd,
-                    )
-                )
-            )
+        _plain_serve(argv[1:])
 
 
 def _plain_install_or_update(argv: list[str]) -> None:
-    """`install` / `update` with plain arguments: run without Typer, then exit."""
+    """`install` / `update` / `adopt` with plain arguments: run without Typer, then exit."""
     from shardpy.cli import install_update as cmd
+    from shardpy.cli import options
     from shardpy.cli.output import exit_code_of
 
-    body: Callable[[], int | None]
-    if argv[0] == "install":
-        install_args = cmd.plain_install_args(argv[1:])
-        if install_args is None:
-            return
-        body, as_json = partial(cmd.run_install, install_args), install_args.as_json
-    else:
-        update_args = cmd.plain_update_args(argv[1:])
-        if update_args is None:
-            return
-        body, as_json = partial(cmd.run_update, update_args), update_args.as_json
-    sys.exit(_run_plain(lambda: exit_code_of(body, as_json=as_json)))
+    bodies: dict[str, tuple[type[Any], Callable[[Any], int | None]]] = {
+        "install": (cmd.InstallArgs, cmd.run_install),
+        "update": (cmd.UpdateArgs, cmd.run_update),
+        "adopt": (cmd.AdoptArgs, cmd.run_adopt),
+    }
+    table, body = bodies[argv[0]]
+    args = options.parse_plain(table, argv[1:])
+    if args is not None:
+        sys.exit(_run_plain(lambda: exit_code_of(partial(body, args), as_json=args.as_json)))
 
 
-def _plain_serve(args: list[str]) -> tuple[Any, str | None, bool, str, str | None, bool] | None:
-    """`shardpy serve [VAULT] [--project NAME] [--print-config] [--for CLIENT] [--qmd COMMAND]
-    [--trust-qmd]` without Typer (an MCP client starts the server at every session); None for
-    anything else (--help, typos): Typer's."""
-    from pathlib import Path
+def _plain_serve(argv: list[str]) -> None:
+    """`shardpy serve` with plain arguments (an MCP client starts the server at every
+    session): run without Typer, then exit; anything else (--help, typos) is Typer's."""
+    from shardpy.cli.options import parse_plain
+    from shardpy.cli.serve_cmd import ServeArgs, run_serve
 
-    vault: Path | None = None
-    flags = {"--project": None, "--for": "claude", "--qmd": None}
-    switches = {"--print-config": False, "--trust-qmd": False}
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg in flags and rest:
-            flags[arg] = rest.pop(0)
-        elif arg in switches:
-            switches[arg] = True
-        elif not arg.startswith("-") and vault is None:
-            vault = Path(arg)
-        else:
-            return None
-    client = flags["--for"] or "claude"
-    qmd, trust_qmd = flags["--qmd"], switches["--trust-qmd"]
-    return vault, flags["--project"], switches["--print-config"], client, qmd, trust_qmd
+    args = parse_plain(ServeArgs, argv)
+    if args is not None:
+        from shardpy.cli.output import exit_code_of
+
+        sys.exit(exit_code_of(lambda: run_serve(args)))
 
 
 class _Pacified:

@@ -2,11 +2,14 @@
 
 The CLI only parses options, prints the plan and reports; every decision is
 made in ``shardpy.flows.importflow`` and ``shardpy.importers``. This module is the command's body and never
-imports Typer: ``shardpy.cli.import_options`` declares the command for Typer,
-and ``shardpy.cli.app`` runs plain invocations (``plain_args``) without it,
+imports Typer: the options are declared once (``ImportArgs``, a shardpy.cli.options table),
+``shardpy.cli.import_options`` builds the Typer command from them, and
+``shardpy.cli.app`` runs plain invocations (``plain_args``) without Typer,
 since Typer costs ~0.15 s before a command runs (its import, then a pydantic
 adapter per parameter) -- 7% of a 20,000-note dry run.
 """
+
+# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
 
 from __future__ import annotations
 
@@ -16,9 +19,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
+
+from shardpy.cli import options as o
+from shardpy.cli.options import ImportFormat, OnConflict, flow_options, parse_plain
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,8 +34,8 @@ if TYPE_CHECKING:
 
 ApplyProgress = Callable[[int, int], None]
 
-FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
-ON_CONFLICT = ("keep", "theirs", "markers")
+FORMATS: tuple[str, ...] = get_args(ImportFormat)
+ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 UNCHANGED_LISTED_MAX = 50
 
 
@@ -143,71 +149,50 @@ def _print_plan(plan: Plan, *, verbose: bool, header: str) -> None:
     console.print("\n" + plan.summary_line(), markup=False)
 
 
-@dataclass(slots=True)
-class ImportArgs:
-    """The command line of ``shardpy import``, validated."""
+@dataclass(frozen=True, kw_only=True)
+class ImportArgs(o.Args):
+    """Import agent memory (basic-memory, Claude Code auto-memory, MCP memory graph) as linked notes.
 
-    fmt: str | None = None
-    source: Path | None = None
-    vault: Path | None = None
-    into: str | None = None
-    apply: bool = False
-    resume: bool = False
-    abandon: bool = False
-    as_json: bool = False
-    verbose: bool = False
-    on_conflict: str = "keep"
-    strict: bool = False
+    Dry run by default: prints the plan and writes nothing. --apply writes it;
+    re-runs update what changed without overwriting your edits.
+    """
 
+    fmt: ImportFormat | None = o.value(
+        "--from", help="Source format: basic-memory, claude-code-memory or mcp-memory."
+    )
+    source: Path | None = o.argument("The memory to import (a folder, or a .jsonl/.json file).", flow="")
+    vault: Path | None = o.argument(
+        "The vault (default: the vault around the current folder, else the current folder).", flow=""
+    )
+    into: str | None = o.value("--into", help="Vault folder to import into (default <memory_root>/<format>).")
+    apply: bool = o.flag("--apply", help="Write the notes (without it nothing is written).")
+    resume: bool = o.flag("--resume", help="Finish an interrupted --apply run.", flow=None)
+    abandon: bool = o.flag("--abandon", help="Roll back an interrupted --apply run.", flow=None)
+    as_json: bool = o.as_json("Print the plan as JSON.")
+    verbose: bool = o.verbose("List unchanged notes and resolved links too.")
+    on_conflict: OnConflict = o.on_conflict(
+        "When the source and your note changed the same lines: keep, theirs or markers.", "keep"
+    )
+    strict: bool = o.flag("--strict", help="Skip files with malformed frontmatter instead of importing them.")
+    vault_opt: Path | None = o.value("--vault", help="The vault (same as the VAULT argument).", flow=None)
 
-_FLAGS = {
-    "--apply": "apply",
-    "--json": "as_json",
-    "--verbose": "verbose",
-    "-v": "verbose",
-    "--strict": "strict",
-}
-_VALUED = {"--from": "fmt", "--into": "into", "--on-conflict": "on_conflict"}
+    def checked(self) -> ImportArgs:
+        if self.resume and self.abandon:
+            raise o.BadUsage("--resume and --abandon cannot be combined", "--resume")
+        if self.vault is not None and self.vault_opt is not None:
+            raise o.BadUsage("give the vault once (VAULT or --vault)", "--vault")
+        if not (self.resume or self.abandon):
+            if self.fmt is None:
+                raise o.BadUsage("is required (basic-memory, claude-code-memory or mcp-memory)", "--from")
+            if self.source is None:
+                raise o.BadUsage("is required", "SOURCE")
+        return replace(self, vault=self.vault or self.vault_opt, vault_opt=None)
 
 
 def plain_args(argv: list[str]) -> ImportArgs | None:
-    """The arguments after ``import`` when they plainly plan or apply an import, else None.
-
-    Plain: ``--from FORMAT SOURCE [VAULT]`` with valid values and any of the
-    other planning options, each once, in separate words. Everything else
-    (help, --resume, --abandon, --vault, --opt=value, a repeated option, an
-    argument starting with "-", an error to report) is left to Typer, so
-    both paths run the same command with the same arguments (tested).
-    """
-    seen: dict[str, str | bool] = {}
-    positionals: list[str] = []
-    words = iter(argv)
-    for word in words:
-        if word in _FLAGS or word in _VALUED:
-            name = _FLAGS.get(word) or _VALUED[word]
-            value: str | bool = True if word in _FLAGS else next(words, "")
-            if name in seen or value == "" or (isinstance(value, str) and value.startswith("-")):
-                return None
-            seen[name] = value
-        elif not word or word.startswith("-"):
-            return None
-        else:
-            positionals.append(word)
-    fmt, on_conflict = seen.get("fmt"), seen.get("on_conflict", "keep")
-    if fmt not in FORMATS or on_conflict not in ON_CONFLICT or len(positionals) not in (1, 2):
-        return None
-    into = seen.get("into")
-    return ImportArgs(
-        fmt=str(fmt),
-        source=Path(positionals[0]),
-        vault=Path(positionals[1]) if len(positionals) == 2 else None,
-        into=into if isinstance(into, str) else None,
-        apply="apply" in seen,
-        as_json="as_json" in seen,
-        verbose="verbose" in seen,
-        on_conflict=str(on_conflict),
-        strict="strict" in seen,
-    )
+    """The arguments after ``import`` when they are plain (shardpy.cli.options), else None: Typer's,
+    so both paths run the same command with the same arguments (tests/importers/test_cli.py)."""
+    return parse_plain(ImportArgs, argv)
 
 
 def run_command(args: ImportArgs) -> int:
@@ -232,14 +217,10 @@ def _run(args: ImportArgs) -> int:
         return _resume_or_abandon(vault_path, resume=args.resume, as_json=as_json, tty=tty)
     assert fmt is not None and args.source is not None  # the callers check them
     with _progress(tty) as (plan_cb, apply_cb):
-        outcome = service.run_import(
-            fmt=fmt,
-            source=args.source,
+        outcome = flow_options(
+            args,
+            service.run_import,
             vault=vault_path,
-            into=args.into,
-            apply=args.apply,
-            on_conflict=args.on_conflict,
-            strict=args.strict,
             keep_resolved_links=verbose or as_json,
             progress=plan_cb,
             apply_progress=apply_cb,

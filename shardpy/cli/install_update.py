@@ -1,148 +1,118 @@
-"""The bodies of `shardpy install` and `shardpy update`, and their plain argument lists.
+"""The bodies of `shardpy install`, `update` and `adopt`, and their option tables.
 
-This module never imports Typer: ``shardpy.cli.commands`` declares the two
-commands for Typer and calls :func:`run_install` / :func:`run_update` with
-the arguments it parsed; ``shardpy.cli.app`` parses a plain invocation
-itself (:func:`plain_install_args`, :func:`plain_update_args`) and calls the
-same functions. Typer costs ~130 ms before a command runs (its import, then
-a pydantic adapter per parameter), a fifth of an update here. Anything the
-plain parse is not sure of (help, ``--opt=value``, a repeated option, an
-unknown word, a value starting with "-") is left to Typer, so both paths run
-the same command with the same arguments (tested).
+This module never imports Typer. The options are declared once, in the
+tables below (``InstallArgs``, ``UpdateArgs``, ``AdoptArgs``; see shardpy.cli.options):
+``shardpy.cli.commands`` builds the Typer commands from them and ``shardpy.cli.app`` parses a plain
+invocation with the same tables (:func:`plain_install_args`,
+:func:`plain_update_args`), so both paths call :func:`run_install` /
+:func:`run_update` with the same arguments (tests/update/test_plain_cli.py).
 """
+
+# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shardpy.cli import options as o
+from shardpy.cli.options import AdoptMode, ConflictStyle, OnConflict, flow_options, parse_plain
+
 if TYPE_CHECKING:
     from shardpy.sources import SourceSpec
+
+# The option tables (shardpy.cli.options): Typer's commands and the plain parser are built from them.
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstallArgs(o.Args):
+    """Install a shard into a vault folder."""
+
+    source: str | None = o.argument(
+        "Shard source: dir, git, .tar.gz, github:o/r, ns/name (default: bundled)."
+    )
+    dest: str | None = o.argument("Vault folder to create or fill (default: here).")
+    defaults: bool = o.defaults()
+    values: Path | None = o.values_file()
+    data: list[str] = o.data()
+    yes: bool = o.yes("Answer every question with its default.")
+    exclude_module: list[str] = o.many(
+        "--exclude-module", help="Deselect a removable module (repeatable).", flow="exclude"
+    )
+    dry_run: bool = o.dry_run()
+    as_json: bool = o.as_json()
+    trust: bool = o.trust()
+    no_hooks: bool = o.no_hooks()
+    backup: bool = o.flag("--backup", help="Back up existing files the install replaces.")
+    include_prerelease: bool = o.include_prerelease()
+    verbose: bool = o.verbose("List every file and hook output.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateArgs(o.Args):
+    """Upgrade the vault to a newer shard release with a three-way merge."""
+
+    release: str | None = o.value("--release", help="Update to this release (tag or version).")
+    include_prerelease: bool = o.include_prerelease()
+    yes: bool = o.yes("No questions: take every default answer.")
+    on_conflict: OnConflict | None = o.on_conflict()
+    conflict_style: ConflictStyle = o.value(
+        "--conflict-style",
+        help="Conflict markers: merge, or diff3 (adds the base).",
+        default="merge",
+        flow="style",
+    )
+    add_module: list[str] = o.many("--add-module", help="Include a module (repeatable).", flow="add_modules")
+    remove_module: list[str] = o.many(
+        "--remove-module", help="Deselect a removable module (repeatable).", flow="remove_modules"
+    )
+    restore_missing: bool = o.flag("--restore-missing", help="Reinstall managed files you deleted.")
+    # update has no --values: its answers live in shard-values.yaml, where --data is recorded.
+    data: list[str] = o.data("A changed answer, KEY=VALUE (repeatable; saved to shard-values.yaml).")
+    dry_run: bool = o.dry_run()
+    as_json: bool = o.as_json()
+    verbose: bool = o.verbose("List unchanged files and hook output.")
+    no_hooks: bool = o.no_hooks()
+    trust: bool = o.trust()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdoptArgs(o.Args):
+    """Bring an existing clone of a shard under management."""
+
+    source: str = o.argument(
+        "The shard this vault was cloned from (any source form).", required=True, flow=""
+    )
+    dest: str | None = o.argument("The vault folder (default: here).")
+    values: Path | None = o.values_file()
+    data: list[str] = o.data()
+    defaults: bool = o.defaults()
+    yes: bool = o.yes("No questions; differing files: keep mine.")
+    mode: AdoptMode | None = o.value("--mode", help="Differing files: keep-mine, use-shard, merge or ask.")
+    from_version: str | None = o.value("--from-version", help="The release the vault was cloned from.")
+    include_prerelease: bool = o.include_prerelease()
+    on_conflict: OnConflict | None = o.on_conflict()
+    dry_run: bool = o.dry_run()
+    as_json: bool = o.as_json()
+    verbose: bool = o.verbose("List every file.")
+    no_hooks: bool = o.no_hooks()
+    trust: bool = o.trust()
+
 
 CONFLICTS_LEFT = 3  # update finished and left conflicts for the user (README "Exit codes")
 
 
-@dataclass(frozen=True)
-class InstallArgs:
-    source: str | None = None
-    dest: str | None = None
-    defaults: bool = False
-    values: Path | None = None
-    data: list[str] = field(default_factory=list)
-    yes: bool = False
-    exclude_module: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    as_json: bool = False
-    trust: bool = False
-    no_hooks: bool = False
-    backup: bool = False
-    include_prerelease: bool = False
-    verbose: bool = False
-
-
-@dataclass(frozen=True)
-class UpdateArgs:
-    release: str | None = None
-    include_prerelease: bool = False
-    yes: bool = False
-    on_conflict: str | None = None
-    conflict_style: str = "merge"
-    add_module: list[str] = field(default_factory=list)
-    remove_module: list[str] = field(default_factory=list)
-    restore_missing: bool = False
-    data: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    as_json: bool = False
-    verbose: bool = False
-    no_hooks: bool = False
-    trust: bool = False
-
-
-# The spellings Typer declares in shardpy.cli.commands (a test compares the two).
-_COMMON_FLAGS = {
-    "--dry-run": "dry_run",
-    "--json": "as_json",
-    "--trust": "trust",
-    "--no-hooks": "no_hooks",
-    "--include-prerelease": "include_prerelease",
-    "--yes": "yes",
-    "-y": "yes",
-    "--verbose": "verbose",
-    "-v": "verbose",
-}
-_INSTALL_FLAGS = {**_COMMON_FLAGS, "--defaults": "defaults", "--backup": "backup"}
-_INSTALL_VALUED = {"--values": "values"}
-_INSTALL_REPEATED = {"--data": "data", "-d": "data", "--exclude-module": "exclude_module"}
-_UPDATE_FLAGS = {**_COMMON_FLAGS, "--restore-missing": "restore_missing"}
-_UPDATE_VALUED = {
-    "--release": "release",
-    "--on-conflict": "on_conflict",
-    "--conflict-style": "conflict_style",
-}
-_UPDATE_REPEATED = {
-    "--data": "data",
-    "-d": "data",
-    "--add-module": "add_module",
-    "--remove-module": "remove_module",
-}
-
-
-def _plain(
-    argv: list[str],
-    flags: dict[str, str],
-    valued: dict[str, str],
-    repeated: dict[str, str],
-) -> tuple[dict[str, Any], list[str]] | None:
-    """Options (by parameter name) and positionals of a plain argument list, else None."""
-    seen: dict[str, Any] = {}
-    positionals: list[str] = []
-    words = iter(argv)
-    for word in words:
-        if word in flags:
-            if flags[word] in seen:
-                return None
-            seen[flags[word]] = True
-        elif word in valued or word in repeated:
-            value = next(words, "")
-            if not value or value.startswith("-"):
-                return None
-            if word in repeated:
-                seen.setdefault(repeated[word], []).append(value)
-            elif valued[word] in seen:
-                return None
-            else:
-                seen[valued[word]] = value
-        elif not word or word.startswith("-"):
-            return None
-        else:
-            positionals.append(word)
-    return seen, positionals
-
-
 def plain_install_args(argv: list[str]) -> InstallArgs | None:
-    """The arguments after ``install`` when they are plain (see the module's docstring), else None."""
-    parsed = _plain(argv, _INSTALL_FLAGS, _INSTALL_VALUED, _INSTALL_REPEATED)
-    if parsed is None or len(parsed[1]) > 2:
-        return None
-    options, positionals = parsed
-    values = options.pop("values", None)
-    return InstallArgs(
-        source=positionals[0] if positionals else None,
-        dest=positionals[1] if len(positionals) == 2 else None,
-        values=None if values is None else Path(values),
-        **options,
-    )
+    """The arguments after ``install`` when they are plain (shardpy.cli.options), else None."""
+    return parse_plain(InstallArgs, argv)
 
 
 def plain_update_args(argv: list[str]) -> UpdateArgs | None:
-    """The arguments after ``update`` when they are plain (see the module's docstring), else None."""
-    parsed = _plain(argv, _UPDATE_FLAGS, _UPDATE_VALUED, _UPDATE_REPEATED)
-    if parsed is None or parsed[1]:
-        return None
-    return UpdateArgs(**parsed[0])
+    """The arguments after ``update`` when they are plain (shardpy.cli.options), else None."""
+    return parse_plain(UpdateArgs, argv)
 
 
 def ui(*, non_interactive: bool = False) -> Any:
@@ -214,20 +184,7 @@ def run_install(args: InstallArgs) -> None:
     from shardpy.flows.install import InstallOptions
     from shardpy.flows.install import install as do_install
 
-    opts = InstallOptions(
-        dest=target,
-        source=src,
-        defaults=args.defaults,
-        values_file=args.values,
-        data=list(args.data),
-        yes=args.yes,
-        exclude=list(args.exclude_module),
-        dry_run=args.dry_run,
-        trust=args.trust,
-        no_hooks=args.no_hooks,
-        backup=args.backup,
-        include_prerelease=args.include_prerelease,
-    )
+    opts = flow_options(args, InstallOptions, dest=target, source=src)
     result = do_install(opts, ui(non_interactive=args.as_json or args.defaults), progress=download_progress())
     if args.as_json:
         print_json(result.to_json())
@@ -247,14 +204,8 @@ def _update_spec(args: UpdateArgs) -> SourceSpec:
 
 def run_update(args: UpdateArgs) -> int:
     """Upgrade the vault and print the result; the exit code (CONFLICTS_LEFT when conflicts remain)."""
-    from shardpy.errors import UsageError
-
+    # --on-conflict and --conflict-style are choices: both parsers check them (shardpy.cli.options).
     check_hook_flags(trust=args.trust, no_hooks=args.no_hooks)
-
-    if args.on_conflict not in (None, "keep", "theirs", "markers"):
-        raise UsageError(f"--on-conflict must be keep, theirs or markers (got {args.on_conflict})")
-    if args.conflict_style not in ("merge", "diff3"):
-        raise UsageError(f"--conflict-style must be merge or diff3 (got {args.conflict_style})")
     _prefetch(partial(_update_spec, args), include_prerelease=args.include_prerelease)
 
     from shardpy.cli import render
@@ -262,24 +213,30 @@ def run_update(args: UpdateArgs) -> int:
     from shardpy.flows.update import UpdateOptions
     from shardpy.flows.update import update as do_update
 
-    opts = UpdateOptions(
-        release=args.release,
-        include_prerelease=args.include_prerelease,
-        yes=args.yes,
-        on_conflict=args.on_conflict,  # type: ignore[arg-type]
-        style=args.conflict_style,  # type: ignore[arg-type]
-        add_modules=list(args.add_module),
-        remove_modules=list(args.remove_module),
-        restore_missing=args.restore_missing,
-        data=list(args.data),
-        dry_run=args.dry_run,
-        no_hooks=args.no_hooks,
-        trust=args.trust,
-    )
+    opts = flow_options(args, UpdateOptions)
     result = do_update(opts, ui(non_interactive=args.as_json or args.yes), progress=download_progress())
     if args.as_json:
         print_json(result.to_json())
     else:
         render.update_result(result, verbose=args.verbose)
     # Done, but not silently: scripts see the conflicts.
+    return CONFLICTS_LEFT if result.conflicts_left() else 0
+
+
+def run_adopt(args: AdoptArgs) -> int:
+    """Bring a clone under management and print the result; the exit code (CONFLICTS_LEFT as update)."""
+    from shardpy.cli import render
+    from shardpy.cli.output import print_json
+    from shardpy.flows.adopt import AdoptOptions
+    from shardpy.flows.adopt import adopt as do_adopt
+
+    check_hook_flags(trust=args.trust, no_hooks=args.no_hooks)
+    opts = flow_options(args, AdoptOptions, dest=Path(args.dest) if args.dest else None)
+    non_interactive = args.as_json or args.yes or args.defaults
+    result = do_adopt(opts, ui(non_interactive=non_interactive), progress=download_progress())
+    if args.as_json:
+        print_json(result.to_json())
+    else:
+        render.adopt_result(result, verbose=args.verbose)
+    # One rule with update: a conflict left for the user is exit 3 (tests/hardening/test_adopt_exit.py).
     return CONFLICTS_LEFT if result.conflicts_left() else 0

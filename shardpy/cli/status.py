@@ -3,9 +3,19 @@ in :mod:`shardpy.cli.app` (status must answer quickly, CONTRACT §7)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from shardpy.cli import options as o
 from shardpy.cli.output import exit_code_of, print_json
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusArgs(o.Args):
+    """Show the vault's health (read-only; exit 0)."""
+
+    verbose: bool = o.flag("--verbose", "-v", help="Modified files, user files, frontmatter.")
+    as_json: bool = o.as_json()
 
 
 def show_status(*, verbose: bool, as_json: bool) -> int:

@@ -25,7 +25,14 @@ SHELLS = {
         "_TYPER_COMPLETE_FISH_ACTION": "get-args",
     },
 }
-CASES = [("shardpy ", "1", "install"), ("shardpy up", "1", "update"), ("shardpy import --fr", "2", "--from")]
+CASES = [
+    ("shardpy ", "1", "install"),
+    ("shardpy up", "1", "update"),
+    ("shardpy import --fr", "2", "--from"),
+    # A choice's values, from the one option table (issue 27, shardpy.cli.options).
+    ("shardpy update --on-conflict ", "3", "theirs"),
+    ("shardpy adopt src --mode ", "4", "use-shard"),
+]
 
 
 def _script() -> str:

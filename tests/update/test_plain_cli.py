@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from shardpy.cli import install_update
 from shardpy.cli.commands import app
-from shardpy.cli.install_update import plain_install_args, plain_update_args
+from shardpy.cli.install_update import InstallArgs, UpdateArgs, plain_install_args, plain_update_args
 from tests.shardkit import Cli, run_shardpy
 from tests.update.kit import Scenario, chdir
 
@@ -87,7 +87,7 @@ TYPER_ONLY_UPDATE = [
 def test_plain_install_arguments_are_the_ones_typer_gives(
     argv: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    given: list[install_update.InstallArgs] = []
+    given: list[InstallArgs] = []
     monkeypatch.setattr(install_update, "run_install", given.append)
     result = runner.invoke(app, ["install", *argv])
     assert result.exit_code == 0, result.output
@@ -98,8 +98,13 @@ def test_plain_install_arguments_are_the_ones_typer_gives(
 def test_plain_update_arguments_are_the_ones_typer_gives(
     argv: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    given: list[install_update.UpdateArgs] = []
-    monkeypatch.setattr(install_update, "run_update", lambda args: given.append(args) or 0)
+    given: list[UpdateArgs] = []
+
+    def run_update(args: UpdateArgs) -> int:
+        given.append(args)
+        return 0
+
+    monkeypatch.setattr(install_update, "run_update", run_update)
     result = runner.invoke(app, ["update", *argv])
     assert result.exit_code == 0, result.output
     assert plain_update_args(argv) == given[0]
@@ -124,15 +129,11 @@ def test_anything_else_after_update_is_left_to_typer(argv: list[str]) -> None:
     assert plain_update_args(argv) is None
 
 
-@pytest.mark.parametrize(
-    ("verb", "tables"),
-    [
-        ("install", ("_INSTALL_FLAGS", "_INSTALL_VALUED", "_INSTALL_REPEATED")),
-        ("update", ("_UPDATE_FLAGS", "_UPDATE_VALUED", "_UPDATE_REPEATED")),
-    ],
-)
-def test_plain_spellings_are_every_option_typer_declares(verb: str, tables: tuple[str, str, str]) -> None:
+@pytest.mark.parametrize("verb", ["install", "update"])
+def test_plain_spellings_are_every_option_typer_declares(verb: str) -> None:
     import typer.main
+
+    from shardpy.cli import options
 
     command = typer.main.get_command(app).commands[verb]  # type: ignore[attr-defined]
     declared = {
@@ -141,8 +142,8 @@ def test_plain_spellings_are_every_option_typer_declares(verb: str, tables: tupl
         if param.param_type_name == "option"
         for spelling in param.opts
     }
-    plain = {item for name in tables for item in getattr(install_update, name).items()}
-    assert plain == declared
+    table = {"install": InstallArgs, "update": UpdateArgs}[verb]
+    assert set(options.spellings(table).items()) == declared
 
 
 def _main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
