@@ -1,12 +1,13 @@
-"""The few git facts gitsync needs, read with the ``git`` command (never a library)."""
+"""The few git facts gitsync needs, read with the ``git`` command (never a library), run by
+shardpy.gitrun as every git command shardpy runs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from shardpy import gitrun
 from shardpy.errors import ShardpyError
 
 DRIVER_NAME = "shardpy"
@@ -15,33 +16,22 @@ NAME_KEY = f"merge.{DRIVER_NAME}.name"
 GIT_TIMEOUT_S = 30
 
 
-def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run git in ``cwd`` (no prompts, C locale); failures are typed errors when ``check``."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise ShardpyError(
+def _failures(args: list[str]) -> gitrun.Failures:
+    return gitrun.Failures(
+        missing=lambda: ShardpyError(
             "GIT_NOT_INSTALLED",
             "The git command is not installed",
             "Install git; shardpy uses it as the vault's sync engine.",
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise ShardpyError(
-            "GIT_FAILED",
-            f"git {args[0]} did not finish within {GIT_TIMEOUT_S} s",
-            "Run it by hand to see why.",
-        ) from None
+        ),
+        timed_out=lambda seconds: ShardpyError(
+            "GIT_FAILED", f"git {args[0]} did not finish within {seconds:g} s", "Run it by hand to see why."
+        ),
+    )
+
+
+def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when ``check``."""
+    done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args))
     if check and done.returncode != 0:
         last = (done.stderr.strip() or done.stdout.strip()).splitlines()
         raise ShardpyError(
@@ -96,14 +86,9 @@ def cat_blobs(repo: Repo, specs: list[str], *, timeout: float = 300) -> dict[str
     asked = [spec for spec in specs if "\n" not in spec]
     if not asked:
         return {}
-    done = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=repo.top,
-        input="".join(f"{spec}\n" for spec in asked).encode(),
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
+    args = ["cat-file", "--batch"]
+    stdin = "".join(f"{spec}\n" for spec in asked).encode()
+    done = gitrun.run_bytes(args, repo.top, input=stdin, timeout=timeout, failures=_failures(args))
     out: dict[str, bytes | None] = {}
     data, pos = done.stdout, 0
     for spec in asked:

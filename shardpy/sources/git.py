@@ -4,7 +4,8 @@ Refs are listed with ``git ls-remote`` (no clone needed to resolve a tag
 or branch). Fetching makes a fresh repository in a temp dir, fetches only
 the wanted commit (shallow where the server allows), checks it out with
 hooks disabled and removes ``.git``, so the source root is a plain tree.
-No prompt can block: ``GIT_TERMINAL_PROMPT=0`` and ssh in batch mode.
+No prompt can block: git runs through shardpy.gitrun (``GIT_TERMINAL_PROMPT=0``),
+with ssh in batch mode.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shardpy import gitrun
 from shardpy.errors import ShardpyError
 from shardpy.sources.model import ProgressFn, Release, Resolved, remove_tree
 from shardpy.sources.releases import (
@@ -45,13 +47,10 @@ _NOT_A_REPO_MARKERS = ("does not appear to be a git repository", "repository not
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    env.setdefault("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
-    if "GIT_SSH_COMMAND" not in env and "GIT_SSH" not in env:
-        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
-    return env
+    extra = {"GIT_ALLOW_PROTOCOL": os.environ.get("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")}
+    if "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ:
+        extra["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    return gitrun.environment(extra)
 
 
 def _summary(stderr: str) -> str:
@@ -78,32 +77,21 @@ def _spawn_git(
     args: list[str], *, what: str, location: str, cwd: Path | None
 ) -> subprocess.CompletedProcess[str]:
     """git with hooks off and no prompts; a missing git or a timeout is a typed error, an exit code is not."""
-    command = ["git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false", *args]
-    try:
-        return subprocess.run(
-            command,
-            cwd=cwd,
-            env=_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise ShardpyError(
+    failures = gitrun.Failures(
+        missing=lambda: ShardpyError(
             "SOURCE_GIT_NOT_INSTALLED",
             "The git command is not installed (needed for git sources)",
             "Install git, or use a github:owner/repo or .tar.gz source.",
-        ) from exc
-    except subprocess.TimeoutExpired as exc:
-        raise ShardpyError(
+        ),
+        timed_out=lambda seconds: ShardpyError(
             "SOURCE_UNREACHABLE",
-            f"{what} {location}: git did not finish within {GIT_TIMEOUT_S} s",
+            f"{what} {location}: git did not finish within {seconds:g} s",
             "Check the network connection and the repository address.",
             details={"location": location},
-        ) from exc
+        ),
+    )
+    options = ["-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"]
+    return gitrun.run([*options, *args], cwd, timeout=GIT_TIMEOUT_S, failures=failures, env=_env())
 
 
 def git_error(stderr: str, *, what: str, location: str) -> ShardpyError:

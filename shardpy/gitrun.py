@@ -1,0 +1,75 @@
+"""The one way shardpy runs the ``git`` command (issue 27: gitsync/repo.py and
+sources/git.py each set their own environment, timeout, decoding and errors).
+
+Every run: no prompt can block (``GIT_TERMINAL_PROMPT=0``, stdin closed), git
+speaks the C locale (callers read its words: sources/git.py's markers), output
+is captured (text decoded as UTF-8 with replacement, or bytes), and a git that
+is missing or does not finish in time is the caller's typed error, never a
+traceback. An exit code is not an error here: each caller says what git's
+failure means for it (gitsync: GIT_FAILED; sources: SOURCE_NOT_FOUND, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from shardpy.errors import ShardpyError
+
+QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
+class Failures:
+    """What a missing git and a git that did not finish are, to one caller. (A plain
+    class: status imports this module, and making a dataclass costs start-up.)"""
+
+    __slots__ = ("missing", "timed_out")
+
+    def __init__(
+        self, missing: Callable[[], ShardpyError], timed_out: Callable[[float], ShardpyError]
+    ) -> None:
+        self.missing, self.timed_out = missing, timed_out
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment, quiet (QUIET_ENV), with ``extra`` on top."""
+    return {**os.environ, **QUIET_ENV, **(extra or {})}
+
+
+def run(
+    args: Sequence[str],
+    cwd: Path | None,
+    *,
+    timeout: float,
+    failures: Failures,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in ``cwd``, its output as text. ``env``: the whole environment
+    (default: :func:`environment`)."""
+    quiet = dict(env) if env is not None else environment()
+    return _spawn(
+        args, cwd, timeout, failures, env=quiet, stdin=subprocess.DEVNULL, text=True, errors="replace"
+    )
+
+
+def run_bytes(
+    args: Sequence[str], cwd: Path | None, *, input: bytes, timeout: float, failures: Failures
+) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` in ``cwd`` fed ``input``, its output as bytes (``cat-file --batch``)."""
+    return _spawn(args, cwd, timeout, failures, env=environment(), input=input)
+
+
+def _spawn(
+    args: Sequence[str], cwd: Path | None, timeout: float, failures: Failures, **how: Any
+) -> subprocess.CompletedProcess[Any]:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, check=False, **how
+        )
+    except FileNotFoundError:
+        raise failures.missing() from None
+    except subprocess.TimeoutExpired:
+        raise failures.timed_out(timeout) from None

@@ -1,0 +1,119 @@
+"""Issue 27: one git runner (shardpy.gitrun) for gitsync and git sources: the same
+quiet environment, and a missing or stuck git is each caller's typed error."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardpy.errors import ShardpyError
+from shardpy.gitsync import repo as gitsync_repo
+from shardpy.sources import git as source_git
+
+ROOT = Path(__file__).resolve().parents[2] / "shardpy"
+# Spawning git elsewhere: status's tool probe runs `git --version` beside `node --version`;
+# sync's in-process merge feeds git plumbing bytes (issue 27: to move onto gitrun.run).
+ALLOWED = {"gitrun.py", "flows/status.py", "sync/inprocess.py"}
+
+
+def _fake_git(folder: Path, body: str) -> None:
+    """A `git` on PATH that records its environment, then runs ``body`` (Python)."""
+    folder.mkdir(exist_ok=True)
+    script = folder / "git"
+    record = folder / "env.json"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os, sys, time\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(dict(os.environ)))\n{body}\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+
+def _seen(folder: Path) -> dict[str, str]:
+    seen = json.loads((folder / "env.json").read_text())
+    assert isinstance(seen, dict)
+    return seen
+
+
+def _repo(tmp_path: Path) -> gitsync_repo.Repo:
+    return gitsync_repo.Repo(tmp_path, tmp_path / ".git")
+
+
+def test_only_gitrun_spawns_git() -> None:
+    spawning = set()
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            first = node.elts[0] if isinstance(node, ast.List) and node.elts else None
+            if isinstance(first, ast.Constant) and first.value == "git":
+                spawning.add(path.relative_to(ROOT).as_posix())
+    assert spawning <= ALLOWED, spawning - ALLOWED
+
+
+@pytest.mark.parametrize("caller", ["gitsync.git", "gitsync.cat_blobs", "sources.run_git"])
+def test_every_caller_runs_git_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caller: str) -> None:
+    bin_dir = tmp_path / "bin"
+    _fake_git(bin_dir, "sys.exit(0)")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("LC_ALL", "fr_FR.UTF-8")
+    monkeypatch.delenv("GIT_TERMINAL_PROMPT", raising=False)
+    if caller == "gitsync.git":
+        gitsync_repo.git(["status"], tmp_path)
+    elif caller == "gitsync.cat_blobs":
+        gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"])
+    else:
+        source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+    seen = _seen(bin_dir)
+    assert seen["GIT_TERMINAL_PROMPT"] == "0" and seen["LC_ALL"] == "C"
+
+
+@pytest.mark.parametrize(
+    ("caller", "code"),
+    [
+        ("gitsync.git", "GIT_NOT_INSTALLED"),
+        ("gitsync.cat_blobs", "GIT_NOT_INSTALLED"),
+        ("sources.run_git", "SOURCE_GIT_NOT_INSTALLED"),
+    ],
+)
+def test_a_missing_git_is_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caller: str, code: str
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    with pytest.raises(ShardpyError) as raised:
+        if caller == "gitsync.git":
+            gitsync_repo.git(["status"], tmp_path)
+        elif caller == "gitsync.cat_blobs":
+            gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"])
+        else:
+            source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+    assert raised.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("caller", "code"),
+    [
+        ("gitsync.git", "GIT_FAILED"),
+        ("gitsync.cat_blobs", "GIT_FAILED"),
+        ("sources.run_git", "SOURCE_UNREACHABLE"),
+    ],
+)
+def test_a_git_that_does_not_finish_is_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caller: str, code: str
+) -> None:
+    bin_dir = tmp_path / "bin"
+    _fake_git(bin_dir, "time.sleep(30)")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(gitsync_repo, "GIT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(source_git, "GIT_TIMEOUT_S", 0.5)
+    with pytest.raises(ShardpyError) as raised:
+        if caller == "gitsync.git":
+            gitsync_repo.git(["status"], tmp_path)
+        elif caller == "gitsync.cat_blobs":
+            gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"], timeout=0.5)
+        else:
+            source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+    assert raised.value.code == code and "did not finish within 0.5 s" in raised.value.message
