@@ -172,6 +172,12 @@ def run_index(args: IndexArgs) -> None:
     only = [os.path.abspath(p) for p in args.only] or None
     with _progress(not args.as_json and sys.stderr.isatty() and only is None) as bar:
         report = index.refresh(vault, full=args.full, only=only, progress=bar)
+    if report.indexed or report.pruned:
+        from shardpy.index import qmd_refresh
+
+        name = qmd_refresh.start(vault)  # issue 29: QMD's vectors follow the notes too
+        if name is not None:
+            report.notices.append(f"qmd: index {name!r} is being updated and embedded in the background")
     if args.as_json:
         print_json(report.to_json())
     else:
