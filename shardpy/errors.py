@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# Public (docs/ARCHITECTURE.md, "The public surface"; pinned by tests/test_public_surface.py).
+__all__ = ["Cancelled", "ShardpyError", "UsageError"]
+
 
 class ShardpyError(Exception):
     """A typed, user-facing failure."""
