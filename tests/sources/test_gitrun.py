@@ -44,6 +44,16 @@ def _repo(tmp_path: Path) -> gitsync_repo.Repo:
     return gitsync_repo.Repo(tmp_path, tmp_path / ".git")
 
 
+def _call(caller: str, folder: Path, *, timeout: float = 300) -> None:
+    """One git run by ``caller``: gitsync's runner, its cat-file reader, or the git source's."""
+    if caller == "gitsync.git":
+        gitsync_repo.git(["status"], folder)
+    elif caller == "gitsync.cat_blobs":
+        gitsync_repo.cat_blobs(_repo(folder), ["HEAD:a.md"], timeout=timeout)
+    else:
+        source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=folder)
+
+
 def test_only_gitrun_spawns_git() -> None:
     spawning = set()
     for path in ROOT.rglob("*.py"):
@@ -61,12 +71,7 @@ def test_every_caller_runs_git_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("LC_ALL", "fr_FR.UTF-8")
     monkeypatch.delenv("GIT_TERMINAL_PROMPT", raising=False)
-    if caller == "gitsync.git":
-        gitsync_repo.git(["status"], tmp_path)
-    elif caller == "gitsync.cat_blobs":
-        gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"])
-    else:
-        source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+    _call(caller, tmp_path)
     seen = _seen(bin_dir)
     assert seen["GIT_TERMINAL_PROMPT"] == "0" and seen["LC_ALL"] == "C"
 
@@ -84,12 +89,7 @@ def test_a_missing_git_is_a_typed_error(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     with pytest.raises(ShardpyError) as raised:
-        if caller == "gitsync.git":
-            gitsync_repo.git(["status"], tmp_path)
-        elif caller == "gitsync.cat_blobs":
-            gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"])
-        else:
-            source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+        _call(caller, tmp_path)
     assert raised.value.code == code
 
 
@@ -110,10 +110,5 @@ def test_a_git_that_does_not_finish_is_a_typed_error(
     monkeypatch.setattr(gitsync_repo, "GIT_TIMEOUT_S", 0.5)
     monkeypatch.setattr(source_git, "GIT_TIMEOUT_S", 0.5)
     with pytest.raises(ShardpyError) as raised:
-        if caller == "gitsync.git":
-            gitsync_repo.git(["status"], tmp_path)
-        elif caller == "gitsync.cat_blobs":
-            gitsync_repo.cat_blobs(_repo(tmp_path), ["HEAD:a.md"], timeout=0.5)
-        else:
-            source_git.run_git(["ls-remote", "x"], what="Listing", location="x", cwd=tmp_path)
+        _call(caller, tmp_path, timeout=0.5)
     assert raised.value.code == code and "did not finish within 0.5 s" in raised.value.message
