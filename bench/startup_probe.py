@@ -29,12 +29,15 @@ HTTP = (
     "with http_client():\n    pass\n"
 )
 COPIER = (
-    "try:\n"
-    "    from shardpy.sources.copierfast import import_copier\n"
-    "except ImportError:\n"  # a checkout without the speed-ups imports copier plainly
+    "import importlib\n"
+    "for name in ('shardpy.sources.copier.internals', 'shardpy.sources.copierfast'):\n"
+    "    try:\n"  # sources/copier/internals.py since issue 27; sources/copierfast.py before
+    "        importlib.import_module(name).import_copier()\n"
+    "        break\n"
+    "    except ImportError:\n"
+    "        continue\n"
+    "else:\n"  # a checkout without the speed-ups imports copier plainly
     "    import copier._main, copier._user_data\n"
-    "else:\n"
-    "    import_copier()\n"
 )
 PROBES: dict[str, list[str]] = {
     "python -c pass (floor)": ["-c", "pass"],

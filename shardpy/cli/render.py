@@ -254,7 +254,7 @@ def git_setup_result(plan: SetupPlan) -> None:
         con.print(f"git: {plan.vault} is already set up; nothing changed.")
         return
     verb = "would change" if plan.dry_run else "changed"
-    con.print(f"git setup {verb} ({plan.repo.top}):")
+    con.print(f"git setup {verb} ({plan.repository}):")
     for change in plan.changes:
         con.print(f"  {change.detail}")
     if plan.dry_run:

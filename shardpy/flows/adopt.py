@@ -13,13 +13,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
+from shardpy.apply.session import recover_first
+from shardpy.apply.transaction import Op, RecoveryReport
 from shardpy.errors import ShardpyError
+from shardpy.flows.adoptapply import apply_adopt, refuse_managed
 from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
 from shardpy.flows.clonetemplates import clone_templates, template_ops
 from shardpy.flows.discover import Detected, detect_base
 from shardpy.flows.hookflow import run_first_hooks
-from shardpy.flows.source import Prepared, prepared
+from shardpy.flows.resolve import prepared
+from shardpy.flows.source import Prepared
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import action_ops, cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.runner import HookResult
@@ -39,9 +42,7 @@ from shardpy.shard.migrations import check_scope, load_file_migrations, rename_m
 from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn, parse_source
 from shardpy.ui import UI
-from shardpy.vault import layout
 from shardpy.vault.files import user_files
-from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State
 
 
@@ -134,22 +135,6 @@ class AdoptResult:
         }
 
 
-def _refuse(vault: Path) -> None:
-    if (vault / layout.STATE).exists():
-        raise ShardpyError(
-            "ADOPT_ALREADY_MANAGED",
-            f"{vault} is already a shardpy vault",
-            "Run `shardpy update` to upgrade it.",
-        )
-    if (vault / layout.VALUES_FILE).exists():
-        raise ShardpyError(
-            "ADOPT_STRAY_VALUES",
-            f"{layout.VALUES_FILE} exists but there is no .shardmind/state.json",
-            "This vault was managed before and lost its sidecar. Restore .shardmind/ from a backup "
-            f"or version control, or move {layout.VALUES_FILE} away (pass it with --values) to adopt afresh.",
-        )
-
-
 def _mode(opts: AdoptOptions, ui: UI) -> Mode:
     if opts.mode is not None:
         return opts.mode
@@ -164,22 +149,17 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         raise ShardpyError(
             "ADOPT_NOT_A_DIRECTORY", f"{vault} is not a directory", "Run adopt inside your vault."
         )
-    recovery = None
-    if interrupted(vault):
-        with vault_lock(vault, command="adopt"):
-            recovery = recover(vault)
-    _refuse(vault)
+    recovery = recover_first(vault, "adopt")
+    refuse_managed(vault)
     mode = _mode(opts, ui)
     spec = parse_source(opts.source, cwd=opts.cwd)
     with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
         result = AdoptResult(
             vault, prep.shard.manifest.identity, prep.version, mode, opts.dry_run, recovery=recovery
         )
-        copier = prep.as_copier()
-        if copier is not None:
-            from shardpy.flows.copieradopt import adopt_copier
-
-            return adopt_copier(copier, opts, ui, vault, result, progress=progress)
+        own = prep.adopt_own(opts, ui, vault, result, progress=progress, prepare=prepared)
+        if own is not None:
+            return own  # the source kind adopts its own way (a copier project: from its answers)
         values, modules = _answers(prep, opts, ui)
         install_date = now_iso()
         production = prep.render(values, modules, install_date)
@@ -200,9 +180,7 @@ def adopt(opts: AdoptOptions, ui: UI, *, progress: ProgressFn | None = None) -> 
         files = {a.path: a.outcome.record for a in actions if a.outcome.record is not None}
         state = new_state(prep, values, modules, install_date, files)
         ops = _ops(prep, vault, actions, state) + template_ops(actions, overlay, templates)
-        with vault_lock(vault, command="adopt"):
-            _refuse(vault)
-            Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))
+        apply_adopt(vault, ops, ui)
         result.hooks = run_first_hooks(
             prep,
             vault,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,39 @@ def select_modules(
         kept = ui.review_modules(choices, selected & set(schema.removable_modules()))
         selected = {m for m in schema.modules if not schema.modules[m].removable} | kept
     return {m: ("included" if m in selected else "excluded") for m in schema.modules}
+
+
+@dataclass
+class UpdateAnswers:
+    """An update's answers and what to say about them (``update --json``'s values block)."""
+
+    values: dict[str, Any]
+    asked: list[str] = field(default_factory=list)
+    migrated: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def update_values(
+    schema: Schema, old_version: str, new_version: str, current: dict[str, Any], *, yes: bool, ui: UI
+) -> UpdateAnswers:
+    """A shard's update answers: ``current`` migrated from ``old_version`` to ``new_version``,
+    values the schema dropped said and dropped, the new ones asked (or defaulted with --yes)."""
+    from shardpy.shard.values import apply_value_migrations
+    from shardpy.versions import is_version
+
+    out = UpdateAnswers({})
+    migrated = current
+    if is_version(old_version) and old_version != new_version:
+        mig = apply_value_migrations(current, old_version, new_version, schema.migrations)
+        migrated = mig.values
+        out.migrated = mig.applied
+        out.warnings.extend(mig.warnings)
+    dropped = [k for k in migrated if k not in schema.values]
+    if dropped:
+        out.warnings.append(f"values no longer in the schema were dropped: {', '.join(dropped)}")
+    known = validate_values(schema, {k: v for k, v in migrated.items() if k in schema.values})
+    out.asked = [k for k in schema.values if k not in known]
+    out.values = collect_values(
+        schema, prefill=known, ask=out.asked, use_defaults=yes, ui=ui, missing_hint=UPDATE_ANSWERS_HINT
+    )
+    return out

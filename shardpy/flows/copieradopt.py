@@ -14,10 +14,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardpy.apply.transaction import Op, Transaction
+from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
-from shardpy.flows.copierprep import CopierPrepared
-from shardpy.flows.source import prepared
+from shardpy.flows.adoptapply import apply_adopt
 from shardpy.flows.vaultdisk import VaultDisk
 from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op
 from shardpy.plan.adopt import plan_with_base
@@ -26,11 +25,12 @@ from shardpy.sources.copier import read_answers_file, user_answers
 from shardpy.sources.spec import is_git_repository
 from shardpy.ui import UI
 from shardpy.vault.files import user_files
-from shardpy.vault.lock import vault_lock
 from shardpy.versions import is_version
 
 if TYPE_CHECKING:
     from shardpy.flows.adopt import AdoptOptions, AdoptResult
+    from shardpy.flows.copierprep import CopierPrepared
+    from shardpy.flows.source import Prepare
 
 _PINNED = re.compile(r"[@#][^/@#]+$")
 _DESCRIBED = re.compile(r"^.+-\d+-g([0-9a-f]{4,40})$")
@@ -44,7 +44,10 @@ def adopt_copier(
     result: AdoptResult,
     *,
     progress: ProgressFn | None,
+    prepare: Prepare,
 ) -> AdoptResult:
+    """``prepare``: the resolver (``flows/resolve.prepared``), handed in so this flow never
+    imports it (no import cycle through the copier adapter; tests/test_no_cycles.py)."""
     latest.setup(vault, "adopt", trust=opts.trust)
     relpath = latest.template.answers_relpath({}, vault.name)
     raw = read_answers_file(vault, relpath)
@@ -59,8 +62,8 @@ def adopt_copier(
     spec = _at_commit(latest.spec, str(commit) if commit is not None else None)
     if spec is latest.spec:
         return _record(latest, raw, opts, ui, vault, result)
-    with prepared(spec, progress=progress) as base:
-        if not isinstance(base, CopierPrepared):
+    with prepare(spec, progress=progress) as base:
+        if not isinstance(base, type(latest)):
             raise ShardpyError(
                 "COPIER_ADOPT_NO_TEMPLATE",
                 f"{latest.spec.display()} at {commit} is not a copier template",
@@ -128,9 +131,5 @@ def _record(
     state = new_state(prep, prep.values_to_record(values), {}, install_date, files)
     state.ref = None  # the next update goes to the newest release, not back to this commit
     ops: list[Op] = [*cache_ops(prep.shard, set(files)), state_op(state)]
-    from shardpy.flows.adopt import _refuse
-
-    with vault_lock(vault, command="adopt"):
-        _refuse(vault)
-        Transaction(vault, "adopt").run(ops, progress=ui.progress("Adopting", len(ops)))
+    apply_adopt(vault, ops, ui)
     return result

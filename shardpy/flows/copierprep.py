@@ -14,17 +14,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.flows.choices import parse_data
+from shardpy.flows.choices import UpdateAnswers, parse_data
 from shardpy.flows.source import Prepared
 from shardpy.shard.loader import MANIFEST_PATH, Shard
 from shardpy.shard.manifest import Manifest
 from shardpy.shard.produce import Output, Production
 from shardpy.shard.schema import Option, Schema, ValueDef
 from shardpy.shard.walk import SourceFile
-from shardpy.sources import Fetched, SourceSpec
+from shardpy.sources import Fetched, ProgressFn, SourceSpec
 from shardpy.sources.copier import (
     CopierTemplate,
     Operation,
@@ -41,6 +41,10 @@ from shardpy.vault.manifest import parse_content_rules
 from shardpy.vault.state import State
 from shardpy.versions import is_version
 
+if TYPE_CHECKING:
+    from shardpy.flows.adopt import AdoptOptions, AdoptResult
+    from shardpy.flows.source import Prepare
+
 NAMESPACE = "copier"
 
 
@@ -55,9 +59,52 @@ class CopierPrepared(Prepared):
     _scratch: list[Path] = field(default_factory=list)
 
     writes_values_file = False
+    makes_project = True
 
-    def as_copier(self) -> CopierPrepared:
-        return self
+    # -- the source protocol (flows/source.py's Prepared; issue 27) ----------------------
+
+    def begin(
+        self,
+        dest: Path,
+        operation: Operation,
+        *,
+        trust: bool,
+        no_hooks: bool = False,
+        recorded: State | None = None,
+    ) -> None:
+        """copier renders into a folder named like the project; an update's migrations start
+        from the recorded commit."""
+        old = None
+        if recorded is not None:
+            old = str((recorded.copier or {}).get("commit") or recorded.version)
+        self.setup(dest, operation, trust=trust, no_hooks=no_hooks, old_commit=old)
+
+    def with_data(self, current: dict[str, Any], pairs: dict[str, str]) -> dict[str, Any]:
+        return {**current, **pairs}  # raw text: copier parses it by the question's type
+
+    def update_answers(
+        self, state: State, current: dict[str, Any], *, data: list[str], yes: bool, dry_run: bool, ui: UI
+    ) -> UpdateAnswers:
+        asked = [q for q in self.template.question_names() if q not in current]
+        values, notes = self.collect_for_update(data=data, last=current, yes=yes, dry_run=dry_run, ui=ui)
+        return UpdateAnswers(values, asked=asked, warnings=notes)
+
+    def state_record(self) -> dict[str, Any] | None:
+        return self.copier_record()
+
+    def adopt_own(
+        self,
+        opts: AdoptOptions,
+        ui: UI,
+        vault: Path,
+        result: AdoptResult,
+        *,
+        progress: ProgressFn | None,
+        prepare: Prepare,
+    ) -> AdoptResult | None:
+        from shardpy.flows.copieradopt import adopt_copier
+
+        return adopt_copier(self, opts, ui, vault, result, progress=progress, prepare=prepare)
 
     @property
     def version(self) -> str:

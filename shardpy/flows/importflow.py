@@ -179,40 +179,18 @@ def merge_function() -> Callable[[bytes, bytes, bytes], tuple[str, bytes]]:
     return merge
 
 
-def recover_pending(vault: Path) -> None:
-    """Like every writing command: first finish or roll back an interrupted transaction (an
-    install, update or adopt killed here); a journal recovery refuses stops the import too."""
-    from shardpy.apply.transaction import recover
-
-    recover(vault)
-
-
 def _refuse_unless_live(vault: Path, runs: list[tuple[str, str]]) -> None:
     """A run is interrupted only when no process holds the vault lock; else it is running now."""
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import interrupted_import, writer_running
 
-    try:
-        with vault_lock(vault, command="import --dry-run"):
-            pass
-    except ShardpyError as exc:
-        if exc.code != "VAULT_LOCKED":
-            raise
+    if writer_running(vault, "import --dry-run"):
         ids = ", ".join(r for r, _ in runs)
         raise ShardpyError(
             "VAULT_LOCKED",
             f"An import run is being applied to this vault right now ({ids})",
             "Wait for it to finish, then run the dry run again.",
-        ) from None
-    raise _interrupted_error(runs)
-
-
-def _interrupted_error(runs: list[tuple[str, str]]) -> ShardpyError:
-    ids = ", ".join(r for r, _ in runs)
-    return ShardpyError(
-        "IMPORT_RUN_INTERRUPTED",
-        f"An earlier import run was interrupted before it finished ({ids})",
-        "Run `shardpy import --resume` to finish it, or `shardpy import --abandon` to roll it back.",
-    )
+        )
+    raise interrupted_import(runs)
 
 
 @dataclass(slots=True)
@@ -270,13 +248,11 @@ def run_import(
             ledger.close()
         return Outcome(plan)
 
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
 
-    with vault_lock(vault, command="import"):
-        recover_pending(vault)
-        pending = discard_unsealed(vault, incomplete_runs(vault))
-        if pending:
-            raise _interrupted_error(pending)
+    # The session recovers an interrupted transaction, discards runs killed while planning and
+    # refuses (IMPORT_RUN_INTERRUPTED) while an earlier run waits for --resume or --abandon.
+    with session(vault, "import"):
         adapter = make_adapter(fmt, source, strict=strict)
         run_id = new_run_id(moment)
         ledger = Ledger.open_readonly(vault)
@@ -388,12 +364,12 @@ class AbandonOutcome(NamedTuple):
 
 def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -> ResumeOutcome:
     vault = check_vault(vault)
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
 
     if not runs_dir(vault).is_dir():
         raise _nothing_to_resume()
-    with vault_lock(vault, command="import --resume"):
-        recover_pending(vault)
+    # These two settle the interrupted run themselves ("own"); a transaction is recovered first.
+    with session(vault, "import --resume", imports="own"):
         journal = _open_interrupted(vault)
         meta = journal.meta()
         total, done = journal.counts()
@@ -459,12 +435,12 @@ def _source_changes(journal: Journal, meta: dict[str, str]) -> int | None:
 
 def abandon_run(vault: Path) -> AbandonOutcome:
     vault = check_vault(vault)
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
 
     if not runs_dir(vault).is_dir():
         raise _nothing_to_resume()
-    with vault_lock(vault, command="import --abandon"):
-        recover_pending(vault)
+    # These two settle the interrupted run themselves ("own"); a transaction is recovered first.
+    with session(vault, "import --abandon", imports="own"):
         try:
             journal = _open_interrupted(vault)
         except ShardpyError as exc:

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.apply.destination import install_folder
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
+from shardpy.apply.session import recover_first, session
+from shardpy.apply.transaction import Op, RecoveryReport
 from shardpy.errors import ShardpyError
-from shardpy.flows.choices import collect_values, load_prefill, parse_data, select_modules
+from shardpy.flows.choices import select_modules
 from shardpy.flows.hookflow import run_first_hooks
-from shardpy.flows.source import Prepared, prepared, spec_for
+from shardpy.flows.resolve import prepared, spec_for
+from shardpy.flows.source import Prepared
 from shardpy.flows.vaultdisk import DestDisk
 from shardpy.flows.vaultfiles import cache_ops, new_state, now_iso, state_op, values_file_op
 from shardpy.hooks.lifecycle import install_slots
@@ -25,7 +27,6 @@ from shardpy.shard.values import values_are_defaults
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
-from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State
 
 
@@ -156,7 +157,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
     dest = Path(os.path.abspath(dest))
     # An install killed earlier in this folder is undone before anything is
     # planned: the plan must see the folder as the user left it.
-    recovery = _recover_first(dest)
+    recovery = recover_first(dest, "install")
     _check_dest(dest)
     spec = spec_for(opts.source, cwd=opts.cwd)
     with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
@@ -189,7 +190,7 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
             modules=modules,
             hooks_planned=[] if opts.no_hooks else [s.name for s in slots],
             recovery=recovery,
-            copier=prep.as_copier() is not None,
+            copier=prep.makes_project,
         )
         if opts.dry_run:
             return result
@@ -214,16 +215,12 @@ def install(opts: InstallOptions, ui: UI, *, progress: ProgressFn | None = None)
 
 
 def _values(prep: Prepared, opts: InstallOptions, dest: Path, use_defaults: bool, ui: UI) -> dict[str, Any]:
-    """The answers: a shard's schema values, or a copier template's questions."""
-    copier = prep.as_copier()
-    if copier is not None:
-        copier.setup(dest, "copy", trust=opts.trust, no_hooks=opts.no_hooks)
-        return copier.collect(
-            values_file=opts.values_file, data=opts.data, last={}, use_defaults=use_defaults, ui=ui
-        )
-    schema = prep.shard.schema
-    prefill = load_prefill(schema, opts.values_file, parse_data(opts.data))
-    return collect_values(schema, prefill=prefill, ask=None, use_defaults=use_defaults, ui=ui)
+    """The answers, by the source kind's rules (a shard's schema values, a copier template's
+    questions)."""
+    prep.begin(dest, "copy", trust=opts.trust, no_hooks=opts.no_hooks)
+    return prep.collect(
+        values_file=opts.values_file, data=opts.data, last={}, use_defaults=use_defaults, ui=ui
+    )
 
 
 def _skipped(production: Production) -> dict[str, list[str]]:
@@ -233,16 +230,9 @@ def _skipped(production: Production) -> dict[str, list[str]]:
     return out
 
 
-def _recover_first(dest: Path) -> RecoveryReport | None:
-    if not dest.is_dir() or not interrupted(dest):
-        return None
-    with vault_lock(dest, command="install"):
-        return recover(dest)
-
-
 def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
-    with install_folder(dest) as sidecar_existed, vault_lock(dest, command="install"):
-        if recover(dest) is not None:
+    with install_folder(dest) as sidecar_existed, session(dest, "install") as s:
+        if s.recovery is not None:
             # Another command died here after this install was planned:
             # the plan may be stale, so start again rather than guess.
             raise ShardpyError(
@@ -251,5 +241,9 @@ def _apply(dest: Path, ops: list[Op], result: InstallResult, ui: UI) -> None:
                 "Nothing was installed; run the same install again.",
             )
         _check_dest(dest)
-        tx = Transaction(dest, "install", remove_sidecar_on_rollback=not sidecar_existed)
-        tx.run(ops, progress=ui.progress("Installing", len(ops)))
+        s.run(
+            ops,
+            label="install",
+            progress=ui.progress("Installing", len(ops)),
+            remove_sidecar_on_rollback=not sidecar_existed,
+        )

@@ -3,33 +3,110 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from shardpy.shard.loader import Shard, load_shard
+from shardpy.shard.loader import Shard
 from shardpy.shard.produce import Production
 from shardpy.shard.walk import SourceFile
-from shardpy.sources import Fetched, ProgressFn, SourceSpec, bundled_source, fetch, parse_source, resolve
+from shardpy.sources import Fetched, ProgressFn, SourceSpec
 
 if TYPE_CHECKING:
-    from shardpy.flows.copierprep import CopierPrepared
+    from shardpy.flows.adopt import AdoptOptions, AdoptResult
+    from shardpy.flows.choices import UpdateAnswers
+    from shardpy.ui import UI
+    from shardpy.vault.state import State
+
+# What the destination is to a source kind when it renders (copier's names for them).
+Operation = Literal["copy", "update", "adopt"]
+
+
+class Prepare(Protocol):
+    """The resolver (``flows/resolve.prepared``), as a flow that must not import it is handed it."""
+
+    def __call__(
+        self, spec: SourceSpec, *, include_prerelease: bool = False, progress: ProgressFn | None = None
+    ) -> contextlib.AbstractContextManager[Prepared]: ...
 
 
 @dataclass
 class Prepared:
+    """A fetched source, behind the one protocol every source kind answers (issue 27): the
+    flows ask it for answers, a render, records and after-apply work, and never test which
+    kind it is. This class is a shard's answers; a copier template's are
+    ``flows/copierprep.py``'s (tests/test_spine.py: no ``as_copier`` in flows/)."""
+
     spec: SourceSpec
     fetched: Fetched
     shard: Shard
 
     # A copier template writes its own answers file instead (flows/copierprep.py).
     writes_values_file: ClassVar[bool] = True
+    # A copier template makes a project, not an Obsidian vault (install's summary says so).
+    makes_project: ClassVar[bool] = False
 
-    def as_copier(self) -> CopierPrepared | None:
-        """This source as a copier template (flows/copierprep.py), or None for a shard:
-        asked instead of isinstance so a shard's commands never import copier's flow."""
+    def begin(
+        self,
+        dest: Path,
+        operation: Operation,
+        *,
+        trust: bool,
+        no_hooks: bool = False,
+        recorded: State | None = None,
+    ) -> None:
+        """What the source needs to know of the destination before answers are collected
+        (``recorded``: the vault's state an update starts from). A shard needs nothing."""
+
+    def collect(
+        self,
+        *,
+        values_file: Path | None,
+        data: list[str],
+        last: Mapping[str, Any],
+        use_defaults: bool,
+        ui: UI,
+    ) -> dict[str, Any]:
+        """An install's answers: --values FILE, --data on top, then the wizard (or defaults)."""
+        from shardpy.flows.choices import collect_values, load_prefill, parse_data
+
+        schema = self.shard.schema
+        prefill = load_prefill(schema, values_file, parse_data(data))
+        return collect_values(schema, prefill=prefill, ask=None, use_defaults=use_defaults, ui=ui)
+
+    def with_data(self, current: dict[str, Any], pairs: dict[str, str]) -> dict[str, Any]:
+        """``current`` with --data's pairs on top, each checked and typed by the schema."""
+        from shardpy.flows.choices import data_values
+
+        return {**current, **data_values(self.shard.schema, pairs)}
+
+    def update_answers(
+        self, state: State, current: dict[str, Any], *, data: list[str], yes: bool, dry_run: bool, ui: UI
+    ) -> UpdateAnswers:
+        """An update's answers: the recorded values migrated to this release, the new ones asked."""
+        from shardpy.flows.choices import update_values
+
+        return update_values(self.shard.schema, state.version, self.version, current, yes=yes, ui=ui)
+
+    def state_record(self) -> dict[str, Any] | None:
+        """What this source kind keeps in state besides the shard's (copier's answers file)."""
+        return None
+
+    def adopt_own(
+        self,
+        opts: AdoptOptions,
+        ui: UI,
+        vault: Path,
+        result: AdoptResult,
+        *,
+        progress: ProgressFn | None,
+        prepare: Prepare,
+    ) -> AdoptResult | None:
+        """A source kind that adopts its own way (copier: from the project's answers file)
+        does it here, ``prepare`` fetching any other release it needs; None: adopted by the
+        shard's rules (``flows/adopt.py``)."""
         return None
 
     @property
@@ -79,56 +156,3 @@ class Prepared:
             if f.module is not None:
                 counts[f.module] = counts.get(f.module, 0) + 1
         return counts
-
-
-def bundled_spec() -> SourceSpec:
-    from shardpy.bundled import BUNDLED_SUBDIR, bundled_source_root
-
-    return bundled_source(bundled_source_root(), subdir=BUNDLED_SUBDIR)
-
-
-def spec_for(text: str | None, *, cwd: Path) -> SourceSpec:
-    return bundled_spec() if text is None else parse_source(text, cwd=cwd)
-
-
-@contextlib.contextmanager
-def prepared(
-    spec: SourceSpec, *, include_prerelease: bool = False, progress: ProgressFn | None = None
-) -> Iterator[Prepared]:
-    """Fetch and load a shard; temporary downloads are removed afterwards."""
-    from shardpy.sources import prefetch
-
-    if prefetch.pending():
-        _preload()
-    resolved = prefetch.take(spec, include_prerelease=include_prerelease, progress=progress) or resolve(
-        spec, include_prerelease=include_prerelease
-    )
-    fetched = fetch(resolved, progress=progress)
-    prep: Prepared | None = None
-    try:
-        prep = _load(spec, fetched)
-        yield prep
-    finally:
-        if prep is not None:
-            prep.cleanup()
-        fetched.cleanup()
-
-
-def _preload() -> None:
-    """Import what loading and rendering a shard will need (YAML, ignore patterns,
-    the sandboxed Jinja) while the early-fetch child finishes: otherwise idle time."""
-    import jinja2.sandbox  # noqa: F401
-    import pathspec  # noqa: F401
-    import ruamel.yaml  # noqa: F401
-
-
-def _load(spec: SourceSpec, fetched: Fetched) -> Prepared:
-    """A shard, or a copier template (copier.yml and no .shardmind/) at the source root."""
-    from shardpy.sources.layout import is_copier_template
-
-    root = fetched.root / spec.subdir if spec.subdir else fetched.root
-    if is_copier_template(root):
-        from shardpy.flows.copierprep import prepare_copier
-
-        return prepare_copier(spec, fetched, root)
-    return Prepared(spec, fetched, load_shard(fetched.root, fetched.shard_root()))

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import RecoveryReport, interrupted, recover
+from shardpy.apply.session import recover_first
+from shardpy.apply.transaction import RecoveryReport
 from shardpy.errors import ShardpyError
 from shardpy.gitsync.report import GitReport, git_report
 from shardpy.vault import layout
@@ -307,15 +308,12 @@ def status(start: Path, *, verbose: bool = False, progress: StatusProgress | Non
     report = StatusReport(vault=vault, verbose=verbose)
     if vault is None:
         return report
-    if interrupted(vault):
-        from shardpy.vault.lock import vault_lock
-
-        try:
-            with vault_lock(vault, command="status"):
-                report.recovery = recover(vault)
-        except ShardpyError as exc:
-            report.error = exc
-            return report
+    try:
+        # Interrupted import runs are listed below, never refused on: status only reports.
+        report.recovery = recover_first(vault, "status", imports="report")
+    except ShardpyError as exc:
+        report.error = exc
+        return report
     try:
         state = load_state(vault)
     except ShardpyError as exc:

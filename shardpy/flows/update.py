@@ -12,19 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
+from shardpy.apply.session import Session, needs_recovery, session
+from shardpy.apply.transaction import Op, RecoveryReport
 from shardpy.errors import ShardpyError
 from shardpy.flows.base import BaseRenderer
 from shardpy.flows.choices import (
-    UPDATE_ANSWERS_HINT,
     check_module_flags,
-    collect_values,
-    data_values,
     parse_data,
     select_modules,
 )
 from shardpy.flows.hookflow import hooks_allowed
-from shardpy.flows.source import Prepared, prepared
+from shardpy.flows.resolve import prepared
+from shardpy.flows.source import Prepared
 from shardpy.flows.updatecheck import remember
 from shardpy.flows.updatesource import find_vault, source_spec
 from shardpy.flows.vaultdisk import VaultDisk
@@ -55,15 +54,12 @@ from shardpy.shard.migrations import (
 )
 from shardpy.shard.produce import Output
 from shardpy.shard.values import (
-    apply_value_migrations,
     read_values_file,
-    validate_values,
     values_are_defaults,
 )
 from shardpy.sources import ProgressFn
 from shardpy.ui import UI
 from shardpy.vault import layout
-from shardpy.vault.lock import vault_lock
 from shardpy.vault.state import State, load_state, local_record, values_hash
 from shardpy.versions import is_version
 
@@ -170,41 +166,19 @@ def _current_values(vault: Path, state: State, warnings: list[str]) -> dict[str,
 
 
 def _with_data(prep: Prepared, current: dict[str, Any], opts: UpdateOptions) -> dict[str, Any]:
-    """The current values with --data on top (text for a copier template:
-    copier parses it by the question's type)."""
-    pairs = parse_data(opts.data)
-    if prep.as_copier() is not None:
-        return {**current, **pairs}
-    return {**current, **data_values(prep.shard.schema, pairs)}
+    """The current values with --data on top (the source kind types them: a copier template
+    leaves text, which copier parses by the question's type)."""
+    return prep.with_data(current, parse_data(opts.data))
 
 
 def _values(
     prep: Prepared, state: State, current: dict[str, Any], opts: UpdateOptions, ui: UI, result: UpdateResult
 ) -> dict[str, Any]:
-    copier = prep.as_copier()
-    if copier is not None:
-        result.values_asked = [q for q in copier.template.question_names() if q not in current]
-        values, notes = copier.collect_for_update(
-            data=opts.data, last=current, yes=opts.yes, dry_run=opts.dry_run, ui=ui
-        )
-        result.warnings.extend(notes)
-        return values
-    schema = prep.shard.schema
-    migrated = current
-    if is_version(state.version) and state.version != prep.version:
-        mig = apply_value_migrations(current, state.version, prep.version, schema.migrations)
-        migrated = mig.values
-        result.values_applied = mig.applied
-        result.warnings.extend(mig.warnings)
-    dropped = [k for k in migrated if k not in schema.values]
-    if dropped:
-        result.warnings.append(f"values no longer in the schema were dropped: {', '.join(dropped)}")
-    known = validate_values(schema, {k: v for k, v in migrated.items() if k in schema.values})
-    new_keys = [k for k in schema.values if k not in known]
-    result.values_asked = new_keys
-    return collect_values(
-        schema, prefill=known, ask=new_keys, use_defaults=opts.yes, ui=ui, missing_hint=UPDATE_ANSWERS_HINT
-    )
+    answers = prep.update_answers(state, current, data=opts.data, yes=opts.yes, dry_run=opts.dry_run, ui=ui)
+    result.values_asked = answers.asked
+    result.values_applied = answers.migrated
+    result.warnings.extend(answers.warnings)
+    return answers.values
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -346,18 +320,19 @@ def _link_ops(ops: list[Op], state: State, links_before: set[str]) -> list[Op]:
 
 
 @contextlib.contextmanager
-def _maybe_lock(vault: Path, dry_run: bool) -> Iterator[None]:
-    if dry_run and not interrupted(vault):
-        yield
+def _maybe_session(vault: Path, dry_run: bool) -> Iterator[Session | None]:
+    """A dry run with nothing to recover writes nothing: no lock (status-like speed)."""
+    if dry_run and not needs_recovery(vault):
+        yield None
         return
-    with vault_lock(vault, command="update"):
-        yield
+    with session(vault, "update") as s:
+        yield s
 
 
 def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -> UpdateResult:
     vault = find_vault(opts.cwd)
-    with _maybe_lock(vault, opts.dry_run):
-        recovery = recover(vault) if interrupted(vault) else None
+    with _maybe_session(vault, opts.dry_run) as writer:
+        recovery = None if writer is None else writer.recovery
         state = load_state(vault)
         result = UpdateResult(
             vault, state.shard, state.version, state.version, dry_run=opts.dry_run, recovery=recovery
@@ -365,7 +340,7 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
         spec = source_spec(state, vault, release=opts.release, include_prerelease=opts.include_prerelease)
         with prepared(spec, include_prerelease=opts.include_prerelease, progress=progress) as prep:
             current = _with_data(prep, _current_values(vault, state, result.warnings), opts)
-            _for_copier(prep, state, vault, opts)
+            prep.begin(vault, "update", trust=opts.trust, no_hooks=opts.no_hooks, recorded=state)
             _check_identity(prep, state)
             result.to_version = prep.version
             result.commit = prep.fetched.resolved.commit
@@ -377,17 +352,9 @@ def update(opts: UpdateOptions, ui: UI, *, progress: ProgressFn | None = None) -
             if opts.dry_run:
                 remember(vault, prep.version, now_iso())  # status shows it: nothing was written
                 return result
-            _apply_and_hooks(prep, state, opts, ui, result, vault)
+            assert writer is not None  # not a dry run: the session is held
+            _apply_and_hooks(prep, state, opts, ui, result, writer)
         return result
-
-
-def _for_copier(prep: Prepared, state: State, vault: Path, opts: UpdateOptions) -> None:
-    """A copier template renders into a folder named like the project, and
-    its migrations start from the recorded commit."""
-    copier = prep.as_copier()
-    if copier is not None:
-        old = (state.copier or {}).get("commit") or state.version
-        copier.setup(vault, "update", trust=opts.trust, no_hooks=opts.no_hooks, old_commit=str(old))
 
 
 def _check_identity(prep: Prepared, state: State) -> None:
@@ -493,13 +460,13 @@ def _new_state(
 
 
 def _apply_and_hooks(
-    prep: Prepared, state: State, opts: UpdateOptions, ui: UI, result: UpdateResult, vault: Path
+    prep: Prepared, state: State, opts: UpdateOptions, ui: UI, result: UpdateResult, writer: Session
 ) -> None:
+    vault = writer.vault
     previous = result.from_version
     old_fingerprint = state.hooks.get("bootstrap_fingerprint")
     ops = _ops(vault, prep, result.actions, state, result.values_rewrite, state.values, result.links_before)
-    transaction = Transaction(vault, "update")
-    transaction.run(ops, progress=ui.progress("Updating", len(ops)))
+    transaction = writer.run(ops, label="update", progress=ui.progress("Updating", len(ops)))
     # A conflict resolved with the shard's side replaced your version: it is in this
     # transaction's backups, and the result says where (tests/hardening/test_theirs_saved.py).
     result.saved_yours = {

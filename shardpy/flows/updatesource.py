@@ -59,7 +59,7 @@ def source_spec(state: State, vault: Path, *, release: str | None, include_prere
 
 
 def _bundled_spec() -> SourceSpec:
-    from shardpy.flows.source import bundled_spec
+    from shardpy.flows.resolve import bundled_spec
 
     return bundled_spec()
 

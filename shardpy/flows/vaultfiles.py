@@ -117,8 +117,7 @@ def new_state(
 
 def copier_record(prep: Prepared) -> dict[str, Any] | None:
     """A copier template's records kept in state (answers file, _src_path, _commit)."""
-    copier = prep.as_copier()
-    return copier.copier_record() if copier is not None else None
+    return prep.state_record()
 
 
 def state_op(state: State) -> Op:

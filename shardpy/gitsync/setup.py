@@ -1,10 +1,14 @@
 """``shardpy git setup``: make a vault's git repository merge with shardpy.
 
-Planning reads only (git config, the two files, the index) and returns what
-would change; applying sets the config with ``git config``, writes
-``.gitattributes`` and ``.gitignore`` in one transaction, and takes the
-machine-local records git was already tracking out of the index (the files
-stay on disk). Running it again changes nothing.
+Planning (``plan/gitsetup.py``, pure over :class:`RepoView`) reads only (git
+config, the two files, the index) and returns what would change; applying, in
+the write session, sets the config with ``git config``, writes
+``.gitattributes`` and ``.gitignore`` in one transaction -- a transaction that
+fails puts the config back as it was (issue 27; tests/gitsync/test_setup.py) --
+and takes the machine-local records git was already tracking out of the index
+(the files stay on disk). Running it again changes nothing. A kill between the
+config and the transaction leaves only the config set: harmless (no attribute
+routes a file to the driver yet), and the next run finishes.
 
 The driver command is the absolute path of the Python running shardpy with
 ``-I -m shardpy``: git calls drivers from wherever it runs (a GUI client, a
@@ -31,85 +35,40 @@ import os
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import Any
 
+from shardpy.apply.session import Session, borrowed, session
 from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import (
-    DRIVER_KEY,
-    DRIVER_NAME,
-    NAME_KEY,
-    Repo,
-    config_get,
-    config_set,
-    git,
-    open_repo,
+from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, config_set, git, open_repo
+from shardpy.plan.gitsetup import (
+    ATTRIBUTES,
+    BEGIN,
+    DRIVER_TITLE,
+    END,
+    IGNORES,
+    LOCAL,
+    Change,
+    ChangeKind,
+    ConfigChange,
+    SetupPlan,
+    with_block,
 )
-from shardpy.vault import layout
+from shardpy.plan.gitsetup import plan_setup as _plan
 
-BEGIN = "# shardpy:begin (written by `shardpy git setup`; lines inside are replaced when it runs)"
-END = "# shardpy:end"
-DRIVER_TITLE = "shardpy: notes by frontmatter key, vault records by entry"
-
-ATTRIBUTES = [
-    f"*.md merge={DRIVER_NAME}",
-    f"/{layout.VALUES_FILE} merge={DRIVER_NAME}",
-    f"/{layout.SIDECAR}/** merge={DRIVER_NAME}",
-    f"/{layout.SIDECAR}/imports/ledger.sqlite3 merge={DRIVER_NAME} -text -diff",
+# Planning's names, kept importable here for setup's callers (status, sync, the bench).
+__all__ = [
+    "ATTRIBUTES",
+    "BEGIN",
+    "DRIVER_TITLE",
+    "END",
+    "IGNORES",
+    "LOCAL",
+    "Change",
+    "ChangeKind",
+    "SetupPlan",
+    "with_block",
 ]
-# Machine-local: never shared, so never a conflict.
-LOCAL = [
-    layout.UPDATE_CHECK,
-    layout.LOCAL,
-    layout.JOURNAL,
-    layout.BACKUPS + "/",
-    f"{layout.SIDECAR}/imports/*/",
-    f"{layout.SIDECAR}/imports/*.sqlite3-journal",
-]
-IGNORES = [f"/{p}" for p in LOCAL] + [".shardpy-tmp-*", ".shardpy-ledger-*"]
-
-
-class ChangeKind(Enum):
-    CONFIG = "config"
-    FILE = "file"
-    UNTRACK = "untrack"
-
-
-@dataclass(frozen=True)
-class Change:
-    kind: ChangeKind
-    target: str
-    detail: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind.value, "target": self.target, "detail": self.detail}
-
-
-@dataclass
-class SetupPlan:
-    vault: Path
-    repo: Repo
-    config: list[tuple[str, str]] = field(default_factory=list)
-    ops: list[Op] = field(default_factory=list)
-    untrack: list[str] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
-    dry_run: bool = False
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "vault": str(self.vault),
-            "repository": str(self.repo.top),
-            "dry_run": self.dry_run,
-            "changed": self.changed,
-            "changes": [c.to_json() for c in self.changes],
-        }
 
 
 # Interpreter options that keep the work tree (and PYTHONPATH) off sys.path:
@@ -190,36 +149,6 @@ def wanted_driver(current: str | None, cwd: Path, executable: str | None = None)
     )
 
 
-def with_block(text: str | None, lines: list[str]) -> str:
-    """``text`` with shardpy's block set to ``lines`` (replaced in place, else appended)."""
-    block = "\n".join([BEGIN, *lines, END]) + "\n"
-    if not text:
-        return block
-    rows = text.splitlines(keepends=True)
-    starts = [i for i, r in enumerate(rows) if r.rstrip("\r\n") == BEGIN]
-    ends = [i for i, r in enumerate(rows) if r.rstrip("\r\n") == END]
-    if starts and ends and ends[-1] > starts[0]:
-        return "".join(rows[: starts[0]]) + block + "".join(rows[ends[-1] + 1 :])
-    sep = "" if text.endswith("\n") else "\n"
-    return text + sep + "\n" + block
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def _plan_file(plan: SetupPlan, name: str, lines: list[str]) -> None:
-    current = _read(plan.vault / name)
-    wanted = with_block(current, lines)
-    if wanted != current:
-        plan.ops.append(Op.write(name, wanted.encode("utf-8")))
-        verb = "created" if current is None else "updated shardpy's block in"
-        plan.changes.append(Change(ChangeKind.FILE, name, f"{verb} {name}"))
-
-
 def tracked_local(vault: Path) -> list[str]:
     """Machine-local records git tracks in ``vault`` (setup and every sync commit untrack them)."""
     specs = [f":(glob){p}**" if p.endswith("/") else f":(glob){p}" for p in LOCAL]
@@ -227,49 +156,72 @@ def tracked_local(vault: Path) -> list[str]:
     return sorted(p for p in done.stdout.split("\0") if p)
 
 
+class RepoView:
+    """The repository as ``plan.gitsetup`` sees it: read here only (each config key once)."""
+
+    def __init__(self, vault: Path, repo: Repo) -> None:
+        self.vault = vault
+        self.repo = repo
+        self._config: dict[str, str | None] = {}
+
+    def config(self, key: str) -> str | None:
+        if key not in self._config:
+            self._config[key] = config_get(self.repo, key)
+        return self._config[key]
+
+    def text(self, path: str) -> str | None:
+        try:
+            return (self.vault / path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def tracked_local(self) -> list[str]:
+        return tracked_local(self.vault)
+
+
 def plan_setup(vault: Path, *, executable: str | None = None, dry_run: bool = False) -> SetupPlan:
     """What ``git setup`` would change in ``vault`` (reads only)."""
-    plan = SetupPlan(vault=vault, repo=open_repo(vault), dry_run=dry_run)
-    driver = config_get(plan.repo, DRIVER_KEY)
-    wanted = wanted_driver(driver, plan.repo.git_dir, executable)
-    for key, value in ((NAME_KEY, DRIVER_TITLE), (DRIVER_KEY, wanted)):
-        current = driver if key == DRIVER_KEY else config_get(plan.repo, key)
-        if current != value:
-            plan.config.append((key, value))
-            plan.changes.append(Change(ChangeKind.CONFIG, key, f"git config {key} {shlex.quote(value)}"))
-    _plan_file(plan, ".gitattributes", ATTRIBUTES)
-    _plan_file(plan, ".gitignore", IGNORES)
-    plan.untrack = tracked_local(vault)
-    for path in plan.untrack:
-        plan.changes.append(
-            Change(ChangeKind.UNTRACK, path, f"stopped tracking {path} (machine-local; kept on disk)")
-        )
-    return plan
+    repo = open_repo(vault)
+    view = RepoView(vault, repo)
+    driver = wanted_driver(view.config(DRIVER_KEY), repo.git_dir, executable)
+    return _plan(view, vault=str(vault), repository=str(repo.top), driver=driver, dry_run=dry_run)
 
 
-def apply_setup(plan: SetupPlan) -> None:
-    from shardpy.apply.transaction import Transaction
-
-    for key, value in plan.config:
-        config_set(plan.repo, key, value)
-    if plan.ops:
-        Transaction(plan.vault, "git-setup").run(plan.ops)
+def apply_setup(plan: SetupPlan, writer: Session) -> None:
+    """Config, then the files' transaction (the config put back when it fails), then the index."""
+    vault = Path(plan.vault)
+    repo = open_repo(vault)
+    for change in plan.config:
+        config_set(repo, change.key, change.value)
+    try:
+        if plan.files:
+            writer.run([Op.write(f.path, f.data) for f in plan.files], label="git-setup")
+    except BaseException:
+        _put_back(repo, plan.config)
+        raise
     if plan.untrack:
-        git(["rm", "--cached", "--quiet", "--", *plan.untrack], plan.vault)
+        git(["rm", "--cached", "--quiet", "--", *plan.untrack], vault)
+
+
+def _put_back(repo: Repo, changes: list[ConfigChange]) -> None:
+    """Undo the config a failed setup set (issue 27): each key as it was when planned."""
+    for change in reversed(changes):
+        if change.old is None:
+            git(["config", "--local", "--unset-all", change.key], repo.top, check=False)
+        else:
+            config_set(repo, change.key, change.old)
 
 
 def setup(vault: Path, *, dry_run: bool = False) -> SetupPlan:
-    from shardpy.vault.lock import vault_lock
-
     if dry_run:
         return plan_setup(vault, dry_run=True)
     if os.environ.get("SHARDPY_HOOK") == "1":
         # Run by a lifecycle hook (the flagship's bootstrap): the shardpy command
         # that runs the hook holds the vault's lock, or finished writing, and waits.
         plan = plan_setup(vault)
-        apply_setup(plan)
+        apply_setup(plan, borrowed(vault, "git setup"))
         return plan
-    with vault_lock(vault, command="git setup"):
+    with session(vault, "git setup") as writer:
         plan = plan_setup(vault)
-        apply_setup(plan)
+        apply_setup(plan, writer)
     return plan

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from shardpy.apply.transaction import Op, Transaction, interrupted, recover
+from shardpy.apply.session import session
+from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
 from shardpy.graph.note import render_note
 from shardpy.graph.ops import Visible, Work
 from shardpy.graph.store import GraphStore
-from shardpy.vault.lock import vault_lock
 
 LOCK_WAIT = 10.0  # seconds a write queues behind another before VAULT_LOCKED
 T = TypeVar("T")
@@ -24,9 +24,7 @@ T = TypeVar("T")
 
 def change(store: GraphStore, label: str, visible: Visible, fn: Callable[[Work], T]) -> T:
     vault = store.vault
-    with vault_lock(vault, command=f"serve {label}", wait=LOCK_WAIT):
-        if interrupted(vault):
-            recover(vault)
+    with session(vault, f"serve {label}", wait=LOCK_WAIT) as writer:  # issue 27: the one write session
         work = Work(store.snapshot(), store, visible)
         result = fn(work)
         touched = _touched(work)
@@ -40,7 +38,7 @@ def change(store: GraphStore, label: str, visible: Visible, fn: Callable[[Work],
             result = fn(work)
         ops = plan_ops(store, work)
         if ops:
-            Transaction(vault, f"serve-{label}").run(ops)
+            writer.run(ops, label=f"serve-{label}")
             store.written([op.path for op in ops])
     return result
 

@@ -185,7 +185,7 @@ COPIER_CONFIG_NAMES = ("copier.yml", "copier.yaml")
 
 def is_copier_template(root: Path) -> bool:
     """copier.yml (or .yaml) at the root and no shardpy manifest. Here, not in
-    sources/copier.py, because every source's load asks it: a shard's commands
+    sources/copier/, because every source's load asks it: a shard's commands
     never import copier's modules."""
     if (root / ".shardmind").exists():
         return False

@@ -100,10 +100,10 @@ def disabled_since(text: str) -> datetime | None:
 
 def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
     """``rm`` (disabled) or ``restore``: one note's two keys, through one transaction."""
-    from shardpy.apply.transaction import Op, Transaction
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
+    from shardpy.apply.transaction import Op
 
-    with vault_lock(vault, command="rm" if disabled else "restore"):
+    with session(vault, "rm" if disabled else "restore") as writer:  # issue 27: the one write session
         rel = _note_path(vault, note)
         text = (vault / rel).read_text(encoding="utf-8")
         if (disabled_since(text) is not None) == disabled:
@@ -112,9 +112,7 @@ def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
         changes: dict[str, str | None] = (
             {DISABLED: "true", DISABLED_AT: now} if disabled else {DISABLED: None, DISABLED_AT: None}
         )
-        Transaction(vault, "rm" if disabled else "restore").run(
-            [Op.write(rel, _edit(text, changes).encode())]
-        )
+        writer.run([Op.write(rel, _edit(text, changes).encode())], label="rm" if disabled else "restore")
     return {"note": rel, "disabled": disabled, "changed": True}
 
 
@@ -150,14 +148,14 @@ def plan_purge(vault: Path, days: float) -> PurgePlan:
 
 def purge(plan: PurgePlan, machine: str) -> str | None:
     """Delete the plan's notes and commit that alone, the purge recorded in the message."""
-    from shardpy.apply.transaction import Op, Transaction
+    from shardpy.apply.session import session
+    from shardpy.apply.transaction import Op
     from shardpy.gitsync.repo import git
-    from shardpy.vault.lock import vault_lock
 
     if not plan.notes:
         return None
-    with vault_lock(plan.vault, command="purge"):
-        Transaction(plan.vault, "purge").run([Op.delete(rel) for rel in plan.notes])
+    with session(plan.vault, "purge") as writer:  # issue 27: the one write session
+        writer.run([Op.delete(rel) for rel in plan.notes], label="purge")
         git(["add", "-A", "--", *plan.notes], plan.vault)
         lines = "\n".join(f"{PURGE_TRAILER} {rel}" for rel in plan.notes)
         message = (

@@ -101,7 +101,7 @@ _ENV: object = None
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30))
 def test_text_passed_through_is_what_jinja_renders(text: str) -> None:
-    from shardpy.sources.copierfast import _plain_check
+    from shardpy.sources.copier.internals import _plain_check
 
     global _ENV
     if _ENV is None:
@@ -114,7 +114,7 @@ def test_text_passed_through_is_what_jinja_renders(text: str) -> None:
 def test_copier_imports_without_its_prompt_library(template: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from shardpy.sources.copierfast import import_copier\n"
+        "from shardpy.sources.copier.internals import import_copier\n"
         "import_copier()\n"
         "assert 'copier._main' in sys.modules and 'copier._user_data' in sys.modules\n"
         "assert 'questionary' not in sys.modules and 'prompt_toolkit' not in sys.modules\n"

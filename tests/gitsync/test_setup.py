@@ -114,3 +114,21 @@ def test_flagship_bootstrap_sets_up_the_driver_and_changes_no_file(
     assert st["counts"]["modified"] == 0  # the shipped .gitattributes/.gitignore already hold the entries
     again = cli.run("git", "setup", "--json", cwd=dest).json()
     assert again["changed"] is False
+
+
+def test_a_failed_transaction_leaves_the_git_config_as_it_was(cli: Cli, vault: Path) -> None:
+    """Issue 27: the config joins the transaction's fate. A read-only .gitignore makes the files'
+    transaction fail; the driver keys setup set before it are put back (unset, as they were)."""
+    git(vault, "init", "--quiet")
+    git(vault, "config", "merge.shardpy.name", "mine")  # a key that was set: restored, not unset
+    (vault / ".gitignore").write_text("my-own-ignore\n")
+    (vault / ".gitignore").chmod(0o444)
+    res = cli.run("git", "setup", "--json", cwd=vault)
+    assert res.exit_code == 1 and res.error_code() == "PATH_READ_ONLY", res.stdout
+    assert git(vault, "config", "--get", "merge.shardpy.driver", ok=False).returncode == 1
+    assert git(vault, "config", "--get", "merge.shardpy.name").stdout.strip() == "mine"
+    assert not (vault / ".gitattributes").exists()
+    assert (vault / ".gitignore").read_text() == "my-own-ignore\n"
+    (vault / ".gitignore").chmod(0o644)
+    assert cli.run("git", "setup", cwd=vault).exit_code == 0  # and it finishes once writable
+    assert git(vault, "config", "--get", "merge.shardpy.driver").stdout.strip() == driver_command()

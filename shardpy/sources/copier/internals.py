@@ -30,12 +30,16 @@ import secrets
 import stat
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from jinja2.bccache import Bucket, BytecodeCache
+
+if TYPE_CHECKING:
+    from copier._main import Worker as Worker
+    from copier._template import Template as Template
 
 JINJA_CACHE = "copier-jinja"
 _DIGEST = 32  # bytes of sha256 before each cached payload
@@ -371,3 +375,167 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
         _with_filename(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     return code.replace(co_filename=filename, co_consts=consts)
+
+
+# -- copier's private surface (issue 27) ------------------------------------------------------
+# Every name of copier's that is not its public API (``copier.run_*``, ``copier.errors``) is
+# reached in this module and nowhere else in shardpy; tests/copier/test_surface.py pins each
+# against the installed copier, so an upgrade that moves one fails there, not in a user's render.
+
+# (module, name) imported from copier's private modules.
+SURFACE: tuple[tuple[str, str], ...] = (
+    ("copier._main", "Worker"),
+    ("copier._main", "_operation"),
+    ("copier._template", "Template"),
+    ("copier._settings", "SettingsModel"),
+    ("copier._settings", "is_trusted_repository"),
+    ("copier._types", "MISSING"),
+    ("copier._types", "Phase"),
+    ("copier._user_data", "AnswersMap"),
+    ("copier._user_data", "Question"),
+    ("copier._user_data", "load_answersfile_data"),
+    ("copier._jinja_ext", "get_yield_context"),
+    ("copier._jinja_ext", "YieldExtension"),
+)
+# (class, member) used or replaced on copier's objects: methods called or patched, and the
+# cached properties set on a Template pinned to the fetched tree.
+MEMBERS: tuple[tuple[str, str], ...] = (
+    *(
+        ("copier._main.Worker", m)
+        for m in (
+            "_external_data",
+            "_render_context",
+            "_answers_to_remember",
+            "_ask",
+            "_execute_tasks",
+            "_render_string",
+            "_render_allowed",
+            "_sync_git_index_executable_bit",
+            "run_copy",
+            "match_skip",
+            "answers_relpath",
+            "jinja_env",
+            "template",
+            "user_defaults",
+            "settings",
+        )
+    ),
+    ("copier._user_data.Question", "_formatted_choices"),
+    *(
+        ("copier._template.Template", m)
+        for m in ("local_abspath", "vcs", "commit", "commit_hash", "version", "git_index_modes")
+    ),
+)
+
+
+def template_for(url: str, pinned: dict[str, Any]) -> Template:
+    """copier's ``Template`` for ``url`` with its cached properties set from ``pinned``: copier
+    never clones, never runs git in a tree without .git, and records what shardpy knows."""
+    import_copier()
+    from copier._template import Template
+
+    tpl = Template(url=url)
+    tpl.__dict__.update(pinned)
+    return tpl
+
+
+def make_worker(template: Template, *, render_only: bool, **options: Any) -> Worker:
+    """copier's ``Worker`` bound to ``template``; ``render_only``: rendering into a scratch folder
+    that is no git repository, so copier's per-file git index sync is skipped."""
+    import_copier()
+    from copier._main import Worker
+
+    worker = Worker(**options)
+    worker.__dict__["template"] = template
+    if render_only:
+        object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
+    return worker
+
+
+def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
+    return None
+
+
+def trusted_by_settings(url: str) -> bool:
+    """copier's own settings file (its ``trust`` list) trusts ``url``."""
+    from copier._settings import SettingsModel, is_trusted_repository
+
+    return bool(is_trusted_repository(SettingsModel.from_file().trust, url))
+
+
+def missing() -> Any:
+    """copier's marker for "no value"."""
+    from copier._types import MISSING
+
+    return MISSING
+
+
+def prompt_phase() -> contextlib.AbstractContextManager[Any]:
+    from copier._types import Phase
+
+    return Phase.use(Phase.PROMPT)
+
+
+def start_answers(worker: Any, init: dict[str, Any], last: dict[str, Any]) -> None:
+    """The worker's answers as copier starts them (defaults, given, kept, metadata, external)."""
+    from copier._user_data import AnswersMap
+
+    worker.answers = AnswersMap(
+        user_defaults=worker.user_defaults,
+        init=init,
+        last=last,
+        metadata=worker.template.metadata,
+        external=worker._external_data(),
+    )
+
+
+def question(worker: Any, name: str, details: Any) -> Any:
+    """copier's ``Question`` for ``name`` in the worker's context."""
+    from copier._user_data import Question
+
+    return Question(
+        answers=worker.answers,
+        context=worker._render_context(),
+        jinja_env=worker.jinja_env,
+        settings=worker.settings,
+        var_name=name,
+        **details,
+    )
+
+
+def choices(question: Any) -> list[Any]:
+    """A question's choices, formatted as copier shows them."""
+    return list(question._formatted_choices)
+
+
+def answers_to_remember(worker: Any) -> dict[str, Any]:
+    return dict(worker._answers_to_remember())
+
+
+@contextlib.contextmanager
+def operation(name: Literal["copy", "update"]) -> Iterator[None]:
+    """copier's current operation (copy, update) for the templates and tasks that read it."""
+    from copier._main import _operation
+
+    token = _operation.set(name)
+    try:
+        yield
+    finally:
+        _operation.reset(token)
+
+
+def ask_then_run(worker: Any, tasks: list[Any], *, migrate: bool) -> None:
+    """What copier does to run tasks (or migrations) in the destination: answers first."""
+    from copier._types import Phase
+
+    with Phase.use(Phase.PROMPT):
+        worker._ask()
+    with Phase.use(Phase.MIGRATE if migrate else Phase.TASKS):
+        worker._execute_tasks(tasks)
+
+
+def load_answers_file(dest: Path, relpath: str) -> Any:
+    import_copier()
+    from copier._user_data import load_answersfile_data
+
+    return load_answersfile_data(dest, relpath)

@@ -3,14 +3,16 @@ runs tasks; shardpy only tells it where the template already sits.
 
 A source root holding ``copier.yml`` / ``copier.yaml`` and no ``.shardmind/``
 is a copier template. shardpy has fetched it already (any source kind), so
-copier's :class:`~copier._template.Template` is pinned to that tree: no
+copier's ``Template`` is pinned to that tree: no
 second clone, and ``_src_path`` / ``_commit`` are what ``copier copy`` of
 the same source and tag records. Rendering goes into a scratch folder named
 like the destination (templates read ``_folder_name``); from there on the
 output is an ordinary shard tree.
 
 copier is imported only inside these functions: an ordinary shard's install
-or status never loads it.
+or status never loads it. This package is the copier adapter behind the source protocol
+(``flows/copierprep.py``); copier's private surface is reached only in ``internals.py``
+(issue 27; tests/copier/test_surface.py).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shardpy.errors import ShardpyError
+from shardpy.sources.copier import internals
 
 if TYPE_CHECKING:
-    from copier._main import Worker
-    from copier._template import Template
+    from shardpy.sources.copier.internals import Template, Worker
 
 
 DEFAULT_ANSWERS_FILE = ".copier-answers.yml"
@@ -40,9 +42,7 @@ TRUST_HINT = "Pass --trust if you trust this template (copier's own --trust rule
 
 def import_copier() -> None:
     """copier (and the speed-ups module, which loads Jinja) only on this path."""
-    from shardpy.sources.copierfast import import_copier as load
-
-    load()
+    internals.import_copier()
 
 
 @dataclass(frozen=True)
@@ -98,13 +98,10 @@ class CopierTemplate:
     # -- copier objects pinned to the fetched tree -------------------------------
 
     def template(self, commit: str | None = None) -> Template:
-        import_copier()
-        from copier._template import Template
         from packaging.version import InvalidVersion, Version
 
         describe = self.commit if commit is None else commit
         _check_config_nesting(self.root)
-        tpl = Template(url=self.src_path)
         version: Version | None = None
         if describe is not None:
             # copier's own reading: a tag, or "<tag>-<count>-g<hash>" as a post release.
@@ -114,27 +111,26 @@ class CopierTemplate:
                 version = Version(text)
         # cached_property values set on the instance: copier never clones,
         # never runs git in a tree without .git, and records what we know.
-        tpl.__dict__.update(
-            local_abspath=self.root.resolve(),
-            vcs="git" if describe is not None else None,
-            commit=describe,
-            commit_hash=self.commit_hash if commit is None else None,
-            version=version,
-            git_index_modes={},
-        )
-        return tpl
+        pinned: dict[str, Any] = {
+            "local_abspath": self.root.resolve(),
+            "vcs": "git" if describe is not None else None,
+            "commit": describe,
+            "commit_hash": self.commit_hash if commit is None else None,
+            "version": version,
+            "git_index_modes": {},
+        }
+        return internals.template_for(self.src_path, pinned)
 
     def worker(self, dst: Path, data: Mapping[str, Any], *, skip_tasks: bool = True) -> Worker:
-        import_copier()
-        from copier._main import Worker
-
         tpl = self.template()
         # The Worker's Jinja environment imports the template's _jinja_extensions: a module named there
         # runs its import-time code. Nothing may build one before consent (issue 24 item 14,
         # tests/security/test_copier_trust.py).
         self.refuse_extensions_without_consent(tpl)
         with _copier_errors():
-            worker = Worker(
+            worker = internals.make_worker(
+                tpl,
+                render_only=skip_tasks,
                 src_path=self.src_path,
                 dst_path=dst,
                 data=dict(data),
@@ -145,27 +141,20 @@ class CopierTemplate:
                 skip_tasks=skip_tasks,
                 cleanup_on_error=False,
             )
-        worker.__dict__["template"] = tpl
-        if skip_tasks:
-            # Rendering goes into a scratch folder that is no git repository:
-            # copier's per-file `git config`/`update-index` there is one process
-            # per file for nothing (or, under a TMPDIR inside a repository, an
-            # edit of that repository's index). shardpy writes the modes itself.
-            object.__setattr__(worker, "_sync_git_index_executable_bit", _no_git_index)
-        from shardpy.sources.copierfast import speed_up
-
+        # render_only (skip_tasks): rendering goes into a scratch folder that is no git
+        # repository: copier's per-file `git config`/`update-index` there is one process per
+        # file for nothing (or, under a TMPDIR inside a repository, an edit of that
+        # repository's index). shardpy writes the modes itself.
         with _copier_errors():
-            speed_up(worker)
+            internals.speed_up(worker)
         return worker
 
     # -- facts ----------------------------------------------------------------------
 
     def trusted_by_settings(self, tpl: Template) -> bool:
         """copier's own settings file (its ``trust`` list) trusts this template's URL."""
-        from copier._settings import SettingsModel, is_trusted_repository
-
         with _copier_errors():
-            return is_trusted_repository(SettingsModel.from_file().trust, tpl.url)
+            return internals.trusted_by_settings(tpl.url)
 
     def refuse_extensions_without_consent(self, tpl: Template) -> None:
         """COPIER_UNTRUSTED when the template names Jinja extensions and neither --trust nor copier's
@@ -240,41 +229,23 @@ class CopierTemplate:
         answers), then ``ask`` (the wizard) or the default; ``when: false``
         questions take their default. ``ask=None`` means defaults only."""
         import_copier()
-        from copier._types import MISSING, Phase
-        from copier._user_data import AnswersMap
-
-        with _scratch(dest_name) as dst, _copier_errors(), Phase.use(Phase.PROMPT):
+        missing = internals.missing()
+        with _scratch(dest_name) as dst, _copier_errors(), internals.prompt_phase():
             worker = self.worker(dst, data)
-            tpl = worker.template
-            worker.answers = AnswersMap(
-                user_defaults=worker.user_defaults,
-                init=dict(data),
-                last=dict(last),
-                metadata=tpl.metadata,
-                external=worker._external_data(),
-            )
-            for name, details in tpl.questions_data.items():
+            internals.start_answers(worker, dict(data), dict(last))
+            for name, details in worker.template.questions_data.items():
                 question = self._question(worker, name, details)
                 answer = self._answer(question, worker, ask)
-                if answer is not MISSING:
+                if answer is not missing:
                     worker.answers.user[name] = answer
             return {k: v for k, v in worker.answers.user.items() if not k.startswith("_")}
 
     @staticmethod
     def _question(worker: Worker, name: str, details: Mapping[str, Any]) -> Any:
-        from copier._user_data import Question as CopierQuestion
-
-        return CopierQuestion(
-            answers=worker.answers,
-            context=worker._render_context(),
-            jinja_env=worker.jinja_env,
-            settings=worker.settings,
-            var_name=name,
-            **details,
-        )
+        return internals.question(worker, name, details)
 
     def _answer(self, question: Any, worker: Worker, ask: AskFn | None) -> Any:
-        from copier._types import MISSING
+        MISSING = internals.missing()
 
         name = question.var_name
         answers = worker.answers
@@ -307,7 +278,7 @@ class CopierTemplate:
         return self._ask(question, default, ask)
 
     def _ask(self, question: Any, default: Any, ask: AskFn) -> Any:
-        from copier._types import MISSING
+        MISSING = internals.missing()
 
         shown = Question(
             name=question.var_name,
@@ -315,7 +286,7 @@ class CopierTemplate:
             message=question.get_message().strip(),
             default=None if default is MISSING else default,
             required=default is MISSING,
-            choices=[(c.title, question.cast_answer(c.value)) for c in question._formatted_choices],
+            choices=[(c.title, question.cast_answer(c.value)) for c in internals.choices(question)],
             multiselect=question.multiselect,
             secret=question.secret,
             placeholder=question.get_placeholder(),
@@ -339,29 +310,21 @@ class CopierTemplate:
         in memory (``capture_files``); the scratch folder named like the
         destination stays empty for the caller's own records."""
         import_copier()
-        from copier._main import _operation
-
-        from shardpy.sources.copierfast import capture_files
-
         parent = Path(tempfile.mkdtemp(prefix="shardpy-copier-"))
         dst = parent / dest_name
         try:
             worker = self.worker(dst, answers)
-            captured = capture_files(worker)
-            token = _operation.set("copy")
-            try:
-                with _copier_errors(), worker:
-                    worker.run_copy()
-                    remembered = dict(worker._answers_to_remember())
-                    relpath = worker.answers_relpath.as_posix()
-                    used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
-                    dst.mkdir(exist_ok=True)
-                    files = _collect(dst) + [RenderedFile(p, d, m) for p, (d, m) in captured.items()]
-                    files.sort(key=lambda f: f.path)
-                    check_links(files)
-                    skip = {f.path for f in files if worker.match_skip(Path(f.path))}
-            finally:
-                _operation.reset(token)
+            captured = internals.capture_files(worker)
+            with internals.operation("copy"), _copier_errors(), worker:
+                worker.run_copy()
+                remembered = internals.answers_to_remember(worker)
+                relpath = worker.answers_relpath.as_posix()
+                used = {k: v for k, v in worker.answers.combined.items() if not k.startswith("_")}
+                dst.mkdir(exist_ok=True)
+                files = _collect(dst) + [RenderedFile(p, d, m) for p, (d, m) in captured.items()]
+                files.sort(key=lambda f: f.path)
+                check_links(files)
+                skip = {f.path for f in files if worker.match_skip(Path(f.path))}
             return Rendered(dst, files, remembered, relpath, used, skip)
         except BaseException:
             from shardpy.sources.model import remove_tree
@@ -381,9 +344,6 @@ class CopierTemplate:
         destination, as copier does after rendering. Needs --trust unless
         copier's settings trust the template. Returns how many ran."""
         import_copier()
-        from copier._main import _operation
-        from copier._types import Phase
-
         if operation == "adopt" or self.skip_tasks:
             return 0
         worker = self.worker(dest, answers, skip_tasks=False)
@@ -394,15 +354,8 @@ class CopierTemplate:
             tasks = [*before, *tasks, *self.migration_tasks("after", old_commit)]
         if not tasks:
             return 0
-        token = _operation.set(operation)
-        try:
-            with _copier_errors(), worker:
-                with Phase.use(Phase.PROMPT):
-                    worker._ask()
-                with Phase.use(Phase.MIGRATE if operation == "update" else Phase.TASKS):
-                    worker._execute_tasks(tasks)
-        finally:
-            _operation.reset(token)
+        with internals.operation("update" if operation == "update" else "copy"), _copier_errors(), worker:
+            internals.ask_then_run(worker, tasks, migrate=operation == "update")
         return len(tasks)
 
 
@@ -435,10 +388,6 @@ def _untrusted(features: list[str]) -> ShardpyError:
         TRUST_HINT,
         details={"features": features},
     )
-
-
-def _no_git_index(dst_relpath: Path, src_mode: int) -> None:
-    return None
 
 
 def _checked(question: Any, raw: Any) -> Any:
@@ -524,9 +473,7 @@ def _collect(root: Path) -> list[RenderedFile]:
             rel = path.relative_to(root).as_posix()
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):
-                from shardpy.sources.copierfast import LINK_MODE
-
-                out.append(RenderedFile(rel, os.fsencode(os.readlink(path)), LINK_MODE))
+                out.append(RenderedFile(rel, os.fsencode(os.readlink(path)), internals.LINK_MODE))
             elif stat.S_ISREG(st.st_mode):
                 out.append(RenderedFile(rel, path.read_bytes(), stat.S_IMODE(st.st_mode)))
     return out
@@ -580,11 +527,8 @@ def _copier_errors() -> Iterator[None]:
 def read_answers_file(dest: Path, relpath: str) -> dict[str, Any] | None:
     """The answers file copier wrote in a project (read as copier reads it),
     or None when absent or unreadable."""
-    import_copier()
-    from copier._user_data import load_answersfile_data
-
     try:
-        raw = load_answersfile_data(dest, relpath)
+        raw = internals.load_answers_file(dest, relpath)
     except Exception:  # any YAML or OS error: the file cannot serve as answers
         return None
     return raw if isinstance(raw, dict) and raw else None

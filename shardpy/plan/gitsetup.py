@@ -1,0 +1,162 @@
+"""The ``git setup`` plan: what makes a vault's repository merge with shardpy (issue 27).
+
+Pure over a :class:`SetupView` (``gitsync/setup.py`` builds one over the repository): the git
+config keys the driver needs, shardpy's block in ``.gitattributes`` and ``.gitignore``, and the
+machine-local records git still tracks. Planning reads only through the view and writes
+nothing; ``gitsync/setup.py`` applies the plan in the write session (config, then the files'
+transaction, undoing the config when it fails; then the index).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, Protocol
+
+from shardpy.gitsync.repo import DRIVER_KEY, DRIVER_NAME, NAME_KEY
+from shardpy.vault import layout
+
+BEGIN = "# shardpy:begin (written by `shardpy git setup`; lines inside are replaced when it runs)"
+END = "# shardpy:end"
+DRIVER_TITLE = "shardpy: notes by frontmatter key, vault records by entry"
+
+ATTRIBUTES = [
+    f"*.md merge={DRIVER_NAME}",
+    f"/{layout.VALUES_FILE} merge={DRIVER_NAME}",
+    f"/{layout.SIDECAR}/** merge={DRIVER_NAME}",
+    f"/{layout.SIDECAR}/imports/ledger.sqlite3 merge={DRIVER_NAME} -text -diff",
+]
+# Machine-local: never shared, so never a conflict.
+LOCAL = [
+    layout.UPDATE_CHECK,
+    layout.LOCAL,
+    layout.JOURNAL,
+    layout.BACKUPS + "/",
+    f"{layout.SIDECAR}/imports/*/",
+    f"{layout.SIDECAR}/imports/*.sqlite3-journal",
+]
+IGNORES = [f"/{p}" for p in LOCAL] + [".shardpy-tmp-*", ".shardpy-ledger-*"]
+
+# A setup file's word in the one vocabulary (plan/actions.py): made, or its block replaced.
+SetupFileAction = Literal["create", "update"]
+
+
+class SetupView(Protocol):
+    """Every fact about the repository that planning may use."""
+
+    def config(self, key: str) -> str | None:
+        """The key's one local value (None: unset, or several)."""
+        ...
+
+    def text(self, path: str) -> str | None:
+        """The vault file at ``path`` as text (None: no file)."""
+        ...
+
+    def tracked_local(self) -> list[str]:
+        """Machine-local records (:data:`LOCAL`) git tracks in the vault."""
+        ...
+
+
+class ChangeKind(Enum):
+    CONFIG = "config"
+    FILE = "file"
+    UNTRACK = "untrack"
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: ChangeKind
+    target: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind.value, "target": self.target, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    key: str
+    value: str
+    old: str | None  # what the key held when planned: put back when the files' transaction fails
+
+
+@dataclass(frozen=True)
+class SetupFile:
+    """One file setup writes: a planned action (``plan.actions.PlannedAction``)."""
+
+    path: str
+    action: SetupFileAction
+    data: bytes
+
+    @property
+    def target(self) -> str:
+        return self.path
+
+
+@dataclass
+class SetupPlan:
+    vault: str
+    repository: str  # the work tree's top folder
+    config: list[ConfigChange] = field(default_factory=list)
+    files: list[SetupFile] = field(default_factory=list)
+    untrack: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vault": self.vault,
+            "repository": self.repository,
+            "dry_run": self.dry_run,
+            "changed": self.changed,
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+def with_block(text: str | None, lines: list[str]) -> str:
+    """``text`` with shardpy's block set to ``lines`` (replaced in place, else appended)."""
+    block = "\n".join([BEGIN, *lines, END]) + "\n"
+    if not text:
+        return block
+    rows = text.splitlines(keepends=True)
+    starts = [i for i, r in enumerate(rows) if r.rstrip("\r\n") == BEGIN]
+    ends = [i for i, r in enumerate(rows) if r.rstrip("\r\n") == END]
+    if starts and ends and ends[-1] > starts[0]:
+        return "".join(rows[: starts[0]]) + block + "".join(rows[ends[-1] + 1 :])
+    sep = "" if text.endswith("\n") else "\n"
+    return text + sep + "\n" + block
+
+
+def _plan_file(plan: SetupPlan, view: SetupView, name: str, lines: list[str]) -> None:
+    current = view.text(name)
+    wanted = with_block(current, lines)
+    if wanted != current:
+        plan.files.append(SetupFile(name, "create" if current is None else "update", wanted.encode("utf-8")))
+        verb = "created" if current is None else "updated shardpy's block in"
+        plan.changes.append(Change(ChangeKind.FILE, name, f"{verb} {name}"))
+
+
+def plan_setup(
+    view: SetupView, *, vault: str, repository: str, driver: str, dry_run: bool = False
+) -> SetupPlan:
+    """What ``git setup`` changes, ``driver`` being the command to register (the caller chose
+    it: choosing may run the interpreter once, ``gitsync.setup.wanted_driver``)."""
+    plan = SetupPlan(vault=vault, repository=repository, dry_run=dry_run)
+    for key, value in ((NAME_KEY, DRIVER_TITLE), (DRIVER_KEY, driver)):
+        current = view.config(key)
+        if current != value:
+            plan.config.append(ConfigChange(key, value, current))
+            plan.changes.append(Change(ChangeKind.CONFIG, key, f"git config {key} {shlex.quote(value)}"))
+    _plan_file(plan, view, ".gitattributes", ATTRIBUTES)
+    _plan_file(plan, view, ".gitignore", IGNORES)
+    plan.untrack = view.tracked_local()
+    for path in plan.untrack:
+        plan.changes.append(
+            Change(ChangeKind.UNTRACK, path, f"stopped tracking {path} (machine-local; kept on disk)")
+        )
+    return plan
