@@ -488,6 +488,34 @@ def fenced_block(text: str) -> str | None:
     return None if span is None else text[span[1] : span[2]]
 
 
+def parse_frontmatter(text: str) -> dict[str, Any] | None:
+    """The note's YAML frontmatter mapping; None when it has none or it is broken.
+
+    Only read (status), so the fast reading loader (:func:`read_yaml`): ruamel's pure-Python
+    round-trip loader made status --verbose 250 times plain status on an
+    imported vault (issue 25; bench/status_verbose_bench.py)."""
+    block = fenced_block(text)
+    if block is None:
+        return None
+    try:
+        data = read_yaml(block)
+    except Exception:  # PyYAML and ruamel raise many unrelated types for bad YAML
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def frontmatter_keys(text: str) -> list[Any]:
+    """The keys of the note's frontmatter mapping ([] when it has none or it is
+    broken): read without YAML when the block is simple, as most notes' are."""
+    block = fenced_block(text)
+    if block is None:
+        return []
+    keys = simple_keys(block)
+    if keys is not None:
+        return keys
+    return list(parse_frontmatter(text) or {})
+
+
 def split_fences(text: str) -> tuple[str, str, str] | None:
     """(YAML text, body, newline) when ``text`` opens and closes a fence; YAML is not parsed."""
     found = fences(text)

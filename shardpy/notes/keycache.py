@@ -6,7 +6,7 @@ reading 20,000 notes costs three times a whole plain ``status`` by itself
 cache folder, one JSON file per vault, keyed by each note's size,
 modification time and inode; a note whose ``stat`` still matches is not
 read again, any other is read and its keys derived by
-:func:`shardpy.shard.rules.frontmatter_keys`, the one derivation.
+:func:`shardpy.notes.frontmatter.frontmatter_keys`, the one derivation.
 
 A note changed within the same clock tick as the run that cached it could
 keep its size and modification time: as git does with its index ("racily
@@ -85,7 +85,7 @@ class KeyCache:
     def keys(self, rels: Iterable[str]) -> Iterator[tuple[str, list[str] | None]]:
         """(note, its frontmatter keys; None when it cannot be read), in the order given."""
         from shardpy.fsutil import read_text
-        from shardpy.shard.rules import frontmatter_keys
+        from shardpy.notes.frontmatter import frontmatter_keys
 
         base = os.fspath(self.vault)
         for rel in rels:

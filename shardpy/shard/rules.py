@@ -11,7 +11,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from shardpy.notes.frontmatter import fenced_block, read_yaml, simple_keys
+from shardpy.notes.frontmatter import fenced_block as fenced_block
+from shardpy.notes.frontmatter import frontmatter_keys
+from shardpy.notes.frontmatter import parse_frontmatter as parse_frontmatter
 from shardpy.shard.schema import Schema
 
 
@@ -110,34 +112,6 @@ class KeyRules:
         """:meth:`missing` for a note whose keys are known (``notes/keycache.py`` keeps them)."""
         kind, keys = self._rule(path)
         return kind, [k for k in keys if k not in present]
-
-
-def parse_frontmatter(text: str) -> dict[str, Any] | None:
-    """The note's YAML frontmatter mapping; None when it has none or it is broken.
-
-    Only read (status), so the fast reading loader: ruamel's pure-Python
-    round-trip loader made status --verbose 250 times plain status on an
-    imported vault (issue 25; bench/status_verbose_bench.py)."""
-    block = fenced_block(text)
-    if block is None:
-        return None
-    try:
-        data = read_yaml(block)
-    except Exception:  # PyYAML and ruamel raise many unrelated types for bad YAML
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def frontmatter_keys(text: str) -> list[Any]:
-    """The keys of the note's frontmatter mapping ([] when it has none or it is
-    broken): read without YAML when the block is simple, as most notes' are."""
-    block = fenced_block(text)
-    if block is None:
-        return []
-    keys = simple_keys(block)
-    if keys is not None:
-        return keys
-    return list(parse_frontmatter(text) or {})
 
 
 def missing_keys(path: str, text: str, schema: Schema) -> tuple[str | None, list[str]]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from shardpy import fsutil
+from shardpy.notes.frontmatter import frontmatter_keys
 from shardpy.notes.keycache import KeyCache, cache_file
-from shardpy.shard.rules import frontmatter_keys
 
 NOTES = {
     "a.md": "---\ntitle: A\ntype: note\n---\nbody\n",
