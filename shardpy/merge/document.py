@@ -142,10 +142,20 @@ def is_binary(data: bytes) -> bool:
 class _Text:
     lf: str
     bom: bool
-    # Original line ending of each LF line ("\r\n", "\n", or "" for a last line without one).
-    eols: list[str]
+    raw: str  # the text as decoded, BOM removed
     crlf: int
     lf_only: int
+
+    def eols(self) -> list[str]:
+        """Original line ending of each LF line ("\r\n", "\n", or "" for a last line without one).
+
+        Asked only for a file with mixed endings (the rest need the two counts alone: the
+        merge driver decodes three versions of every note a sync merges, issue 30)."""
+        parts = self.raw.split("\n")
+        eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]]
+        if parts[-1]:
+            eols.append("")
+        return eols
 
 
 def _normalise(text: str) -> tuple[str, bool]:
@@ -160,12 +170,8 @@ def _decode(data: bytes) -> _Text:
     lf, bom = _normalise(raw)
     if bom:
         raw = raw[1:]
-    parts = raw.split("\n")
-    eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]]
-    if parts[-1]:
-        eols.append("")
-    crlf = sum(1 for e in eols if e == "\r\n")
-    return _Text(lf=lf, bom=bom, eols=eols, crlf=crlf, lf_only=len(eols) - crlf - (1 if parts[-1] else 0))
+    crlf = raw.count("\r\n")
+    return _Text(lf=lf, bom=bom, raw=raw, crlf=crlf, lf_only=raw.count("\n") - crlf)
 
 
 def _default_eol(user: _Text, shard: _Text) -> str:
@@ -188,6 +194,7 @@ def _encode(text: str, user: _Text, eol: str) -> bytes:
         cf = Classifier()
         user_flags, out_flags = changed_flags(cf.classify(split_lines(user.lf)), cf.classify(lines))
         out: list[str] = []
+        user_eols = user.eols()
         k = 0
         for j, line in enumerate(lines):
             if out_flags[j + 1]:
@@ -195,7 +202,7 @@ def _encode(text: str, user: _Text, eol: str) -> bytes:
             else:
                 while user_flags[k + 1]:
                     k += 1
-                end = user.eols[k] or eol
+                end = user_eols[k] or eol
                 k += 1
             out.append(line[:-1] + end if line.endswith("\n") else line)
         text = "".join(out)

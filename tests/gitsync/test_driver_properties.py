@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from shardpy.frontmatter import split_frontmatter
@@ -100,3 +100,32 @@ def test_notes_with_frontmatter_converge_and_keep_valid_yaml(data: st.DataObject
     for result in (ab, ba):
         # Never markers inside YAML: the frontmatter of every result parses.
         assert split_frontmatter(result.data.decode()).state == "present"
+
+
+@FAST
+@given(st.data())
+def test_a_block_all_sides_share_merges_as_merge_document_does(data: st.DataObject) -> None:
+    """The driver merges a note whose frontmatter block is the same on all three sides by lines
+    (issue 30, the driver's cost): the bytes and the verdict merge_document gives, in both orders."""
+    from shardpy.merge import merge_document
+
+    block = render(data.draw(fm()), "")
+    bodies = data.draw(triples())
+    # LF text: merge_document keeps line ends by its own rules, the driver by _as_sides_wrote.
+    assume(not any("\r" in body for body in bodies))
+    base, a, b = (block + body.encode() for body in bodies)
+    for ours, theirs in ((a, b), (b, a)):
+        got = merge_bytes(base, ours, theirs, "n.md")
+        first, second = sorted((ours, theirs))
+        ref = merge_document(
+            base, first, second, user_label="ours", shard_label="theirs", key_conflicts="markers"
+        )
+        if ref.kind != "clean":
+            ref = merge_document(
+                base, ours, theirs, user_label="ours", shard_label="theirs", key_conflicts="markers"
+            )
+        if ours == theirs or base in (ours, theirs):
+            continue  # git's own shortcut, before any rule
+        event(ref.kind)
+        assert got.clean == (ref.kind == "clean")
+        assert got.data == ref.data
