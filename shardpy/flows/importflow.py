@@ -35,9 +35,9 @@ from shardpy.apply.batch import (
 )
 from shardpy.errors import ShardpyError, UsageError
 from shardpy.fsutil import check_relpath
-from shardpy.importers.ledger import Ledger, recording
 from shardpy.importers.models import Adapter, Plan, PlanOptions, Progress
 from shardpy.importers.planner import build_plan
+from shardpy.vault.ledger import Ledger, recording
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
 DEFAULT_MEMORY_ROOT = "memories"

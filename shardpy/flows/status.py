@@ -230,23 +230,22 @@ def _frontmatter(
     Tens of thousands of notes are read here, so this stays lean: plain string
     paths, and each note's keys read without YAML when its block is simple.
     """
-    from shardpy.fsutil import read_text
+    from shardpy.notes.keycache import KeyCache
     from shardpy.shard.rules import KeyRules
 
     if schema is None or not schema.frontmatter:
         return
-    missing_keys = KeyRules(schema).missing
-    base = os.fspath(vault)
-    for i, rel in enumerate(notes, 1):
+    missing_from = KeyRules(schema).missing_from
+    cache = KeyCache(vault)  # issue 25: unchanged notes are not read again
+    for i, (rel, keys) in enumerate(cache.keys(notes), 1):
         if progress is not None and i % PROGRESS_EVERY == 0:
             progress(i, len(notes))
-        try:
-            text = read_text(f"{base}/{rel}")
-        except (OSError, UnicodeDecodeError):
+        if keys is None:
             continue
-        kind, missing = missing_keys(rel, text)
+        kind, missing = missing_from(rel, keys)
         if missing:
             report.frontmatter.setdefault(kind or "global", []).append({"path": rel, "missing": missing})
+    cache.save()
     if progress is not None:
         progress(len(notes), len(notes))
 
