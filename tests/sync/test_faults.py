@@ -1,0 +1,122 @@
+"""Issue 30, "Bad input and faults", each by a real round on a bare hub and three clones:
+a push rejected every time gives up after a bounded number of attempts, a round killed at
+each step is finished by the next, a note whose frontmatter does not parse on one side is
+line-merged with markers, kept and reported, and the machines' clocks decide nothing."""
+
+from __future__ import annotations
+
+import signal
+import stat
+
+import pytest
+
+from shardpy.merge.frontmatter import split_frontmatter
+from shardpy.sync.round import PUSH_ATTEMPTS
+from shardpy.yamlsafe import load
+from tests.gitsync.kit import git
+from tests.shardkit import run_shardpy
+from tests.sync.kit import MACHINES, Fleet
+
+NOTE = "---\ntitle: Plan\nstatus: draft\ntags: [work]\n---\n# Plan\n\none\ntwo\nthree\n"
+
+
+def _status(text: str) -> object:
+    fm, _ = split_frontmatter(text)
+    assert fm is not None
+    data = load(fm.inner)
+    assert isinstance(data, dict)
+    return data["status"]
+
+
+def test_a_push_rejected_every_time_gives_up_after_a_bounded_number_of_attempts(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    # Every push b tries, c pushes first: b's push is rejected each time.
+    b, c = fleet.machines["b"], fleet.machines["c"]
+    hook = b / ".git/hooks/pre-push"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'echo x >> "{fleet.root}/races"\n'
+        f'cd "{c}" && echo race >> notes/race.md && git add -A && git commit -qm race\n'
+        "git push -q origin main\n",
+        encoding="utf-8",
+    )
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("b")
+    remote = report["remotes"][0]
+    assert remote["status"] == "error" and "rejected" in remote["error"]
+    assert remote["pushed"] is False
+    assert (fleet.root / "races").read_text().count("x") == PUSH_ATTEMPTS
+    # Each rejection was followed by a merge of what c pushed; nothing is left mid-merge.
+    assert (b / "notes/race.md").read_text().count("race") == PUSH_ATTEMPTS
+    assert not (b / ".git/MERGE_HEAD").exists() and fleet.clean("b")
+    hook.unlink()
+    fleet.settle()
+    assert "four" in fleet.read("a", "notes/plan.md")
+
+
+@pytest.mark.parametrize("point", ["committed", "merging"])
+def test_a_round_killed_at_each_step_is_finished_by_the_next(fleet: Fleet, point: str) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("two", "two on a"))
+    fleet.sync("a")
+    fleet.write("b", "notes/plan.md", NOTE.replace("three", "three on b"))
+    b = fleet.machines["b"]
+    killed = run_shardpy("sync", "--json", cwd=b, env={"SHARDPY_TEST_SYNC_FAULT": point})
+    assert killed.returncode == -signal.SIGKILL
+    report = fleet.sync("b")  # the lock is free (a flock dies with its process) and the round finishes
+    assert report["remotes"][0]["status"] == "ok" and report["remotes"][0]["pushed"] is True
+    if point == "merging":
+        assert report["recovered"] == ["undid the interrupted merge of refs/remotes/origin/main"]
+    assert not (b / ".git/MERGE_HEAD").exists() and fleet.clean("b")
+    assert git(b, "config", "shardpy-sync.merging", ok=False).returncode != 0
+    fleet.settle()
+    for m in MACHINES:
+        text = fleet.read(m, "notes/plan.md")
+        assert "two on a" in text and "three on b" in text
+
+
+def test_a_note_whose_frontmatter_does_not_parse_on_one_side_is_kept_with_markers_and_reported(
+    fleet: Fleet,
+) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    broken = NOTE.replace("tags: [work]", "tags: [work")  # not YAML: the flow list never closes
+    fleet.write("a", "notes/plan.md", broken)
+    fleet.sync("a")
+    fleet.write("b", "notes/plan.md", NOTE.replace("status: draft", "status: done"))
+    report = fleet.sync("b")
+    assert report["remotes"][0]["conflicts"] == ["notes/plan.md"]
+    text = fleet.read("b", "notes/plan.md")
+    # b's block stays (it parses), both blocks are shown in the body: neither side is dropped.
+    assert _status(text) == "done"
+    assert "<<<<<<< ours frontmatter" in text and "tags: [work\n" in text and "status: done" in text
+    status = fleet.shardpy("b", "status", "--json").json()
+    assert status["git"]["conflict_markers"] == ["notes/plan.md"]
+    fleet.settle()
+    assert len({fleet.read(m, "notes/plan.md") for m in MACHINES}) == 1
+
+
+def test_the_later_edit_wins_though_its_machine_clock_is_years_behind(fleet: Fleet) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("status: draft", "status: first"))
+    fleet.sync("a")
+    fleet.sync("c")
+    clocks = {"b": "2031-01-01T00:00:00Z", "c": "2001-01-01T00:00:00Z"}  # c's clock is 30 years late
+    later = fleet.read("c", "notes/plan.md").replace("status: first", "status: c-later")
+    fleet.write("c", "notes/plan.md", later)
+    fleet.write("b", "notes/plan.md", NOTE.replace("status: draft", "status: b-unaware"))
+    for m in ("c", "b", "c", "a"):
+        saved = dict(fleet.cli.env)
+        if m in clocks:
+            fleet.cli.env.update(GIT_AUTHOR_DATE=clocks[m], GIT_COMMITTER_DATE=clocks[m])
+        try:
+            fleet.sync(m)
+        finally:
+            fleet.cli.env.clear()
+            fleet.cli.env.update(saved)
+    fleet.settle()
+    dates = git(fleet.machines["a"], "log", "--format=%cI").stdout
+    assert "2001-01-01" in dates and "2031-01-01" in dates  # the clocks did disagree
+    # c saw a's edit before it made its own (its counter is higher): c's value everywhere.
+    for m in MACHINES:
+        assert _status(fleet.read(m, "notes/plan.md")) == "c-later"
