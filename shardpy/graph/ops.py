@@ -380,6 +380,7 @@ class View:
     _seen: dict[str, bool] = field(default_factory=dict)
     _relations: list[Relation] | None = None
     _entities: list[Entity] | None = None
+    answers: dict[str, Any] = field(default_factory=dict)  # whole answers kept while the view lives
 
     def carried(self, before: View | None) -> View:
         """This view with what ``before`` computed for entities that are the same objects here

@@ -8,10 +8,10 @@ notes costs 100-300 ms on a loaded machine, more than a call's whole budget):
   a ``git pull``, an editor that saves by rename) changes it; the folder is then listed (names and
   inode numbers, no stat per note) and each note that is new or has another inode is read;
 - a note edited in place keeps its inode and the folder's stat: the notes a call answers from are
-  stat-ed before it answers (:meth:`GraphStore.fresh`: ``open_nodes``, ``query_graph``, the hits of
-  ``search_nodes``), and a background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS``
-  while calls come, :meth:`GraphStore.tick`) stats every note, so ``read_graph`` and the other
-  entities of a search see such an edit within that time (tests/graph/test_freshness.py);
+  stat-ed before it answers (:meth:`GraphStore.fresh`: ``open_nodes``, ``query_graph``), and a
+  background sweep (:meth:`GraphStore.watch`, every ``SWEEP_SECONDS`` while calls come,
+  :meth:`GraphStore.tick`) stats every note, so ``read_graph`` and ``search_nodes`` see such an
+  edit within that time (tests/graph/test_freshness.py);
 - a note is re-read only when its size, mtime or inode changed, also across servers: a server's
   store starts from the on-disk index of the last one (``graph.cache``, in the user's cache
   folder), stats every note once and parses only those that changed since.
