@@ -22,10 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shardpy"
 SESSION = "apply/session.py"
 
 # Module → why it still takes the lock or makes a transaction itself (to be moved into the session).
-LOCK_PENDING: dict[str, str] = {
-    "sync/round.py": "sync's round and merges: move to apply.session.session (its git merge state "
-    "recovered after the session's recovery) once its git-runner edit lands",
-}
+LOCK_PENDING: dict[str, str] = {}
 # Module → why a plan type is still defined there (to be moved into plan/).
 PLAN_PENDING: dict[str, str] = {
     "importers/models.py": "import's Plan: moves to plan/ with import planning (issue 27, H2)",

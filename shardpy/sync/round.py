@@ -34,6 +34,7 @@ from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, p
 from shardpy.sync.plan import SyncPlan, ahead_behind, changed_paths, head_blobs
 
 if TYPE_CHECKING:
+    from shardpy.apply.session import Session
     from shardpy.apply.transaction import Op
 
 __all__ = ["PUSH_ATTEMPTS", "RemoteResult", "SyncReport", "run_round"]
@@ -112,15 +113,13 @@ def _wait_index_lock(plan: SyncPlan) -> None:
         time.sleep(0.2)
 
 
-def _recover(plan: SyncPlan, report: SyncReport) -> None:
-    """Undo what a killed round left: a transaction (stamps), a merge of ours."""
-    from shardpy.apply.transaction import interrupted, recover
-
+def _recover(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
+    """Undo what a killed round left: a transaction (stamps; the write session recovered it), a
+    merge of ours."""
+    done = writer.recovery
+    if done is not None:
+        report.recovered.append(f"transaction {done.label}: {done.action}")
     _wait_index_lock(plan)
-    if interrupted(plan.vault):
-        done = recover(plan.vault)
-        if done is not None:
-            report.recovered.append(f"transaction {done.label}: {done.action}")
     ours = plan.records.get(records.MERGING_KEY)
     if (plan.repo.git_dir / "MERGE_HEAD").exists():
         if ours is None:
@@ -150,9 +149,9 @@ def _message(plan: SyncPlan, paths: list[str]) -> str:
     return f"sync: {plan.host} ({plan.machine}): {what}: {shown}"
 
 
-def _stamp(plan: SyncPlan, paths: list[str]) -> list[str]:
+def _stamp(plan: SyncPlan, paths: list[str], writer: Session) -> list[str]:
     """Stamp the scalar keys each changed note changed since HEAD (one transaction)."""
-    from shardpy.apply.transaction import Op, Transaction
+    from shardpy.apply.transaction import Op
     from shardpy.merge.revisions import stamp_note
 
     notes = [p for p in paths if p.endswith(".md") and (plan.vault / p).is_file()]
@@ -169,33 +168,38 @@ def _stamp(plan: SyncPlan, paths: list[str]) -> list[str]:
         if stamped is not None:
             ops.append(Op.write(rel, stamped.encode("utf-8")))
     if ops:
-        Transaction(plan.vault, "sync").run(ops)
+        writer.run(ops, label="sync")
     return [op.path for op in ops]
 
 
-def _commit(plan: SyncPlan, report: SyncReport) -> None:
+def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     paths = changed_paths(plan.vault, plan.prefix)
     plan.changes = paths
     if not paths:
         return
-    report.stamped = _stamp(plan, paths)
+    report.stamped = _stamp(plan, paths, writer)
     git(["add", "-A", "--", "."], plan.vault)
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(plan.vault)
     if tracked:
         git(["rm", "--cached", "--quiet", "--", *tracked], plan.vault)
-    staged = git(["diff", "--cached", "--name-only", "-z", "--", "."], plan.vault).stdout.split("\0")
-    if not any(staged):
+    staged = [
+        p for p in git(["diff", "--cached", "--name-only", "-z"], plan.repo.top).stdout.split("\0") if p
+    ]
+    mine = [p for p in staged if p.startswith(plan.prefix)]
+    if not mine:
         return
-    git(["commit", "--quiet", "-m", _message(plan, paths), "--", "."], plan.vault)
+    # `commit -- .` (the vault's paths only) takes every path it lists from the work tree, so a
+    # record untracked just above, still in HEAD and on disk, went back in (tests/sync/test_sync.py,
+    # the vault id): the index is committed as staged unless something outside the vault is staged.
+    only = ["--", "."] if len(mine) < len(staged) else []
+    git(["commit", "--quiet", "-m", _message(plan, paths), *only], plan.vault)
     report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
     report.committed = paths
 
 
-def _write(plan: SyncPlan, ops: list[Op]) -> None:
-    from shardpy.apply.transaction import Transaction
-
-    Transaction(plan.vault, "sync-merge").run(ops)
+def _write(writer: Session, ops: list[Op]) -> None:
+    writer.run(ops, label="sync-merge")
 
 
 def _resolve(plan: SyncPlan, unmerged: list[str]) -> None:
@@ -210,7 +214,7 @@ def _resolve(plan: SyncPlan, unmerged: list[str]) -> None:
         git(["rm", "--cached", "--quiet", "--", *gone[i : i + PATHS_PER_CALL]], top, check=False)
 
 
-def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
+def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None:
     """Merge ``ref`` into HEAD (the caller holds the vault lock); conflicts are committed as left.
 
     Nothing of ours to merge: a fast-forward. Else, when no rename needs git's
@@ -231,7 +235,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
     records.put(plan.repo, records.MERGING_KEY, ref)
     fast = plan_plumbing(plan.repo, ref)
     if fast is not None:
-        deferred = merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: _write(plan, ops))
+        deferred = merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: _write(writer, ops))
         _fault("merging")
     else:
         done = git([*defer_args(plan.repo), "merge", "--no-edit", "-m", message, ref], top, check=False)
@@ -247,7 +251,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
                 f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(done.returncode)}",
                 "Commit or move the files git names, then sync again.",
             )
-        deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(plan, ops))
+        deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
     out.resurrected = _purged_but_edited(plan, deferred.conflicted)
     _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
@@ -293,11 +297,11 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
 
 
 def _locked_merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
 
-    with vault_lock(plan.vault, command="sync"):
+    with session(plan.vault, "sync") as writer:  # issue 27: the one write session
         _wait_index_lock(plan)
-        _merge(plan, ref, out)
+        _merge(plan, ref, out, writer)
 
 
 def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callable[[], bool]) -> None:
@@ -359,14 +363,14 @@ def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> Remot
 
 def run_round(plan: SyncPlan, *, stop: Callable[[], bool] = lambda: False) -> SyncReport:
     """One round in ``plan``'s vault; remote failures are reported, never raised."""
-    from shardpy.vault.lock import vault_lock
+    from shardpy.apply.session import session
 
     report = SyncReport(plan)
-    with vault_lock(plan.vault, command="sync"):
+    with session(plan.vault, "sync") as writer:  # issue 27: the one write session
         plan.records = records.snapshot(plan.repo)
         plan.machine = records.machine_id(plan.repo, known=plan.records)
-        _recover(plan, report)
-        _commit(plan, report)
+        _recover(plan, report, writer)
+        _commit(plan, report, writer)
     _fault("committed")
     for remote in plan.remotes:
         if stop():
