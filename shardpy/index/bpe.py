@@ -15,14 +15,13 @@ Only a tokenizer of exactly that shape is accepted (:class:`Unsupported` otherwi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import marshal
-import os
 import re
 from pathlib import Path
 
 from shardpy.cachedir import cache_dir
+from shardpy.fsutil import atomic_write, sha256_bytes
 
 META = "\u2581"  # "▁": a space, for SentencePiece-style vocabularies
 _PIECE = re.compile(f"{META}*[^{META}]*")
@@ -82,7 +81,7 @@ def _tables(data: dict[str, object]) -> Tables:
 
 def _cache_file(path: Path) -> Path:
     st = path.stat()
-    key = hashlib.sha256(f"{FORMAT}:{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    key = sha256_bytes(f"{FORMAT}:{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode())[:16]
     return cache_dir() / "models" / f"{path.stem}-{key}.bpe"
 
 
@@ -99,10 +98,7 @@ def load_tables(path: Path) -> Tables:
     tables = _tables(json.loads(path.read_text(encoding="utf-8")))
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            marshal.dump(tables, fh)
-        os.replace(tmp, cached)
+        atomic_write(cached.parent, cached.name, marshal.dumps(tables), durable=False)
     except OSError:
         pass  # an unwritable cache costs the next query the JSON again, nothing else
     return tables

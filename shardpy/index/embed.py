@@ -24,7 +24,6 @@ docs/SEARCH.md (tests/index/test_semantic.py).
 from __future__ import annotations
 
 import collections
-import hashlib
 import importlib.util
 import itertools
 import json
@@ -196,7 +195,9 @@ def _static_tokenizer(path: Path) -> Any:
 
 def _digest(path: Path) -> str:
     st = path.stat()
-    return hashlib.sha256(f"{path.resolve()}:{st.st_size}".encode()).hexdigest()[:12]
+    from shardpy.fsutil import sha256_bytes
+
+    return sha256_bytes(f"{path.resolve()}:{st.st_size}".encode())[:12]
 
 
 WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import re
 import sqlite3
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import flock_within
+from shardpy.fsutil import flock_within, sha256_bytes
 
 APPLICATION_ID = 0x53485058  # "SHPX"
 SCHEMA_VERSION = 2
@@ -63,7 +62,7 @@ INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({", ".join(map(str, WEIGHTS))}
 def index_path(vault: Path) -> Path:
     """The SQLite file for this vault (keyed by its real path; never inside the vault)."""
     real = os.path.realpath(vault)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256_bytes(real.encode("utf-8", "surrogateescape"))[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.")[:40] or "vault"
     return cache_dir() / "index" / f"{name}-{digest}.sqlite3"
 

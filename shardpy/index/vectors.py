@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shardpy.fsutil import atomic_write
 from shardpy.index import embed, store
 
 if TYPE_CHECKING:
@@ -232,22 +233,19 @@ def _mapped(side: Path, label: bytes, dim: int) -> Matrix | None:
 
 
 def _write_file(side: Path, label: bytes, got: Matrix) -> None:
-    """Written whole under a temporary name, then renamed: a reader maps the old file or the new."""
+    """Written by the one atomic writer (a reader maps the old file or the new, never half of one)."""
     rows = len(got.ids)
     if not rows:
         return
     start = _layout(label, rows, got.vecs.shape[1])[0]
     head = label + b"\n" + f"{rows:<20}\n".encode()
-    tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(head + b"\0" * (start - len(head)))
-            for part in (got.ids, got.files, got.vecs):
-                fh.write(part.tobytes())
-        os.replace(tmp, side)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    with contextlib.suppress(OSError):  # a cache: a lost file is written again by the next search
+        atomic_write(
+            side.parent,
+            side.name,
+            [head + b"\0" * (start - len(head)), got.ids.tobytes(), got.files.tobytes(), got.vecs.tobytes()],
+            durable=False,
+        )
 
 
 def after_refresh(conn: sqlite3.Connection, changed: bool, notices: list[str]) -> None:
