@@ -32,6 +32,7 @@ LOCAL = [
     layout.UPDATE_CHECK,
     layout.LOCAL,
     layout.JOURNAL,
+    layout.VAULT_ID,  # names this copy: journals bind to it (issue 30; tests/sync/test_sync.py)
     layout.BACKUPS + "/",
     f"{layout.SIDECAR}/imports/*/",
     f"{layout.SIDECAR}/imports/*.sqlite3-journal",

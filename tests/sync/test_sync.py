@@ -185,3 +185,29 @@ def test_a_vault_in_a_subfolder_of_the_repository(fleet: Fleet) -> None:
     assert merged == (b / "vault/n.md").read_text(encoding="utf-8")
     assert "one (a)" in merged and "three (b)" in merged and "status: done" in merged
     assert git(a, "status", "--porcelain").stdout == " M README\n"  # outside the vault: left alone
+
+
+def test_the_vault_id_stays_on_its_machine(fleet: Fleet) -> None:
+    """``.shardmind/vault-id`` names this copy of the vault: the transaction journals bind to it,
+    so a journal from another machine (or one a pull brings) is never replayed here. It is a
+    machine-local record: never committed, each clone makes its own, and a repository that
+    tracked it (older shardpy) stops tracking it with the file kept."""
+    fleet.start({"notes/plan.md": NOTE, **{f"notes/{m}.md": NOTE for m in MACHINES}})
+    ids = {}
+    for m in MACHINES:
+        fleet.shardpy(m, "rm", f"notes/{m}.md")  # a transaction: the vault id is made if missing
+        fleet.sync(m)
+        ids[m] = (fleet.machines[m] / ".shardmind/vault-id").read_text().strip()
+        assert ".shardmind/vault-id" not in git(fleet.machines[m], "ls-files").stdout.split()
+    assert len(set(ids.values())) == len(MACHINES)
+    # A repository an older shardpy set up tracks the id: the next round untracks it, keeps the file.
+    a = fleet.machines["a"]
+    git(a, "add", "-f", ".shardmind/vault-id")
+    git(a, "commit", "-qm", "an older shardpy committed the vault id")
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    fleet.sync("a")
+    assert ".shardmind/vault-id" not in git(a, "ls-files").stdout.split()
+    assert (a / ".shardmind/vault-id").read_text().strip() == ids["a"]
+    fleet.settle()
+    for m in MACHINES:
+        assert (fleet.machines[m] / ".shardmind/vault-id").read_text().strip() == ids[m]
