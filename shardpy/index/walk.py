@@ -6,6 +6,7 @@ note replaced by a link to ``/etc/passwd`` drops out of the index and its target
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from shardpy.index.config import IndexConfig
@@ -25,10 +26,11 @@ def walk(
     found: dict[str, Stat] = {}
     skipped: list[tuple[str, str]] = []
     for note in walk_vault(root, cfg.rule, cfg.rule.is_note, folders=folders, problems=skipped):
-        if note.is_link:
-            skipped.append((note.rel, LINK_REASON))
-        elif note.is_regular:
-            found[note.rel] = (note.stat.st_mtime_ns, note.stat.st_size)
+        rel, _path, st = note
+        if stat.S_ISREG(st.st_mode):
+            found[rel] = (st.st_mtime_ns, st.st_size)
+        elif stat.S_ISLNK(st.st_mode):
+            skipped.append((rel, LINK_REASON))
     return found, skipped
 
 

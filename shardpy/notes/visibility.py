@@ -29,13 +29,14 @@ The rule, in three layers:
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from shardpy.notes import frontmatter, note
 from shardpy.vault.disabled import DISABLED, is_disabled
@@ -48,6 +49,7 @@ LINK_REASON = "symbolic link (not followed)"
 DELETED_REASON = "soft-deleted (disabled: true)"
 _CONFLICT = re.compile(r"\.sync-conflict-|conflicted copy|\(conflict", re.IGNORECASE)
 
+_NAME = operator.attrgetter("name")
 Want = Callable[[str, str], bool]  # (vault path, file name) -> whether the walk yields the file
 
 
@@ -83,6 +85,7 @@ class Rule:
     memory_root: str | None = None  # casefolded vault path
     include: Matcher | None = None
     exclude: Matcher | None = None
+    never_dirs: tuple[str, ...] = ()  # never_expose entries as folder prefixes ("secret/")
 
     @staticmethod
     def of(
@@ -93,7 +96,7 @@ class Rule:
     ) -> Rule:
         names = frozenset(n for n in (_clean(e) for e in never_expose) if n)
         memory = _clean(memory_root) if memory_root else None
-        return Rule(names, memory or None, include, exclude)
+        return Rule(names, memory or None, include, exclude, tuple(n + "/" for n in sorted(names)))
 
     def without_search(self) -> Rule:
         """The rule without the manifest's ``search`` patterns: for the files that are not notes (the
@@ -108,7 +111,7 @@ class Rule:
         folded = rel.casefold()
         if name.casefold() in self.never_expose or folded in self.never_expose:
             return True
-        return any(folded.startswith(n + "/") for n in self.never_expose)
+        return folded.startswith(self.never_dirs)
 
     def skip_dir(self, rel: str, name: str) -> bool:
         """A folder no reader enters (its parents already passed)."""
@@ -148,8 +151,7 @@ class Rule:
 # -- the walker -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """A file found by the walk, with its ``lstat`` (a link is reported, never followed)."""
 
     rel: str  # vault path
@@ -176,54 +178,53 @@ def walk(
     problems: list[tuple[str, str]] | None = None,
 ) -> Iterator[Entry]:
     """Every file ``want`` asks for, in the folders ``rule`` enters, from the folder ``base`` (a vault
-    path, itself checked by :func:`real_folder`) down at most ``levels`` folders, in name order.
+    path, itself checked by :func:`real_folder`) down at most ``levels`` folders, in name order (a
+    folder's files, then its folders).
 
     ``folders`` receives each folder walked ("" for the root), ``problems`` (path, reason) for what
     could not be read. A folder is entered by ``lstat`` only, so a linked folder is never entered;
     ``want`` is asked before the file is stat-ed (a walk over 20,000 notes stats only notes)."""
     if not real_folder(root, base, rule):
         return
-    start = os.path.join(str(root), base) if base else str(root)
-    yield from _walk(start, base, rule, want, levels, folders, problems)
+    # A stack, not recursion: a generator per folder level costs a frame per yielded file and level.
+    stack = [(os.path.join(str(root), base) if base else str(root), base, levels)]
+    while stack:
+        folder, rel, left = stack.pop()
+        if folders is not None:
+            folders.append(rel)
+        entries = _listing(folder, rel, problems)
+        enter = left > 0 and (rel.count("/") + 1 if rel else 0) < MAX_DEPTH
+        below: list[tuple[str, str, int]] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue  # dot-folders and dotfiles: skipped before any other test
+            child = f"{rel}/{name}" if rel else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if enter and not rule.skip_dir(child, name):
+                        below.append((entry.path, child, left - 1))
+                    continue
+                if not want(child, name):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                if problems is not None:
+                    problems.append((child, f"not readable: {exc.strerror or exc}"))
+                continue
+            yield Entry(child, entry.path, st)
+        stack += reversed(below)  # folders in name order, each after the files beside it
 
 
-def _walk(
-    folder: str,
-    rel: str,
-    rule: Rule,
-    want: Want,
-    levels: int,
-    folders: list[str] | None,
-    problems: list[tuple[str, str]] | None,
-) -> Iterator[Entry]:
-    if folders is not None:
-        folders.append(rel)
+def _listing(folder: str, rel: str, problems: list[tuple[str, str]] | None) -> list[os.DirEntry[str]]:
+    """A folder's entries in name order (none, and a problem said, when it cannot be read)."""
     try:
         with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            return sorted(it, key=_NAME)
     except OSError as exc:
         if problems is not None:
             problems.append((rel or ".", f"folder not readable: {exc.strerror or exc}"))
-        return
-    depth = rel.count("/") + 1 if rel else 0
-    for entry in entries:
-        name = entry.name
-        if name.startswith("."):
-            continue  # dot-folders and dotfiles: skipped before any other test
-        child = f"{rel}/{name}" if rel else name
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                if levels > 0 and depth < MAX_DEPTH and not rule.skip_dir(child, name):
-                    yield from _walk(entry.path, child, rule, want, levels - 1, folders, problems)
-                continue
-            if not want(child, name):
-                continue
-            st = entry.stat(follow_symlinks=False)
-        except OSError as exc:
-            if problems is not None:
-                problems.append((child, f"not readable: {exc.strerror or exc}"))
-            continue
-        yield Entry(child, entry.path, st)
+        return []
 
 
 def real_folder(root: Path | str, rel: str, rule: Rule) -> bool:

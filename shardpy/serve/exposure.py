@@ -250,20 +250,22 @@ class Exposure:
         return self.index.rule
 
     def _served_path(self, rel: str) -> bool:
-        """The path part: what the index covers on paper (``visibility.Rule.covers``: dot segments,
-        skipped folders, sync-conflict copies, ``mcp_never_expose``, search patterns, depth), not
-        under the memory root, under a served root, and an ``.md`` note (a ``vault://note/`` URI and
-        expand name notes by it). Withholding compares case-insensitively (a case-insensitive file
-        system opens MEMORIES/x.md as memories/x.md); admitting by a root compares exactly."""
-        if not rel.casefold().endswith(".md") or not self.rule.covers(rel) or self.rule.in_memory(rel):
+        """What the server adds to the rule the walker and ``visibility.lookup`` already applied (the
+        index's coverage: dot segments, skipped folders, sync-conflict copies, ``mcp_never_expose``,
+        search patterns, depth): not under the memory root, under a served root, and an ``.md`` note
+        (a ``vault://note/`` URI and expand name notes by it). Withholding compares
+        case-insensitively (a case-insensitive file system opens MEMORIES/x.md as memories/x.md);
+        admitting by a root compares exactly."""
+        if not rel.casefold().endswith(".md") or self.rule.in_memory(rel):
             return False
         return self.matched_root(rel) is not None
 
     # -- the one admission rule -------------------------------------------------
 
     def _admit(self, entry: Entry) -> Note | None:
-        """The decision for a file the walker found (by lstat, never followed), whose folders are
-        real folders the rule enters (the walk and ``visibility.lookup`` both make sure)."""
+        """The decision for a file the walker found (by lstat, never followed): a note the rule covers,
+        whose folders are real folders the rule enters (the walk and ``visibility.lookup`` both make
+        sure)."""
         if not entry.is_regular or not self._served_path(entry.rel):
             return None  # a symbolic link (to anything), a device: never a served note
         st = entry.stat
