@@ -75,3 +75,14 @@ def test_after_resume_the_command_runs(sc: Scenario) -> None:
     done = run_shardpy("update", "--json", cwd=sc.vault)
     assert done.returncode == 0, done.stdout + done.stderr
     assert sc.read("brain/New.md") == "# New\n"
+
+
+def test_a_vault_id_half_written_at_a_kill_is_removed_by_the_next_command(sc: Scenario) -> None:
+    """A kill inside the first transaction's write of the vault id (before its journal) leaves
+    the id's temporary file and no journal; the next command's recovery removes it (the fault
+    harness's adopt trial found one left behind)."""
+    temp = sc.vault / ".shardmind/.shardpy-tmp-0123abcd-vault-id"
+    temp.write_text("0" * 32 + "\n")
+    done = run_shardpy("status", "--json", cwd=sc.vault)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not temp.exists()

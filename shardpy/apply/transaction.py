@@ -656,8 +656,17 @@ def recover(root: Path) -> RecoveryReport | None:
 
 
 # The journal's own temporary file (fsutil.atomic_write's name for it): a kill while the
-# journal is being written leaves it beside a journal that was never renamed into place.
-_JOURNAL_TEMP = re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-" + re.escape(Path(JOURNAL).name))
+# journal is being written leaves it beside a journal that was never renamed into place. So does
+# a kill while the first transaction writes the vault id, just before its journal (issue 27: the
+# fault harness's adopt trial; tests/test_spine_session.py).
+_JOURNAL_TEMP = re.compile(
+    re.escape(TMP_MARK)
+    + r"[0-9a-f]{8}-(?:"
+    + re.escape(Path(JOURNAL).name)
+    + "|"
+    + re.escape(Path(VAULT_ID).name)
+    + ")"
+)
 
 
 def _journal_temps(root: Path) -> list[str]:
