@@ -7,6 +7,7 @@ call the driver ``shardpy sync --yes`` registered (``git setup``).
 
 from __future__ import annotations
 
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,20 @@ class Fleet:
 
     def clean(self, machine: str) -> bool:
         return git(self.machines[machine], "status", "--porcelain").stdout == ""
+
+    def race_pushes(self, machine: str, rival: str, *, once: bool) -> Path:
+        """``machine``'s pre-push hook makes ``rival`` commit and push first (once, or every time),
+        so ``machine``'s push is rejected; each race appends a line to the returned file."""
+        hook = self.machines[machine] / ".git/hooks/pre-push"
+        races = self.root / "races"
+        hook.write_text(
+            "#!/bin/sh\n"
+            + (f'[ -e "{races}" ] && exit 0\n' if once else "")
+            + f'echo x >> "{races}"\n'
+            + f'cd "{self.machines[rival]}" && echo race >> notes/race.md\n'
+            + "git add -A && git commit -qm race\n"
+            + "git push -q origin main\n",
+            encoding="utf-8",
+        )
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+        return races

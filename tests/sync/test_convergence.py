@@ -106,7 +106,7 @@ def _check(fleet: Fleet, world: World) -> None:
     trees = [fleet.tree(m) for m in MACHINES]
     assert trees[0] == trees[1] == trees[2]
     assert all(fleet.clean(m) for m in MACHINES)
-    found = set()
+    found: set[str] = set()
     for rel, data in trees[0].items():
         if not rel.endswith(".md"):
             continue

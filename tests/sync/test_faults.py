@@ -6,7 +6,6 @@ line-merged with markers, kept and reported, and the machines' clocks decide not
 from __future__ import annotations
 
 import signal
-import stat
 
 import pytest
 
@@ -30,27 +29,18 @@ def _status(text: str) -> object:
 
 def test_a_push_rejected_every_time_gives_up_after_a_bounded_number_of_attempts(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
-    # Every push b tries, c pushes first: b's push is rejected each time.
-    b, c = fleet.machines["b"], fleet.machines["c"]
-    hook = b / ".git/hooks/pre-push"
-    hook.write_text(
-        "#!/bin/sh\n"
-        f'echo x >> "{fleet.root}/races"\n'
-        f'cd "{c}" && echo race >> notes/race.md && git add -A && git commit -qm race\n'
-        "git push -q origin main\n",
-        encoding="utf-8",
-    )
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    b = fleet.machines["b"]
+    races = fleet.race_pushes("b", "c", once=False)  # every push b tries, c pushes first
     fleet.write("b", "notes/plan.md", NOTE + "four\n")
     report = fleet.sync("b")
     remote = report["remotes"][0]
     assert remote["status"] == "error" and "rejected" in remote["error"]
     assert remote["pushed"] is False
-    assert (fleet.root / "races").read_text().count("x") == PUSH_ATTEMPTS
+    assert races.read_text().count("x") == PUSH_ATTEMPTS
     # Each rejection was followed by a merge of what c pushed; nothing is left mid-merge.
     assert (b / "notes/race.md").read_text().count("race") == PUSH_ATTEMPTS
     assert not (b / ".git/MERGE_HEAD").exists() and fleet.clean("b")
-    hook.unlink()
+    (b / ".git/hooks/pre-push").unlink()
     fleet.settle()
     assert "four" in fleet.read("a", "notes/plan.md")
 

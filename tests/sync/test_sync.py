@@ -4,7 +4,6 @@ fetches, merges and pushes, and what it does when a remote is gone or pushes rac
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 
 from shardpy.merge.frontmatter import split_frontmatter
@@ -95,18 +94,7 @@ def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
 
 def test_a_rejected_push_fetches_merges_and_retries(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
-    # b's pre-push hook makes c push first, once: b's push is then rejected.
-    hook = fleet.machines["b"] / ".git/hooks/pre-push"
-    c = fleet.machines["c"]
-    hook.write_text(
-        "#!/bin/sh\n"
-        f'[ -e "{fleet.root}/raced" ] && exit 0\n'
-        f'touch "{fleet.root}/raced"\n'
-        f'cd "{c}" && echo race >> notes/race.md && git add -A && git commit -qm race\n'
-        "git push -q origin main\n",
-        encoding="utf-8",
-    )
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    fleet.race_pushes("b", "c", once=True)  # c pushes first, once: b's push is then rejected
     fleet.write("b", "notes/plan.md", NOTE + "four\n")
     report = fleet.sync("b")
     assert report["remotes"][0]["pushed"] is True and report["remotes"][0]["merged"] is True
