@@ -18,7 +18,6 @@ for a write).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from shardpy.fsutil import sha256_bytes
 from shardpy.graph.facts import Fact
 from shardpy.graph.note import Entity, Invalid
 
@@ -48,17 +48,14 @@ def cache_path(vault: Path, memory_root: str) -> Path:
     from shardpy.cachedir import cache_dir
 
     real = os.path.realpath(vault)
-    digest = hashlib.sha256(f"{real}\0{memory_root}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256_bytes(f"{real}\0{memory_root}".encode("utf-8", "surrogateescape"))[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.")[:40] or "vault"
     return cache_dir() / "graph" / f"{name}-{digest}.sqlite3"
 
 
 def _parser_digest() -> str:
     here = Path(__file__).parent
-    h = hashlib.sha256()
-    for name in _PARSERS:
-        h.update((here / name).read_bytes())
-    return h.hexdigest()[:16]
+    return sha256_bytes(b"".join((here / name).read_bytes() for name in _PARSERS))[:16]
 
 
 def _header(vault: Path, memory_root: str) -> dict[str, str]:

@@ -36,7 +36,6 @@ note whose frontmatter no longer parses is reported, never rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shardpy.frontmatter import as_list, as_text, render_block, split_frontmatter
+from shardpy.fsutil import sha256_bytes
 from shardpy.graph.facts import KEY, Fact, day, iso, parse_day, parse_instant
 
 OBSERVATIONS = "## Observations"
@@ -121,7 +121,7 @@ class Invalid:
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return sha256_bytes(text.encode("utf-8"))[:10]
 
 
 # -- file names ----------------------------------------------------------------------
