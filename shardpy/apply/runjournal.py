@@ -144,12 +144,11 @@ class Journal:
     def create(cls, vault: Path, run_id: str, meta: dict[str, str]) -> Journal:
         safe_target(vault, f"{IMPORTS_DIR}/{run_id}/{JOURNAL_NAME}")
         jc.engine_folder(vault, IMPORTS_DIR)
-        vault_id = jc.ensure_vault_id(vault)[0]  # the run names its vault: a copied run is not replayed
         d = runs_dir(vault) / run_id
         d.mkdir(parents=True, exist_ok=False)
         conn = sqlite3.connect(d / JOURNAL_NAME)
         conn.executescript(JOURNAL_SCHEMA)
-        rows = [*meta.items(), ("vault_id", vault_id), ("state", "planning")]
+        rows = [*meta.items(), ("state", "planning")]
         conn.executemany("INSERT INTO meta VALUES (?, ?)", rows)
         conn.commit()
         return cls(vault, run_id, conn)
@@ -260,7 +259,13 @@ class Journal:
         before that last commit wrote no note and is discarded, never resumed.
         """
         total, _ = self.counts()
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('steps', ?)", (str(total),))
+        # The run names its vault (a copied run is not replayed). The id is machine-local and made
+        # here, not at create: a plan refused while planning leaves .shardmind/ as it found it
+        # (tests/security/test_pulled_ledger.py, the refused import writes nothing).
+        vault_id = jc.ensure_vault_id(self.vault)[0]
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("steps", str(total)), ("vault_id", vault_id)]
+        )
         self.conn.commit()
         _write_stream(self.vault, f"{IMPORTS_DIR}/{self.run_id}/{PLAN_NAME}", plan_json)
         self.set_meta("state", "applying")
