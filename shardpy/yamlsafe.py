@@ -22,7 +22,7 @@ measures the expanded depth as well. Both raise :class:`YamlTooDeep`, a
 :class:`YamlTooLarge` (tests/security/test_search_inputs.py).
 
 This module sits below every package (no shardpy imports) so that
-``shardpy/frontmatter.py``, ``shardpy/merge/`` and ``shardpy/shard/`` share it.
+``shardpy/notes/frontmatter.py``, ``shardpy/merge/`` and ``shardpy/shard/`` share it.
 """
 
 from __future__ import annotations

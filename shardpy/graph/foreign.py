@@ -8,9 +8,9 @@ kept in the text. The entity's name is the note's ``title`` (else its file stem)
 
 from __future__ import annotations
 
-from shardpy.frontmatter import as_list, as_text, split_frontmatter
 from shardpy.graph.facts import KEY, Fact
 from shardpy.graph.note import Entity, Invalid
+from shardpy.notes.frontmatter import as_list, as_text, split_frontmatter
 
 
 def parse_foreign(rel: str, text: str) -> Entity | Invalid:

@@ -43,9 +43,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shardpy.frontmatter import as_list, as_text, render_block, split_frontmatter
 from shardpy.fsutil import sha256_bytes
 from shardpy.graph.facts import KEY, Fact, day, iso, parse_day, parse_instant
+from shardpy.notes.frontmatter import as_list, as_text, render_block, split_frontmatter
 
 OBSERVATIONS = "## Observations"
 SUPERSEDED = "## Superseded"

@@ -312,14 +312,14 @@ def _examined(
 
     workers = 1
     if len(todo) >= PARALLEL_MIN:
-        from shardpy.importers.parallel import available_workers
+        from shardpy.workers import available_workers
 
         workers = available_workers()
     if workers <= 1:
         for batch in batches():
             yield _examine_batch((root, force), batch)
         return
-    from shardpy.importers.parallel import run_stream
+    from shardpy.workers import run_stream
 
     yield from run_stream((root, force), batches(), workers, _examine_batch)
 

@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 
 from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import render_block, split_fences, split_frontmatter
+from shardpy.notes.frontmatter import render_block, split_fences, split_frontmatter
 
 # A served write's word in the one vocabulary (plan/actions.py): the new note, each rewrite.
 MemoryAction = Literal["create", "update"]

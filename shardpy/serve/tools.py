@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import split_frontmatter, yaml_item
 from shardpy.importers.links import note_stem
+from shardpy.notes.frontmatter import split_frontmatter, yaml_item
 from shardpy.serve import capture
 from shardpy.serve.audit import AuditLog
 from shardpy.serve.exposure import Exposure, Manifest, clean_root, inside, under

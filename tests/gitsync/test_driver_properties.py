@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from shardpy.frontmatter import split_frontmatter
 from shardpy.gitsync.merge import merge_bytes
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.merge.gitref import GitRef
 from tests.merge.strategies import triples
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shardpy.frontmatter import split_frontmatter
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.gitsync.kit import NOTE_V1, Mesh, comparable, git, git_env
 from tests.shardkit import Cli
 

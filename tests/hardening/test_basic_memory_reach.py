@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 
-from shardpy.frontmatter import split_frontmatter
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.serve.kit import build_world, connect, uri
 from tests.shardkit import run_shardpy
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from shardpy import yamlsafe
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import split_frontmatter
 from shardpy.merge.frontmatter import merge_frontmatter
+from shardpy.notes.frontmatter import split_frontmatter
 from shardpy.shard.migrations import load_file_migrations
 from shardpy.shard.values import read_values_file
 from tests.hardening.test_yaml_bounds_data import BOMB, BOMB_LINE, bomb_under

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.frontmatter import split_frontmatter
-from shardpy.importers.markdown import inline_blocks, markdown_it_blocks, scanned_blocks
+from shardpy.notes.blocks import inline_blocks, markdown_it_blocks, scanned_blocks
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
 # Pieces that matter to CommonMark's block structure, plus ordinary text.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import as_text, split_frontmatter
+from shardpy.notes.frontmatter import as_text, split_frontmatter
 from tests.importers.fixtures import claude_projects, write
 from tests.importers.helpers import do_import, rows
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.frontmatter import load_yaml, simple_mapping, split_frontmatter
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
 from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts, semantics
 from shardpy.importers.links import (
@@ -20,7 +19,9 @@ from shardpy.importers.links import (
     wikilink_parts,
     without_ext,
 )
-from shardpy.importers.markdown import InlineBlock, find_wikilinks, markdown_it_blocks, strip_code_spans
+from shardpy.notes.blocks import InlineBlock, markdown_it_blocks, strip_code_spans
+from shardpy.notes.frontmatter import load_yaml, simple_mapping, split_frontmatter
+from shardpy.notes.wikilinks import find_wikilinks
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
 KEYS = [

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shardpy.frontmatter import load_yaml, render_block, split_frontmatter, yaml_scalar
 from shardpy.importers.bm_grammar import Observation, Relation, parse_body, parse_observation
-from shardpy.importers.markdown import find_wikilinks, split_inner
 from shardpy.importers.names import is_safe_stem, sanitize_stem, stem_for
+from shardpy.notes.frontmatter import load_yaml, render_block, split_frontmatter, yaml_scalar
+from shardpy.notes.wikilinks import find_wikilinks, split_inner
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from shardpy.errors import ShardpyError
-from shardpy.frontmatter import split_frontmatter
 from shardpy.graph.note import Entity, parse_note
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.importers.fixtures import MCP_RECORDS, mcp_lines
 from tests.importers.helpers import do_import, rows
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.bm_grammar import Observation, Relation, parse_body
 from shardpy.importers.walk import read_text
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.importers.fixtures import generated_project
 from tests.importers.helpers import do_import
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shardpy.frontmatter import simple_keys
 from shardpy.fsutil import read_text
+from shardpy.notes.frontmatter import simple_keys
 from shardpy.shard.rules import KeyRules, frontmatter_keys, glob_regex, parse_frontmatter
 from tests.importers.test_fastpaths import KEYS, SEPARATORS, VALUES, blocks
 
@@ -77,7 +77,7 @@ def test_read_text_equals_open(parts: list[str], tmp_path_factory: pytest.TempPa
 def test_one_pass_block_keys_equal_the_line_reader(fm: str) -> None:
     """The one-regex read of common blocks answers only where the line reader
     (itself property-tested against YAML above) answers, and the same."""
-    from shardpy.frontmatter import _line_keys, _plain_block_keys
+    from shardpy.notes.frontmatter import _line_keys, _plain_block_keys
 
     fast = _plain_block_keys(fm)
     if fast is not None:
@@ -86,7 +86,7 @@ def test_one_pass_block_keys_equal_the_line_reader(fm: str) -> None:
 
 
 def test_one_pass_reads_ordinary_blocks() -> None:
-    from shardpy.frontmatter import _plain_block_keys
+    from shardpy.notes.frontmatter import _plain_block_keys
 
     fm = "date: 2024-03-31\ndescription: note 7\ntags: [user]\naliases:\n  - Seven\n  - 'the 7th'\ncount: 7"
     assert _plain_block_keys(fm) == ["date", "description", "tags", "aliases", "count"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardpy.frontmatter import split_frontmatter
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.importers.helpers import do_import
 
 NOTE = (

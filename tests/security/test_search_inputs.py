@@ -174,7 +174,7 @@ def test_the_c_loader_never_sees_a_document_deep_enough_to_crash_it(tmp_path: Pa
 
 
 def test_a_deep_note_is_plain_text_and_the_rest_of_the_vault_is_indexed(tmp_path: Path) -> None:
-    from shardpy.frontmatter import split_frontmatter
+    from shardpy.notes.frontmatter import split_frontmatter
 
     assert split_frontmatter(DEEP_NOTE).state == "malformed"
     vault = tmp_path / "vault"

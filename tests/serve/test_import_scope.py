@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anyio
 
-from shardpy.frontmatter import split_frontmatter
 from shardpy.importers.claude_code import project_name
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.serve.kit import build_world, connect, uri
 from tests.shardkit import run_shardpy
 

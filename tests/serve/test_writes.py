@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from shardpy.frontmatter import split_frontmatter
+from shardpy.notes.frontmatter import split_frontmatter
 from tests.serve.kit import Shared, World, build_world, connect, shared
 from tests.shardkit import child_env, shardpy_argv, tree_snapshot
 
