@@ -41,25 +41,10 @@ RENAMES: dict[str, tuple[int, str]] = {
 
 # Module → the change it still needs (issue 27), named by its owner this round.
 PENDING: dict[str, str] = {
-    "flows/updatecheck.py": "remember(): fsutil.atomic_write(path.parent, path.name, data, durable=False)",
-    "sources/copier/internals.py": "dump_bytecode(): fsutil.atomic_write(target.parent, target.name, data, "
-    "durable=False); its digests: fsutil.sha256_bytes (the bytecode check keeps raw bytes: "
-    "bytes.fromhex(sha256_bytes(payload)))",
-    "sources/copierfast.py": "(before its move to sources/copier/internals.py) as that entry says",
-    "index/bpe.py": "the compiled tables' cache: fsutil.atomic_write(cached.parent, cached.name, "
-    "marshal.dumps(tables), durable=False); its key: fsutil.sha256_bytes(...)[:16]",
-    "index/vectors.py": "the vectors side file: fsutil.atomic_write(side.parent, side.name, "
-    "[head + padding, ids.tobytes(), files.tobytes(), vecs.tobytes()], durable=False) (chunks are accepted)",
     "importers/models.py": "sha256(): remove; callers use fsutil.sha256_bytes",
     "importers/basic_memory.py": "file_digest for an attachment: fsutil.sha256_stream(fh)",
-    "graph/note.py": "text_hash(): fsutil.sha256_bytes(text.encode('utf-8'))[:10]",
-    "graph/cache.py": "the cache file's key: fsutil.sha256_bytes(...)[:16]",
     "notes/keycache.py": "cache_file()'s key: fsutil.sha256_bytes(...)[:16]",
-    "plan/memorywrite.py": "sha() (serve/capture.py's helper, moved): fsutil.sha256_bytes",
     "serve/qmd.py": "fsutil.sha256_bytes(blob.encode('utf-8'))",
-    "serve/audit.py": "the log folder's name: fsutil.sha256_bytes(real.encode())[:16]",
-    "index/embed.py": "the model key: fsutil.sha256_bytes(...)[:12]",
-    "index/store.py": "the index file name: fsutil.sha256_bytes(...)[:16]",
 }
 
 

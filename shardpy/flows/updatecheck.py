@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from shardpy.cachedir import cache_dir
+from shardpy.errors import ShardpyError
+from shardpy.fsutil import atomic_write
 from shardpy.vault import layout
 
 _FILE = "update-checks.json"
@@ -33,11 +34,9 @@ def remember(vault: Path, latest: str, checked_at: str) -> None:
     path = cache_dir() / _FILE
     seen = _read(path)
     seen[str(vault.resolve())] = {"checked_at": checked_at, "latest": latest}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ShardpyError):  # a cache: a lost sighting is only a re-check
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{_FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(seen, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path.parent, path.name, json.dumps(seen, indent=1).encode("utf-8"), durable=False)
 
 
 def last_check(vault: Path) -> dict[str, Any] | None:

@@ -8,12 +8,12 @@ rewritten only if it still holds the bytes the plan read (tests/serve/test_write
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import sha256_bytes
 from shardpy.notes.frontmatter import render_block, split_fences, split_frontmatter
 
 # A served write's word in the one vocabulary (plan/actions.py): the new note, each rewrite.
@@ -64,7 +64,7 @@ class WritePlan:
 
 
 def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_bytes(data)
 
 
 def mark_superseded(path: str, current: bytes, by: str) -> Rewrite:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import stat
@@ -39,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shardpy.fsutil import sha256_bytes
 from shardpy.vault.layout import SERVE_AUDIT, SERVE_AUDIT_OLD, SIDECAR, STATE
 
 ROTATE_BYTES = 5 * 1024 * 1024
@@ -110,7 +110,7 @@ def home_key(folder: Path) -> str:
     real path (to be unique)."""
     real = os.path.realpath(folder)
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(real))[:40]
-    return f"{name.lstrip('.') or 'root'}-{hashlib.sha256(real.encode()).hexdigest()[:16]}"
+    return f"{name.lstrip('.') or 'root'}-{sha256_bytes(real.encode())[:16]}"
 
 
 @dataclass

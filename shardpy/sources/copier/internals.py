@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
-import secrets
 import stat
 import sys
 import types
@@ -36,6 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from jinja2.bccache import Bucket, BytecodeCache
+
+from shardpy.errors import ShardpyError
+from shardpy.fsutil import atomic_write, sha256_bytes
 
 if TYPE_CHECKING:
     from copier._main import Worker as Worker
@@ -293,7 +294,7 @@ def env_fingerprint(env: Any) -> str:
         "tests": calls(env.tests),
     }
     text = json.dumps(options, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return sha256_bytes(text.encode())[:32]
 
 
 @functools.cache
@@ -328,10 +329,10 @@ class CompiledTemplates(BytecodeCache):
         return self._directory()
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
-        return hashlib.sha256(name.encode("utf-8")).hexdigest()
+        return sha256_bytes(name.encode("utf-8"))
 
     def get_source_checksum(self, source: str) -> str:
-        return hashlib.sha256(source.encode("utf-8")).hexdigest()
+        return sha256_bytes(source.encode("utf-8"))
 
     def get_bucket(self, environment: Any, name: str, filename: str | None, source: str) -> Bucket:
         bucket = super().get_bucket(environment, name, filename, source)
@@ -351,22 +352,18 @@ class CompiledTemplates(BytecodeCache):
         except OSError:
             return
         digest, payload = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha256(payload).digest() != digest:
+        if bytes.fromhex(sha256_bytes(payload)) != digest:
             return  # damaged: compiled again and rewritten by dump_bytecode
         bucket.bytecode_from_string(payload)
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         payload = bucket.bytecode_to_string()
         target = self._path(bucket)
-        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        with contextlib.suppress(OSError, ShardpyError):  # a cache that cannot be written is only slower
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}-{secrets.token_hex(4)}.tmp")
-            try:
-                tmp.write_bytes(hashlib.sha256(payload).digest() + payload)
-                os.replace(tmp, target)
-            finally:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+            atomic_write(
+                target.parent, target.name, [bytes.fromhex(sha256_bytes(payload)), payload], durable=False
+            )
 
 
 def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
