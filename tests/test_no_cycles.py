@@ -32,13 +32,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shardpy"
 # Cycles that close only through a function-level import, as they stand (issue 27). A key ending in
 # ".*" stands for every module of that package. The value says what breaks it.
 KNOWN_LAZY: dict[frozenset[str], str] = {
-    frozenset(
-        {"shardpy.sources.git", "shardpy.sources.model", "shardpy.sources.releases", "shardpy.sources.spec"}
-    ): (
-        "spec._classify_path imports git.checkout_spec lazily (a path that is a git checkout); git.py "
-        "imports spec, model and releases: the parser should return a 'git' spec and leave the "
-        "checkout to sources/git.py"
-    ),
     frozenset({"shardpy.gitsync.merge", "shardpy.gitsync.state"}): (
         "merge.py imports state.merge_state lazily (state.json's merge); state.py imports merge's "
         "FileKind/FileMerge: the shared result types belong in a module of their own"

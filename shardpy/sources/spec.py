@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 from urllib.parse import unquote, urlsplit
@@ -48,6 +48,10 @@ class SourceSpec:
     ref: str | None = None
     subdir: str | None = None
     raw: str = ""
+    # A git checkout named without @version / #ref: what it has checked out, which only git can
+    # read. The parser stays pure (no git run here, no import of sources/git.py: tests/test_no_cycles.py);
+    # ``shardpy.sources.parse_source`` asks git.checkout_spec to settle it.
+    at_checkout: bool = field(default=False, compare=False, repr=False)
 
     def display(self) -> str:
         """Canonical text recorded in state: parses back to the same kind,
@@ -95,7 +99,8 @@ def bundled_source(path: Path, *, subdir: str | None = None) -> SourceSpec:
     )
 
 
-def parse_source(text: str, *, cwd: Path) -> SourceSpec:
+def parse_text(text: str, *, cwd: Path) -> SourceSpec:
+    """What the user typed, parsed without running anything (a checkout is marked ``at_checkout``)."""
     raw = text
     text = text.strip()
     if not text:
@@ -257,9 +262,7 @@ def _classify_path(
         if is_git_repository(Path(path)):
             if version or ref:
                 return SourceSpec("git", path, version, ref, subdir, raw)
-            from shardpy.sources.git import checkout_spec
-
-            return checkout_spec(path, subdir, raw)
+            return SourceSpec("git", path, None, None, subdir, raw, at_checkout=True)
         if version or ref:
             raise _invalid(
                 raw,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shardpy.errors import ShardpyError
-from shardpy.sources.spec import parse_source
+from shardpy.sources import parse_source
 
 
 @pytest.mark.parametrize(
