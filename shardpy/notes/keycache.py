@@ -18,7 +18,6 @@ rewritten (tests/notes/test_keycache.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -35,8 +34,9 @@ Entry = list[int]
 
 def cache_file(vault: Path) -> Path:
     from shardpy.cachedir import cache_dir
+    from shardpy.fsutil import sha256_bytes
 
-    key = hashlib.sha256(os.path.realpath(vault).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    key = sha256_bytes(os.path.realpath(vault).encode("utf-8", "surrogateescape"))[:16]
     return cache_dir() / "status" / f"keys-{key}.json"
 
 
