@@ -86,3 +86,20 @@ def test_a_vault_id_half_written_at_a_kill_is_removed_by_the_next_command(sc: Sc
     done = run_shardpy("status", "--json", cwd=sc.vault)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not temp.exists()
+
+
+def test_an_adopt_killed_while_writing_the_vault_id_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A first transaction killed inside its write of the vault id, before any journal or state:
+    the folder held only that temporary file in a new ``.shardmind/`` (the fault harness's adopt
+    trial), and ``status`` answered "not a vault" without removing it."""
+    clone = tmp_path / "clone"
+    (clone / ".shardmind/backups").mkdir(parents=True)
+    (clone / "Note.md").write_text("# Mine\n")
+    temp = clone / ".shardmind/.shardpy-tmp-0123abcd-vault-id"
+    temp.write_text("0" * 32 + "\n")
+    done = run_shardpy("status", "--json", cwd=clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["vault"] is None
+    assert not temp.exists()
+    assert (clone / "Note.md").read_text() == "# Mine\n"
+    assert not (clone / ".shardmind").exists() or not any((clone / ".shardmind").rglob("*.*"))

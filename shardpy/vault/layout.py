@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from shardpy.fsutil import TMP_MARK
 
 SIDECAR = ".shardmind"
 STATE = f"{SIDECAR}/state.json"
@@ -37,8 +40,12 @@ def find_vault_root(start: Path) -> Path | None:
 
     A vault root has a real ``.shardmind/`` folder (not a link) holding its
     state file, or, after an interrupted first install, a journal together
-    with the vault id that transaction wrote. A ``.shardmind/`` holding only a
-    journal is content (a shard or a repository could ship one), not a vault.
+    with the vault id that transaction wrote, or the temporary file of either
+    that a kill left before the journal existed (the fault harness's adopt
+    trial: a first transaction killed while writing the vault id;
+    tests/test_spine_session.py). A ``.shardmind/`` holding only a journal is
+    content (a shard or a repository could ship one), not a vault: a journal
+    is replayed, while a temporary file is only removed by the recovery.
     """
     current = start.resolve()
     for candidate in (current, *current.parents):
@@ -47,7 +54,20 @@ def find_vault_root(start: Path) -> Path | None:
             continue
         if _regular(side / "state.json") or (_regular(side / "journal.json") and _regular(side / "vault-id")):
             return candidate
+        if _first_write_temp(side):
+            return candidate
     return None
+
+
+# fsutil.atomic_write's temporary name for the journal or the vault id (8 hex digits between).
+_FIRST_WRITE_TEMP = re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-(?:journal\.json|vault-id)")
+
+
+def _first_write_temp(side: Path) -> bool:
+    try:
+        return any(_FIRST_WRITE_TEMP.fullmatch(p.name) and _regular(p) for p in side.iterdir())
+    except OSError:
+        return False
 
 
 def _regular(path: Path) -> bool:
