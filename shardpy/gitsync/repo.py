@@ -33,13 +33,28 @@ def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Complet
     """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when ``check``."""
     done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args))
     if check and done.returncode != 0:
-        last = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise ShardpyError(
-            "GIT_FAILED",
-            f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {done.returncode}'}",
-            "Run the same git command by hand in the vault to see the whole message.",
-        )
+        raise _failed(args, done.returncode, done.stderr.strip() or done.stdout.strip())
     return done
+
+
+def git_bytes(args: list[str], cwd: Path, *, input: bytes, timeout: float = 300) -> bytes:
+    """``git ARGS`` in ``cwd`` fed ``input``, its output as bytes (git's plumbing: ``fast-import``,
+    ``update-index --index-info``); a failure is GIT_FAILED. The same runner as :func:`git`
+    (issue 27: one git runner; tests/sources/test_gitrun.py)."""
+    done = gitrun.run_bytes(args, cwd, input=input, timeout=timeout, failures=_failures(args))
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).decode("utf-8", "replace")
+        raise _failed(args, done.returncode, said)
+    return done.stdout
+
+
+def _failed(args: list[str], code: int, said: str) -> ShardpyError:
+    last = said.splitlines()
+    return ShardpyError(
+        "GIT_FAILED",
+        f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}",
+        "Run the same git command by hand in the vault to see the whole message.",
+    )
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ results through one transaction. ``bench/gitsync_bench.py`` measures it.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, git
+from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, git, git_bytes
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
@@ -135,10 +134,10 @@ def _write_results(
         if sha1:
             git_writes(repo, results)
             return True
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+    except ShardpyError as exc:
         raise ShardpyError(
-            "GIT_FAILED",
-            f"git could not record the merged files: {exc}",
+            exc.code,
+            f"git could not record the merged files: {exc.message}",
             "Run `git status` in the vault; the next sync undoes this merge and tries again.",
         ) from None
     write([Op.write(p[len(vault_prefix) :], data) for p, (_, data) in results.items()])
@@ -217,25 +216,10 @@ def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
     if not results:
         return
     stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for _, data in results.values())
-    subprocess.run(
-        ["git", "fast-import", "--quiet", "--done"],
-        cwd=repo.top,
-        input=stream + b"done\n",
-        capture_output=True,
-        timeout=300,
-        check=True,
-    )
+    git_bytes(["fast-import", "--quiet", "--done"], repo.top, input=stream + b"done\n")
     info = "".join(f"{mode} {blob_id(data)} 0\t{path}\n" for path, (mode, data) in results.items())
-    subprocess.run(
-        ["git", "update-index", "--index-info"], cwd=repo.top, input=info.encode(), timeout=300, check=True
-    )
+    git_bytes(["update-index", "--index-info"], repo.top, input=info.encode())
     paths = "".join(f"{path}\0" for path in results)
-    subprocess.run(
-        # -u: the index records the written files' stat data, as git merge's checkout does (else
-        # every later git command re-reads and hashes each merged file to know it is unchanged).
-        ["git", "checkout-index", "-f", "-u", "-z", "--stdin"],
-        cwd=repo.top,
-        input=paths.encode(),
-        timeout=300,
-        check=True,
-    )
+    # -u: the index records the written files' stat data, as git merge's checkout does (else
+    # every later git command re-reads and hashes each merged file to know it is unchanged).
+    git_bytes(["checkout-index", "-f", "-u", "-z", "--stdin"], repo.top, input=paths.encode())

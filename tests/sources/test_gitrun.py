@@ -17,9 +17,9 @@ from shardpy.gitsync import repo as gitsync_repo
 from shardpy.sources import git as source_git
 
 ROOT = Path(__file__).resolve().parents[2] / "shardpy"
-# Spawning git elsewhere: status's tool probe runs `git --version` beside `node --version`;
-# sync's in-process merge feeds git plumbing bytes (issue 27: to move onto gitrun.run).
-ALLOWED = {"gitrun.py", "flows/status.py", "sync/inprocess.py"}
+# Spawning git elsewhere: status's tool probe runs `git --version` beside `node --version`.
+# (sync's in-process merge feeds git's plumbing through gitsync.repo.git_bytes: issue 27.)
+ALLOWED = {"gitrun.py", "flows/status.py"}
 
 
 def _fake_git(folder: Path, body: str) -> None:
@@ -45,9 +45,12 @@ def _repo(tmp_path: Path) -> gitsync_repo.Repo:
 
 
 def _call(caller: str, folder: Path, *, timeout: float = 300) -> None:
-    """One git run by ``caller``: gitsync's runner, its cat-file reader, or the git source's."""
+    """One git run by ``caller``: gitsync's runner, its cat-file reader, its plumbing feeder (sync's
+    in-process merge), or the git source's."""
     if caller == "gitsync.git":
         gitsync_repo.git(["status"], folder)
+    elif caller == "gitsync.git_bytes":
+        gitsync_repo.git_bytes(["update-index", "--index-info"], folder, input=b"", timeout=timeout)
     elif caller == "gitsync.cat_blobs":
         gitsync_repo.cat_blobs(_repo(folder), ["HEAD:a.md"], timeout=timeout)
     else:
@@ -64,7 +67,9 @@ def test_only_gitrun_spawns_git() -> None:
     assert spawning <= ALLOWED, spawning - ALLOWED
 
 
-@pytest.mark.parametrize("caller", ["gitsync.git", "gitsync.cat_blobs", "sources.run_git"])
+@pytest.mark.parametrize(
+    "caller", ["gitsync.git", "gitsync.git_bytes", "gitsync.cat_blobs", "sources.run_git"]
+)
 def test_every_caller_runs_git_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caller: str) -> None:
     bin_dir = tmp_path / "bin"
     _fake_git(bin_dir, "sys.exit(0)")
@@ -80,6 +85,7 @@ def test_every_caller_runs_git_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ("caller", "code"),
     [
         ("gitsync.git", "GIT_NOT_INSTALLED"),
+        ("gitsync.git_bytes", "GIT_NOT_INSTALLED"),
         ("gitsync.cat_blobs", "GIT_NOT_INSTALLED"),
         ("sources.run_git", "SOURCE_GIT_NOT_INSTALLED"),
     ],
@@ -97,6 +103,7 @@ def test_a_missing_git_is_a_typed_error(
     ("caller", "code"),
     [
         ("gitsync.git", "GIT_FAILED"),
+        ("gitsync.git_bytes", "GIT_FAILED"),
         ("gitsync.cat_blobs", "GIT_FAILED"),
         ("sources.run_git", "SOURCE_UNREACHABLE"),
     ],
