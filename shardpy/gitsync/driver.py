@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.merge import FileKind, FileMerge, kind_of, merge_bytes
+from shardpy.gitsync.merge import kind_of, merge_bytes
+from shardpy.gitsync.result import FileKind, FileMerge
 
 __all__ = ["DriverResult", "merge_files"]
 

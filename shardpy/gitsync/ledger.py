@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.merge import FileKind, FileMerge
+from shardpy.gitsync.result import FileKind, FileMerge
 
 _KEY = ("format", "into_dir", "source_path")
 Row = tuple[Any, ...]

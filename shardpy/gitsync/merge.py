@@ -29,33 +29,13 @@ first, so the markers read ``<<<<<<< ours`` … ``>>>>>>> theirs`` as git's do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import Enum
-
+from shardpy.gitsync.result import FileKind, FileMerge
 from shardpy.vault import layout
 
-__all__ = ["FileKind", "FileMerge", "kind_of", "merge_bytes"]
+__all__ = ["kind_of", "merge_bytes"]
 
 OURS = "ours"
 THEIRS = "theirs"
-
-
-class FileKind(Enum):
-    NOTE = "note"
-    VALUES = "values"
-    STATE = "state"
-    LEDGER = "ledger"
-    RECORD = "record"
-
-
-@dataclass(frozen=True)
-class FileMerge:
-    """The merged bytes; ``clean`` False means git must mark the path conflicted."""
-
-    kind: FileKind
-    data: bytes
-    clean: bool
-    messages: list[str] = field(default_factory=list)
 
 
 def kind_of(path: str) -> FileKind:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shardpy.gitsync.merge import FileKind, FileMerge
+from shardpy.gitsync.result import FileKind, FileMerge
 
 _ENTRY_MAPS = frozenset({"files", "modules", "values", "hooks"})
 _LATEST = frozenset({"installed_at", "updated_at", "engine"})

@@ -78,7 +78,8 @@ def merge_deferred(
     outside the vault) is left as git left it and counted as conflicted.
     ``stages``: the unmerged index entries when the caller has just read them.
     """
-    from shardpy.gitsync.merge import FileKind, kind_of, merge_bytes
+    from shardpy.gitsync.merge import kind_of, merge_bytes
+    from shardpy.gitsync.result import FileKind
 
     stages = _stages(repo) if stages is None else stages
     wanted = {

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from shardpy.gitsync.driver import merge_files
-from shardpy.gitsync.merge import FileKind, kind_of, merge_bytes
+from shardpy.gitsync.merge import kind_of, merge_bytes
+from shardpy.gitsync.result import FileKind
 from shardpy.vault.ledger import SCHEMA
 from shardpy.vault.state import parse_state
 from tests.shardkit import run_shardpy
