@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from shardpy.index.arrays import normalised, tensors
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -44,7 +46,6 @@ ENV = "SHARDPY_EMBED_MODEL"
 DEFAULT = "wordllama"
 OFF = frozenset({"off", "none", "0", "false"})
 MAX_TOKENS = 256  # a section's first 256 tokens stand for it (averaging more only blurs it)
-BATCH = 512
 STATIC_BATCH = 64  # texts per gather: a 16 MB buffer, reused
 WORDLLAMA_NAME = f"wordllama-l2_supercat_256/{MAX_TOKENS}"
 _OFFLINE = {
@@ -77,27 +78,6 @@ def offline() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _tensors(path: Path) -> dict[str, NDArray[Any]]:
-    """The tensors of a safetensors file, memory-mapped (the format is an 8-byte header length, a JSON
-    header, then raw little-endian data; read here without the safetensors package)."""
-    import numpy as np
-
-    with open(path, "rb") as fh:
-        (size,) = struct.unpack("<Q", fh.read(8))
-        header = json.loads(fh.read(size))
-    header.pop("__metadata__", None)
-    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
-    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "BF16": None}
-    out: dict[str, NDArray[Any]] = {}
-    for name, info in header.items():
-        kind = kinds.get(info["dtype"])
-        if kind is None:
-            raise Unavailable(f"{path.name}: tensor {name} has unsupported dtype {info['dtype']}")
-        lo, hi = info["data_offsets"]
-        out[name] = raw[lo:hi].view(kind).reshape(info["shape"])
-    return out
-
-
 def _tokenizer(path: Path, *, specials: bool) -> Any:
     offline()
     from tokenizers import Tokenizer
@@ -110,23 +90,6 @@ def _tokenizer(path: Path, *, specials: bool) -> Any:
         tok.no_padding()
     tok.shardpy_specials = specials  # type: ignore[attr-defined]
     return tok
-
-
-def _batch_ids(tok: Any, texts: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    import numpy as np
-
-    enc = tok.encode_batch(list(texts), add_special_tokens=tok.shardpy_specials)
-    ids = np.array([e.ids for e in enc], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
-    return ids, mask
-
-
-def _normalised(x: NDArray[np.float32]) -> NDArray[np.float32]:
-    import numpy as np
-
-    norm = np.linalg.norm(x, axis=1, keepdims=True)
-    out: NDArray[np.float32] = (x / np.maximum(norm, 1e-9)).astype(np.float32)
-    return out
 
 
 @dataclass
@@ -160,7 +123,7 @@ class StaticEmbedder:
                 if row:
                     out[lo + k] = gathered[pos : pos + len(row)].sum(axis=0) / len(row)
                 pos += len(row)
-        return _normalised(out)
+        return normalised(out)
 
 
 def _static_ids(tok: Any, texts: Sequence[str]) -> list[list[int]]:
@@ -175,7 +138,7 @@ def _static_ids(tok: Any, texts: Sequence[str]) -> list[list[int]]:
 def _static(name: str, weights: Path, tokenizer: Path) -> StaticEmbedder:
     import numpy as np
 
-    tables = [t for t in _tensors(weights).values() if t.ndim == 2]
+    tables = [t for t in tensors(weights).values() if t.ndim == 2]
     if len(tables) != 1:
         raise Unavailable(f"{weights} does not hold exactly one embedding table")
     table = np.ascontiguousarray(tables[0], dtype=np.float32)

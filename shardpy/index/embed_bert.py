@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from shardpy.index.embed import BATCH, Unavailable, _batch_ids, _normalised, _tensors
+from shardpy.index.arrays import BATCH, batch_ids, normalised, tensors
 
 Arr = NDArray[np.float32]
 
@@ -86,19 +86,19 @@ class BertEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         step = min(BATCH, 32)
         for lo in range(0, len(texts), step):
-            ids, mask = _batch_ids(self.tok, [t or " " for t in texts[lo : lo + step]])
+            ids, mask = batch_ids(self.tok, [t or " " for t in texts[lo : lo + step]])
             out[lo : lo + len(ids)] = self._forward(ids, mask)
-        return _normalised(out)
+        return normalised(out)
 
 
 def bert(root: Path, name: str, tok: Any) -> BertEmbedder:
     cfg = json.loads((root / "config.json").read_text(encoding="utf-8"))
-    raw = _tensors(root / "model.safetensors")
+    raw = tensors(root / "model.safetensors")
     weights = {
         k.removeprefix("bert."): np.array(v, dtype=np.float32) for k, v in raw.items() if v.dtype != np.int64
     }
     if "embeddings.word_embeddings.weight" not in weights:
-        raise Unavailable(f"{root} is not a BERT model this reader knows")
+        raise ValueError(f"{root} is not a BERT model this reader knows")
     return BertEmbedder(
         name,
         int(cfg["hidden_size"]),

@@ -1,0 +1,59 @@
+"""The numpy pieces both kinds of folder model share: reading safetensors, batching, normalising.
+
+Its own module so that shardpy/index/embed.py (which loads the BERT backend
+lazily) and shardpy/index/embed_bert.py (which uses these) do not import each
+other (tests/test_no_cycles.py). numpy is imported when a function runs. A file
+these cannot read is a ValueError (embed.load() reports the model unavailable).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+BATCH = 512
+
+
+def tensors(path: Path) -> dict[str, NDArray[Any]]:
+    """The tensors of a safetensors file, memory-mapped (the format is an 8-byte header length, a JSON
+    header, then raw little-endian data; read here without the safetensors package)."""
+    import numpy as np
+
+    with open(path, "rb") as fh:
+        (size,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(size))
+    header.pop("__metadata__", None)
+    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "BF16": None}
+    out: dict[str, NDArray[Any]] = {}
+    for name, info in header.items():
+        kind = kinds.get(info["dtype"])
+        if kind is None:
+            raise ValueError(f"{path.name}: tensor {name} has unsupported dtype {info['dtype']}")
+        lo, hi = info["data_offsets"]
+        out[name] = raw[lo:hi].view(kind).reshape(info["shape"])
+    return out
+
+
+def batch_ids(tok: Any, texts: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    import numpy as np
+
+    enc = tok.encode_batch(list(texts), add_special_tokens=tok.shardpy_specials)
+    ids = np.array([e.ids for e in enc], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
+    return ids, mask
+
+
+def normalised(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    import numpy as np
+
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    out: NDArray[np.float32] = (x / np.maximum(norm, 1e-9)).astype(np.float32)
+    return out
