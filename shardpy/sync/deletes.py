@@ -13,16 +13,18 @@ is lost) and the round says so, never silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.merge.revisions import set_key
-from shardpy.vault.disabled import DISABLED, DISABLED_AT, is_disabled
+from shardpy.plan.purge import PurgePlan, disabled_since
+from shardpy.plan.purge import plan_purge as _plan
+from shardpy.vault.disabled import DISABLED, DISABLED_AT
 
-__all__ = ["PURGE_TRAILER", "disabled_since", "plan_purge", "purge", "set_disabled"]
+__all__ = ["PURGE_TRAILER", "plan_purge", "purge", "set_disabled"]
 
 PURGE_TRAILER = "shardpy-purge:"
 
@@ -78,26 +80,6 @@ def _edit(text: str, changes: dict[str, str | None]) -> str:
     return "---\n" + inner + closing + rest
 
 
-def disabled_since(text: str) -> datetime | None:
-    """When the note was disabled (None: not disabled); a disabled note without a time: epoch."""
-    from shardpy.merge.frontmatter import split_frontmatter
-    from shardpy.merge.revisions import load_mapping
-
-    if f"{DISABLED}:" not in text:
-        return None
-    fm, _ = split_frontmatter(text.replace("\r\n", "\n"))
-    data = load_mapping(fm.inner) if fm is not None else None
-    if not data or not is_disabled(data):
-        return None
-    when = data.get(DISABLED_AT)
-    if isinstance(when, datetime):
-        return when if when.tzinfo else when.replace(tzinfo=UTC)
-    try:
-        return datetime.fromisoformat(str(when).replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.fromtimestamp(0, UTC)
-
-
 def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
     """``rm`` (disabled) or ``restore``: one note's two keys, through one transaction."""
     from shardpy.apply.session import session
@@ -116,34 +98,24 @@ def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
     return {"note": rel, "disabled": disabled, "changed": True}
 
 
-@dataclass
-class PurgePlan:
-    vault: Path
-    days: float
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"vault": str(self.vault), "older_than_days": self.days, "notes": self.notes}
-
-
 def plan_purge(vault: Path, days: float) -> PurgePlan:
-    """The tracked notes disabled more than ``days`` ago (reads only)."""
+    """The tracked notes disabled more than ``days`` ago (reads only; plan/purge.py decides)."""
     from shardpy.gitsync.repo import git
 
-    plan = PurgePlan(vault, days)
-    cutoff = datetime.now(UTC) - timedelta(days=days)
     listed = git(["ls-files", "-z", "--", "*.md"], vault).stdout.split("\0")
-    for rel in sorted(p for p in listed if p):
+    return _plan(vault, days, _texts(vault, sorted(p for p in listed if p)), datetime.now(UTC))
+
+
+def _texts(vault: Path, listed: list[str]) -> Iterator[tuple[str, str]]:
+    """Each listed note's text (a link, a folder or an unreadable file left out)."""
+    for rel in listed:
         path = vault / rel
         if path.is_symlink() or not path.is_file():
             continue
         try:
-            since = disabled_since(path.read_text(encoding="utf-8"))
+            yield rel, path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if since is not None and since <= cutoff:
-            plan.notes.append(rel)
-    return plan
 
 
 def purge(plan: PurgePlan, machine: str) -> str | None:

@@ -1,52 +1,16 @@
-"""What a sync round would do, read from git (no write, no fetch)."""
+"""What a sync round would do, read from git (no write, no fetch): a plan/sync.py SyncPlan."""
 
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.gitsync.repo import Repo, cat_blobs, git, open_repo
+from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 
-__all__ = ["SyncPlan", "changed_paths", "head_blobs", "local_excludes", "plan_sync"]
-
-
-@dataclass
-class SyncPlan:
-    vault: Path
-    repo: Repo
-    branch: str
-    machine: str
-    host: str
-    prefix: str  # the vault's folder in the repository ("" at its top, else ending in "/")
-    remotes: list[str]
-    changes: list[str]  # vault-relative paths a commit would take (dry run), or took (a round)
-    setup_needed: bool
-    push: bool = True
-    dry_run: bool = False
-    ahead_behind: dict[str, tuple[int, int] | None] = field(default_factory=dict)
-    # This machine's records as the round read them under the vault lock (records.snapshot).
-    records: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "vault": str(self.vault),
-            "branch": self.branch,
-            "machine": self.machine,
-            "host": self.host,
-            "remotes": self.remotes,
-            "changes": self.changes,
-            "setup_needed": self.setup_needed,
-            "push": self.push,
-            "dry_run": self.dry_run,
-            "ahead_behind": {
-                r: (None if ab is None else {"ahead": ab[0], "behind": ab[1]})
-                for r, ab in self.ahead_behind.items()
-            },
-        }
+__all__ = ["changed_paths", "head_blobs", "local_excludes", "plan_sync"]
 
 
 def local_excludes() -> list[str]:

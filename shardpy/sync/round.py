@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 from shardpy.errors import ShardpyError
 from shardpy.gitsync.repo import git
 from shardpy.gitsync.setup import tracked_local
+from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
-from shardpy.sync.plan import SyncPlan, ahead_behind, changed_paths, head_blobs
+from shardpy.sync.plan import ahead_behind, changed_paths, head_blobs
 
 if TYPE_CHECKING:
     from shardpy.apply.session import Session

@@ -44,3 +44,23 @@ def test_purge_deletes_old_disabled_notes_and_an_edit_elsewhere_is_kept_loudly(f
     for m in MACHINES:  # the edit survives, still disabled; the untouched note stays
         assert "edited on b" in fleet.read(m, "notes/old.md")
         assert (fleet.machines[m] / "notes/keep.md").exists()
+
+
+def test_the_purge_plan_is_pure_and_counts_from_disabled_at() -> None:
+    # plan/purge.py decides over texts it is given (issue 27: plans in plan/, pure): the cutoff
+    # is inclusive, a disabled note without a readable time is old, an enabled one never is.
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from shardpy.plan.purge import plan_purge
+
+    now = datetime(2020, 1, 31, tzinfo=UTC)
+    notes = [
+        ("a.md", OLD),  # disabled 2020-01-01: 30 days before now
+        ("b.md", OLD.replace("2020-01-01", "2020-01-02")),  # 29 days
+        ("c.md", OLD.replace("disabled_at: 2020-01-01T00:00:00Z\n", "disabled_at: someday\n")),
+        ("d.md", NOTE),
+    ]
+    plan = plan_purge(Path("/v"), 30, iter(notes), now)
+    assert plan.notes == ["a.md", "c.md"]
+    assert plan.to_json() == {"vault": "/v", "older_than_days": 30, "notes": ["a.md", "c.md"]}
