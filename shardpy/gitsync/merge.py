@@ -94,11 +94,12 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     if not texts or any("\0" in t for t in texts):
         # merge_document's notion of binary: never merged by lines.
         return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
-    if not any(_opens_frontmatter(t) for t in texts):
+    blocks = [_block(t) for t in texts]
+    if not any(b is not None for b in blocks):
         return _lines(*texts)
     try:
         sides = _settled(texts, ours, theirs)
-        if sides == (ours, theirs) and _same_plain_block(texts):
+        if sides == (ours, theirs) and _same_plain_block(texts, blocks):
             return _lines(*texts)
         return _document(base, *sides)
     except RecursionError:
@@ -117,33 +118,32 @@ def _settled(texts: list[str], ours: bytes, theirs: bytes) -> tuple[bytes, bytes
     return settled[0].encode("utf-8"), settled[1].encode("utf-8")
 
 
-def _same_plain_block(texts: list[str]) -> bool:
+def _same_plain_block(texts: list[str], blocks: list[str | None]) -> bool:
     """The same frontmatter block on all three sides, LF line ends, no BOM.
 
     merge_document merges such a note by lines as a whole ("neither side changed the YAML
     block") and writes the result back unchanged, so the note is merged by :func:`_lines`
     without decoding, splitting and re-encoding each side again: the same bytes, a third of
     the cost of a sync merging hundreds of notes (issue 30, the driver's cost;
-    tests/gitsync/test_driver_properties.py compares the two).
+    tests/gitsync/test_driver_properties.py compares the two). ``blocks``: each text's
+    :func:`_block` (without a CR or a BOM, the block of the text as it is).
     """
-    from shardpy.merge.frontmatter import split_frontmatter
-
     if any("\r" in t or t.startswith("\ufeff") for t in texts):
         return False
-    first = split_frontmatter(texts[0])[0]
-    return first is not None and all(
-        (fm := split_frontmatter(t)[0]) is not None and fm.block == first.block for t in texts[1:]
-    )
+    return blocks[0] is not None and blocks[1] == blocks[0] and blocks[2] == blocks[0]
 
 
-def _opens_frontmatter(text: str) -> bool:
+def _block(text: str) -> str | None:
+    """The note's frontmatter block (fences included) read with LF line ends after any BOM,
+    None without one: read once per side (issue 30, the driver's cost)."""
     # Cheap test first (most notes start otherwise), the real grammar only when it may apply.
     text = text.removeprefix("\ufeff")
     if not text.startswith("---"):
-        return False
+        return None
     from shardpy.merge.frontmatter import split_frontmatter
 
-    return split_frontmatter(text.replace("\r\n", "\n"))[0] is not None
+    fm = split_frontmatter(text.replace("\r\n", "\n"))[0]
+    return None if fm is None else fm.block
 
 
 def _lines(base: str, ours: str, theirs: str) -> FileMerge:

@@ -620,6 +620,15 @@ def changed_flags(a: Sequence[int], b: Sequence[int]) -> tuple[bytearray, bytear
     suf = _run_bwd(a, b, n1, n2, lim - pre) if lim - pre > 0 else 0
     dend1 = n1 - suf - 1
     dend2 = n2 - suf - 1
+    if set(a[pre : dend1 + 1]).isdisjoint(b[pre : dend2 + 1]):
+        # No record of one side's middle is in the other's (one may be empty: an insertion or a
+        # deletion; or a line replaced): every alignment marks them all changed, so the counts and
+        # Myers are skipped (the most common edit of a note; issue 30, the driver's cost).
+        ch1[pre + 1 : dend1 + 2] = b"\x01" * (dend1 + 1 - pre)
+        ch2[pre + 1 : dend2 + 2] = b"\x01" * (dend2 + 1 - pre)
+        _compact(ch1, a, ch2)
+        _compact(ch2, b, ch1)
+        return ch1, ch2
     # Matches are counted over the whole other file, trimmed ends included,
     # as xdl_cleanup_records does.
     cnt1: Counter[int] = Counter(a)
