@@ -93,8 +93,9 @@ def test_a_killed_transactions_temp_file_is_removed_by_the_next_command(tmp_path
             args = {"observations": [{"entityName": "E3", "contents": ["whole"]}]}
             assert not (await s.client.call_tool("add_observations", args)).is_error
             got = await s.client.call_tool("open_nodes", {"names": ["E3"]})
-            assert got.structured_content is not None
-            return got.structured_content
+            graph: dict[str, Any] | None = got.structured_content
+            assert graph is not None
+            return graph
 
     graph = anyio.run(next_write)
     assert graph["entities"][0]["observations"] == ["whole"]  # the killed write rolled back, not "half"
