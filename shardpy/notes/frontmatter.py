@@ -562,7 +562,9 @@ def as_list(value: Any) -> list[str]:
 # A plain scalar is used only when YAML 1.1 and 1.2 both read it back as the
 # same string; anything else is written as a JSON string, which is a valid
 # YAML double-quoted scalar.
-_PLAIN_OK = re.compile(r"[A-Za-z_\u00a0-\U0010ffff][\w .,/@()+\u00a0-\U0010ffff-]*")
+# Compiled on first use (re's cache), not at import: its Unicode ranges cost ~20 ms, paid by
+# every start that reads a note - the merge driver's, once per file (issue 30, the driver's cost).
+_PLAIN_OK = r"[A-Za-z_\u00a0-\U0010ffff][\w .,/@()+\u00a0-\U0010ffff-]*"
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 
 
@@ -570,7 +572,7 @@ def yaml_scalar(value: str) -> str:
     if _TIMESTAMP.fullmatch(value):
         return value
     if (
-        _PLAIN_OK.fullmatch(value)
+        re.fullmatch(_PLAIN_OK, value)
         and value == value.strip()
         and value.isprintable()
         and value.lower() not in _PLAIN_WORDS
