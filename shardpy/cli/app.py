@@ -26,11 +26,11 @@ def _completing() -> bool:
 def _plain_status(argv: list[str]) -> StatusArgs | None:
     """`shardpy` and `shardpy status [-v|--verbose] [--json]`: the commands
     run most often, answered without Typer."""
+    if _completing() or (argv and argv[0] != "status"):
+        return None  # before the imports: a one-shot search pays for none of status's (issue 29)
     from shardpy.cli.options import parse_plain
     from shardpy.cli.status import StatusArgs
 
-    if _completing() or (argv and argv[0] != "status"):
-        return None
     return parse_plain(StatusArgs, argv[1:])
 
 

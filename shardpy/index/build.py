@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from shardpy.errors import ShardpyError
 from shardpy.index import store, vectors
 from shardpy.index.chunk import Note, parse_note
 from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
 from shardpy.index.model import RefreshReport
 from shardpy.index.script import cjk_column
+from shardpy.index.store import resolve_vault
 from shardpy.index.walk import LINK_REASON, Stat, check_one, walk
 from shardpy.notes.visibility import DELETED_REASON, deleted
 
@@ -34,19 +34,6 @@ COMMIT_EVERY = 2000  # notes per transaction: readers see progress, the WAL stay
 BATCH = 200  # notes per worker task
 PARALLEL_MIN = 1000  # fewer notes to read are not worth starting workers for
 _BOM = b"\xef\xbb\xbf"
-
-
-def resolve_vault(vault: Path) -> Path:
-    path = Path(vault).expanduser()
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a folder"
-        raise ShardpyError(
-            "INDEX_NO_VAULT",
-            f"The vault {vault} {what}",
-            "Give the folder of Markdown notes to index (--vault DIR, or run inside it).",
-            path=str(vault),
-        )
-    return Path(os.path.realpath(path))
 
 
 @dataclass(slots=True)

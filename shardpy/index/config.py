@@ -26,6 +26,7 @@ ran past 90 s (issue 24 item 13, tests/security/test_search_inputs.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -34,11 +35,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.notes.visibility import Rule
 from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, vault_content_rules
+
+if TYPE_CHECKING:
+    from shardpy.notes.visibility import Rule
 
 DEFAULT_REFRESH_SECONDS = 60.0
 MAX_NOTE_BYTES = 4 * 1024 * 1024
@@ -222,13 +225,15 @@ class IndexConfig:
     type_paths: dict[str, str] = field(default_factory=dict)
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS
     memory_root: str | None = None
-    rule: Rule = field(
-        init=False, default_factory=Rule
-    )  # the one admission rule, with this config's patterns
     _types: list[tuple[str, Globs]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.rule = Rule.of(
+    @functools.cached_property
+    def rule(self) -> Rule:
+        """The one admission rule, with this config's patterns. Made when first asked: a search
+        that does not refresh never walks, and the rule's module loads the note parser (issue 29)."""
+        from shardpy.notes.visibility import Rule
+
+        return Rule.of(
             self.never_expose,
             self.memory_root,
             include=Globs(self.include) if self.include else None,

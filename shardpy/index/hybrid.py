@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
-from shardpy.index.build import refresh, resolve_vault
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import _check
@@ -86,7 +85,7 @@ def search(
         if mode is not None:
             notices.append("the query uses FTS5 syntax, so it was searched by words only")
         return _lexical(lex, offset, page, notices)
-    root = resolve_vault(vault)
+    root = store.resolve_vault(vault)
     model = _model(root, notices, explicit=mode is not None)
     if model is None:
         return _lexical(lex, offset, page, notices)
@@ -239,6 +238,8 @@ def _meaning_list(
 def _embed_now(root: Path, notices: list[str]) -> bool:
     """An index without this model's vectors (built before the model was there, or with another
     one) gets them now; False when another process holds the lock (the answer is lexical then)."""
+    from shardpy.index.build import refresh  # issue 29: the walker and parser load only to refresh
+
     try:
         report = refresh(root, lock_wait=0.0)
     except ShardpyError as exc:
@@ -251,6 +252,8 @@ def _embed_now(root: Path, notices: list[str]) -> bool:
 
 
 def _rebuild(root: Path, db: Path) -> None:
+    from shardpy.index.build import refresh
+
     with store.writer_lock(db, wait=store.LOCK_WAIT_SECONDS) as got:
         if not got:
             return

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from shardpy.errors import ShardpyError
 from shardpy.index import store
-from shardpy.index.build import refresh, resolve_vault
 from shardpy.index.config import IndexConfig
 from shardpy.index.model import Match, SearchHit, SearchResult
 from shardpy.index.query import MAX_QUERY_CHARS, Translated, translate
@@ -143,6 +142,8 @@ def _hits_changed(conn: sqlite3.Connection, root: Path, hits: list[SearchHit]) -
 
 
 def _refresh(root: Path, built: bool, notices: list[str]) -> None:
+    from shardpy.index.build import refresh  # issue 29: the walker and parser load only to refresh
+
     try:
         # An index exists: never wait for another writer (its refresh will do). None yet: wait for it.
         report = refresh(root, lock_wait=0.0 if built else store.LOCK_WAIT_SECONDS)
@@ -308,7 +309,7 @@ def search(
     max_age: float | None = None,
 ) -> SearchResult:
     text = _check(query, top, offset)
-    root = resolve_vault(vault)
+    root = store.resolve_vault(vault)
     db = store.index_path(root)
     notices: list[str] = []
     with store.reader(db, str(root)) as conn:

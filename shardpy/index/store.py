@@ -59,6 +59,19 @@ INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({", ".join(map(str, WEIGHTS))}
 """
 
 
+def resolve_vault(vault: Path) -> Path:
+    path = Path(vault).expanduser()
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a folder"
+        raise ShardpyError(
+            "INDEX_NO_VAULT",
+            f"The vault {vault} {what}",
+            "Give the folder of Markdown notes to index (--vault DIR, or run inside it).",
+            path=str(vault),
+        )
+    return Path(os.path.realpath(path))
+
+
 def index_path(vault: Path) -> Path:
     """The SQLite file for this vault (keyed by its real path; never inside the vault)."""
     real = os.path.realpath(vault)
