@@ -45,7 +45,16 @@ from typing import Any
 
 from shardpy.fsutil import sha256_bytes
 from shardpy.graph.facts import KEY, Fact, day, iso, parse_day, parse_instant
-from shardpy.notes.frontmatter import as_list, as_text, render_block, split_frontmatter
+from shardpy.notes.frontmatter import (
+    Split,
+    as_list,
+    as_text,
+    fences,
+    render_block,
+    simple_keys,
+    simple_mapping,
+    split_frontmatter,
+)
 
 OBSERVATIONS = "## Observations"
 SUPERSEDED = "## Superseded"
@@ -163,7 +172,7 @@ def link_target(name: str) -> str:
 
 def parse_note(rel: str, text: str) -> Entity | Invalid:
     """The entity a note holds, taking the note as it is (a hand-added bullet is an observation)."""
-    split = split_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    split, whole = _split(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     if split.state == "malformed":
         return Invalid(rel, f"frontmatter does not parse: {split.error}")
     data = split.data if split.state == "present" else {}
@@ -189,12 +198,46 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
         relations=relations,
         path=rel,
         fm_text=split.fm_text if split.state == "present" else "",
-        fm_data=data,
+        fm_data=data if whole else None,  # only the graph's keys were read: the rest when rendering
         preamble=preamble,
         others=others,
         loose={h: t for h in OWNED if (t := _loose(sections.get(h, [])))},
         links=links,
     )
+
+
+OWNED_KEYS = frozenset({"entity", "entity_type", "status", "scope", "projects", "platforms"})
+
+
+def _split(text: str) -> tuple[Split, bool]:
+    """The note split by the one splitter (``notes.frontmatter``), and whether ``data`` is the
+    whole mapping. An importer's block holds values ``simple_mapping`` does not read (``imported_at``
+    is a YAML timestamp), so the splitter asked ruamel: 85% of a note's parse, 50 s for 20,000
+    entity notes on a loaded machine (issue 28, "Speed", a server's first call). When
+    ``simple_keys`` vouches for the block's shape (one ``key:`` line per key, its list items under
+    it), each key's value is read from its own lines: the graph's keys (``OWNED_KEYS``) are read by
+    ``simple_mapping`` from theirs, and the whole mapping waits until a write renders the note
+    (``frontmatter_data``). Anything else takes the splitter (tests/graph/test_note.py)."""
+    found = fences(text)
+    if found is None or not found.yaml.strip() or simple_keys(found.yaml) is None:
+        return split_frontmatter(text), True
+    owned = _owned_lines(found.yaml)
+    data = simple_mapping(owned) if owned.strip() else {}
+    if data is None:
+        return split_frontmatter(text), True
+    return Split("present", found.yaml, data, found.body, found.newline), False
+
+
+def _owned_lines(fm_text: str) -> str:
+    """The lines of ``OWNED_KEYS``: each key line with the item lines under it."""
+    out: list[str] = []
+    keep = False
+    for line in fm_text.split("\n"):
+        if line[:1] not in (" ", "-", ""):
+            keep = line.partition(":")[0] in OWNED_KEYS
+        if keep:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _sections(body: str) -> tuple[dict[str, list[str]], str, str, str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from shardpy.graph import ops
 from shardpy.graph.commit import change
@@ -87,3 +90,81 @@ def test_a_note_that_no_longer_parses_is_reported_and_left_alone(tmp_path: Path)
     assert made == [{"name": "Broken", "entityType": "t", "observations": []}]
     assert broken.read_text(encoding="utf-8") == "---\nentity: [unclosed\n---\n# Broken\n"
     assert len(list(store.folder.glob("Broken*.md"))) == 2  # the new entity got a stem of its own
+
+
+IMPORTED = (
+    "---\nentity: Entity 00042\nentity_type: t9\nstatus: active\nscope: project\nprojects:\n- atlas\n"
+    'imported_from: mcp-memory\nsource_path: "memory.jsonl#entity=Entity 00042"\n'
+    'imported_at: 2026-12-04T03:34:32.670Z\nsource_hash: "sha256:5a51"\n---\n# Entity 00042\n\n'
+    "## Observations\n\n- w0121 w0537\n- [role] role 8\n\n## Related\n\n- works_with [[Entity 02548]]\n"
+)
+
+
+def test_an_imported_entity_note_is_read_without_the_yaml_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 28, "Speed": the importer's block (imported_at is a YAML timestamp) took ruamel, 85% of
+    a note's parse and 50 s of a server's first call at 20,000 entities; the graph's keys are now
+    read from their own lines, and the rest of the block when a write renders the note."""
+    import shardpy.notes.frontmatter as fm
+
+    def refused(text: str) -> object:
+        raise AssertionError("the YAML loader was asked")
+
+    monkeypatch.setattr(fm, "load_yaml", refused)
+    e = parse_note("memories/graph/Entity 00042.md", IMPORTED)
+    monkeypatch.undo()
+    assert isinstance(e, Entity), e
+    assert (e.name, e.entity_type, e.status, e.scope, e.projects) == (
+        "Entity 00042",
+        "t9",
+        "active",
+        "project",
+        ("atlas",),
+    )
+    assert [f.shown for f in e.facts] == ["w0121 w0537", "[role] role 8"]
+    assert e.relations == [("works_with", "Entity 02548")]
+    # a write keeps every key it does not own, exactly as the importer wrote it
+    e.facts.append(Fact("new", None, 1000, None))
+    rendered = render_note(e)
+    assert rendered.split("---\n")[1] == IMPORTED.split("---\n")[1]
+    again = parse_note("memories/graph/Entity 00042.md", rendered)
+    assert isinstance(again, Entity) and [f.text for f in again.facts][-1] == "new"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "entity: 12\nimported_at: 2026-12-04T03:34:32Z\n",  # a number: YAML decides
+        'entity: "Quo\\"ted"\nimported_at: 2026-12-04T03:34:32Z\n',
+        "entity: A\nentity_type: person\nprojects: [atlas, beta]\nwhen: 2026-01-02\n",
+        "entity: A\nprojects:\n  - atlas\n  - beta\nimported_at: 2026-12-04T03:34:32Z\n",
+        "imported_at: 2026-12-04T03:34:32Z\nnote: plain\n",  # no key of the graph's
+        "entity: A\nnested:\n  key: value\n",  # not simple: the splitter
+        "entity: A # comment\nimported_at: 2026-12-04T03:34:32Z\n",
+    ],
+)
+def test_the_fast_read_agrees_with_the_splitter(block: str) -> None:
+    text = f"---\n{block}---\n# A\n\n## Observations\n\n- one\n"
+    fast = parse_note("memories/graph/A.md", text)
+    whole = _parse_whole(text)
+    if isinstance(whole, Invalid):
+        assert fast == whole
+        return
+    assert isinstance(fast, Entity), fast
+    assert replace(fast, fm_data=None) == replace(whole, fm_data=None)
+    assert render_note(fast) == render_note(whole)
+
+
+def _parse_whole(text: str) -> Entity | Invalid:
+    """The note parsed with the splitter's whole mapping (the fast read switched off)."""
+    import shardpy.graph.note as note
+    from shardpy.notes.frontmatter import Split, split_frontmatter
+
+    def whole(text: str) -> tuple[Split, bool]:
+        return split_frontmatter(text), True
+
+    real = note._split
+    note._split = whole
+    try:
+        return parse_note("memories/graph/A.md", text)
+    finally:
+        note._split = real
