@@ -26,8 +26,6 @@ LOCK_PENDING: dict[str, str] = {}
 # Module → why a plan type is still defined there (to be moved into plan/).
 PLAN_PENDING: dict[str, str] = {
     "importers/models.py": "import's Plan: moves to plan/ with import planning (issue 27, H2)",
-    "sync/plan.py": "sync's round plan (remotes, branch, push): sync's own",
-    "sync/deletes.py": "purge's PurgePlan: sync's own",
 }
 
 
