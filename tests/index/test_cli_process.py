@@ -42,3 +42,39 @@ def test_importing_the_package_is_cheap() -> None:
     code = "import sys, shardpy.index; print('sqlite3' in sys.modules, 'ruamel' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+# What only a refresh needs (the walker, the note parser, gitignore matching), and Typer.
+REFRESH_ONLY = (
+    "shardpy.index.build",
+    "shardpy.index.chunk",
+    "shardpy.notes.frontmatter",
+    "shardpy.notes.visibility",
+    "pathspec",
+    "shardpy.cli.status",
+    "typer",
+)
+
+
+def test_a_search_that_does_not_refresh_loads_no_refresh_machinery(tmp_path: Path) -> None:
+    """Issue 29: a one-shot `shardpy search` is a whole process; one that finds its index fresh
+    loads nothing only a refresh uses (it imported the parser, the walker and pathspec: a fifth
+    of the process)."""
+    vault = tmp_path / "v"
+    write(vault, "vault-manifest.json", '{"user_content_roots": ["notes/"], "search": {"exclude": ["x/"]}}')
+    write(vault, "notes/Release reversal runbook.md", "# Release reversal runbook\n\nPin the old tag.\n")
+    write(vault, "notes/Bread.md", "# Bread\n\nFeed the starter with rye flour.\n")
+    assert _shardpy("index", cwd=vault).returncode == 0
+    probe = (
+        "import runpy, sys\n"
+        "sys.argv = ['shardpy', 'search', 'how do we roll back a bad deploy?', '--json']\n"
+        "try:\n    runpy.run_module('shardpy', run_name='__main__')\nexcept SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        f"print(sorted(m for m in {REFRESH_ONLY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "SHARDPY_SEARCH_REFRESH_SECONDS": "3600"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=vault, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    hits = json.loads(done.stdout)["hits"]
+    assert hits[0]["path"] == "notes/Release reversal runbook.md", hits
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-2000:]
