@@ -29,7 +29,7 @@ from shardpy.graph.store import GraphStore, Snapshot
 from shardpy.graph.traverse import DEPTH_MAX, query_graph
 from shardpy.serve.identity import Caller
 from shardpy.serve.memories import Memory, visible
-from shardpy.serve.tools import Args, Served, check_text, memory_root_of
+from shardpy.serve.toolkit import Args, Served, check_text, memory_root_of
 
 if TYPE_CHECKING:
     from shardpy.serve.server import Ctx, Surface

@@ -45,7 +45,7 @@ from shardpy.serve.qmd import Launcher
 from shardpy.serve.redact import unplaced
 
 if TYPE_CHECKING:
-    from shardpy.serve.tools import Args, Served
+    from shardpy.serve.toolkit import Args, Served
 
 ROOTS_WAIT = 2.0
 # Requests with an audit line, and whether this one's handler wrote it (see Surface.audit_refused).
@@ -173,7 +173,7 @@ class Surface:
     @property
     def served(self) -> Served:
         if self._served is None:
-            from shardpy.serve.tools import Served
+            from shardpy.serve.toolkit import Served
 
             self._served = Served.open(self.vault, audit=self.audit, qmd=self.qmd)
         return self._served

@@ -10,31 +10,29 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from shardpy.errors import ShardpyError
 from shardpy.importers.links import note_stem
 from shardpy.notes.frontmatter import split_frontmatter, yaml_item
 from shardpy.serve import capture
-from shardpy.serve.audit import AuditLog
-from shardpy.serve.exposure import Exposure, Manifest, clean_root, inside, under
-from shardpy.serve.graph import Attachments, LinkCache, Names
+from shardpy.serve.exposure import Manifest, clean_root, inside, under
+from shardpy.serve.graph import Attachments, Names
 from shardpy.serve.identity import NAME, Caller
 from shardpy.serve.memories import (
     Memory,
     NewMemory,
-    Store,
     memory_path,
     near_duplicates,
     neutralise_links,
     ranked,
     render_memory,
 )
-from shardpy.serve.qmd import Launcher, Qmd, QmdAnswer, fuse
+from shardpy.serve.qmd import Qmd, QmdAnswer, fuse
+from shardpy.serve.toolkit import Args, Served, check_text, memory_root_of
 
 TITLE_MAX = 120
 # A title becomes a file name: "YYYY-MM-DD " + title + ".md" must stay under the 255 bytes a file name
@@ -47,10 +45,6 @@ GENERAL_BODY_MAX = 2_000  # general reaches every caller: the shortest leash
 QUERY_MAX = 1_000
 SEARCH_PAGES = 5
 _TITLE_FORBIDDEN = set('/\\[]|#^:*?"<>')
-
-
-class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 Limit = Annotated[int, Field(ge=1, le=50)]
@@ -143,65 +137,6 @@ def parse_args(tool: str, raw: dict[str, Any] | None) -> Args:
             f"{tool}: {problems}",
             f"See the {tool} tool's input schema (tools/list).",
         ) from None
-
-
-# -- the served vault -----------------------------------------------------------
-
-
-@dataclass
-class Served:
-    root: Path  # realpath
-    exposure: Exposure
-    store: Store
-    links: LinkCache
-    audit: AuditLog
-    refreshed: list[str] = field(default_factory=list)
-    qmd: Qmd | None = None  # the QMD server this machine allows for the vault (started lazily)
-    qmd_note: str = ""  # why there is none (for health)
-
-    @staticmethod
-    def open(vault: Path, *, audit: AuditLog | None = None, qmd: Launcher | None = None) -> Served:
-        """The served vault; ``qmd``: the launcher named on this machine's command line (``--qmd``),
-        else the vault's own only with this machine's recorded consent (``Launcher.consented``)."""
-        exposure = Exposure.load(vault)
-        root = exposure.vault
-        log = audit or AuditLog(root)
-        served = Served(root, exposure, Store(root, exposure.manifest.memory_root), LinkCache(root), log)
-        client = Qmd(root, qmd)
-        served.qmd = client if client.configured else None
-        served.qmd_note = client.note
-        return served
-
-    @property
-    def manifest(self) -> Manifest:
-        return self.exposure.manifest
-
-
-# -- text checks -------------------------------------------------------------------
-
-
-def check_text(field_name: str, text: str, limit: int) -> str:
-    if "\ufffd" in text:
-        raise ShardpyError(
-            "SERVE_BAD_TEXT",
-            f"{field_name} is not valid UTF-8 (the message carried bytes that do not decode)",
-            "Send UTF-8 text.",
-        )
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ShardpyError(
-            "SERVE_BAD_TEXT", f"{field_name} holds an unpaired surrogate, not text", "Send UTF-8 text."
-        ) from None
-    if "\x00" in text:
-        raise ShardpyError("SERVE_BAD_TEXT", f"{field_name} holds a NUL character", "Remove it.")
-    if len(text) > limit:
-        raise ShardpyError(
-            "SERVE_TOO_LONG",
-            f"{field_name} is {len(text):,} characters; the limit here is {limit:,}",
-            "Say it shorter: a memory is one lesson, a work note one record.",
-        )
-    return text
 
 
 def check_title(title: str) -> str:
@@ -424,19 +359,6 @@ def _recall_by_meaning(order: list[Memory], query: str) -> list[Memory]:
 # -- remember ------------------------------------------------------------------------
 
 
-def memory_root_of(v: Served) -> str:
-    """Where memories and the graph are written: the manifest's ``memory_root`` (validated where the
-    manifest is read); every writing tool asks here."""
-    root = v.manifest.memory_root
-    if root is None:
-        raise ShardpyError(
-            "SERVE_NO_MEMORY_ROOT",
-            "vault-manifest.json declares no memory_root",
-            'Add "memory_root": "memories" to the vault manifest.',
-        )
-    return root
-
-
 def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | None = None) -> dict[str, Any]:
     if caller.is_vault:
         raise ShardpyError(
@@ -646,9 +568,11 @@ def health(v: Served, caller: Caller, a: HealthArgs) -> dict[str, Any]:
 
 
 def _graph_health(v: Served, caller: Caller) -> dict[str, Any]:
-    from shardpy.serve.graphtools import health as graph_health  # the graph's own report (docs/MEMORY.md)
+    # Imported here: graphtools loads the SDK's types (mcp_types), which status and install must
+    # not (tests/serve/test_units.py); no cycle, graphtools imports serve.toolkit, not this module.
+    from shardpy.serve.graphtools import health as graph_health
 
-    return graph_health(v, caller)
+    return graph_health(v, caller)  # the graph's own report (docs/MEMORY.md)
 
 
 def _may_name(caller: Caller, memory: Memory) -> bool:
