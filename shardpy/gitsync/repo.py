@@ -72,21 +72,46 @@ def find_repo_dir(start: Path) -> Path | None:
 
 
 def open_repo(vault: Path) -> Repo:
-    done = git(["rev-parse", "--show-toplevel", "--absolute-git-dir"], vault, check=False)
+    return open_repo_at(vault)[0]
+
+
+def open_repo_at(vault: Path) -> tuple[Repo, str]:
+    """The repository holding ``vault`` and the vault's folder in it ("" at its top, else ending
+    in "/"), read with one ``git rev-parse`` (a sync round asked twice: issue 30, the driver's cost)."""
+    done = git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-prefix"], vault, check=False)
     if done.returncode != 0:
         raise ShardpyError(
             "GIT_NOT_A_REPO",
             f"{vault} is not inside a git repository",
             "Run `git init` in the vault (or clone it from your other machine), then `shardpy git setup`.",
         )
-    top, git_dir = done.stdout.splitlines()[:2]
-    return Repo(Path(top), Path(git_dir))
+    top, git_dir, *prefix = done.stdout.split("\n")
+    return Repo(Path(top), Path(git_dir)), prefix[0] if prefix else ""
 
 
 def config_get(repo: Repo, key: str) -> str | None:
     """The local value (git uses the last when a key has several; then None: setup rewrites it)."""
     done = git(["config", "--local", "--get-all", "-z", key], repo.top, check=False)
     values = done.stdout.split("\0")[:-1] if done.returncode == 0 else []
+    return values[0] if len(values) == 1 else None
+
+
+def local_config(repo: Repo) -> dict[str, list[str]]:
+    """Every local config key (as git lists it: section and name in lower case) → its values,
+    read with one ``git config``: a sync round's plan reads its records and the driver's keys
+    from it instead of a ``git config`` each (issue 30, the driver's cost)."""
+    done = git(["config", "--local", "--list", "-z"], repo.top, check=False)
+    out: dict[str, list[str]] = {}
+    for entry in done.stdout.split("\0") if done.returncode == 0 else []:
+        key, _, value = entry.partition("\n")
+        if key:
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def only_value(config: dict[str, list[str]], key: str) -> str | None:
+    """:func:`config_get`'s answer from a :func:`local_config` read."""
+    values = config.get(key, [])
     return values[0] if len(values) == 1 else None
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from shardpy.apply.session import Session, borrowed, session
 from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, config_set, git, open_repo
+from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, config_set, git, only_value, open_repo
 from shardpy.plan.gitsetup import (
     ATTRIBUTES,
     BEGIN,
@@ -157,16 +157,19 @@ def tracked_local(vault: Path) -> list[str]:
 
 
 class RepoView:
-    """The repository as ``plan.gitsetup`` sees it: read here only (each config key once)."""
+    """The repository as ``plan.gitsetup`` sees it: read here only (each config key once).
+    ``config``: the local config already read (``repo.local_config``: sync's plan reads it once)."""
 
-    def __init__(self, vault: Path, repo: Repo) -> None:
+    def __init__(self, vault: Path, repo: Repo, config: dict[str, list[str]] | None = None) -> None:
         self.vault = vault
         self.repo = repo
+        self._listed = config
         self._config: dict[str, str | None] = {}
 
     def config(self, key: str) -> str | None:
         if key not in self._config:
-            self._config[key] = config_get(self.repo, key)
+            listed = self._listed
+            self._config[key] = config_get(self.repo, key) if listed is None else only_value(listed, key)
         return self._config[key]
 
     def text(self, path: str) -> str | None:
@@ -179,10 +182,19 @@ class RepoView:
         return tracked_local(self.vault)
 
 
-def plan_setup(vault: Path, *, executable: str | None = None, dry_run: bool = False) -> SetupPlan:
-    """What ``git setup`` would change in ``vault`` (reads only)."""
-    repo = open_repo(vault)
-    view = RepoView(vault, repo)
+def plan_setup(
+    vault: Path,
+    *,
+    executable: str | None = None,
+    dry_run: bool = False,
+    repo: Repo | None = None,
+    config: dict[str, list[str]] | None = None,
+) -> SetupPlan:
+    """What ``git setup`` would change in ``vault`` (reads only). ``repo`` and ``config``: what
+    the caller already read of the repository (sync's plan: no second ``rev-parse``, no
+    ``git config`` per key)."""
+    repo = open_repo(vault) if repo is None else repo
+    view = RepoView(vault, repo, config)
     driver = wanted_driver(view.config(DRIVER_KEY), repo.git_dir, executable)
     return _plan(view, vault=str(vault), repository=str(repo.top), driver=driver, dry_run=dry_run)
 

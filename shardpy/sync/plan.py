@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import socket
+import os
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import Repo, cat_blobs, git, open_repo
+from shardpy.gitsync.repo import Repo, cat_blobs, git, local_config, open_repo_at
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 
@@ -71,10 +71,23 @@ def ahead_behind(repo: Repo, ref: str) -> tuple[int, int] | None:
     return int(parts[0]), int(parts[1])
 
 
-def _setup_needed(vault: Path) -> bool:
+def _setup_needed(vault: Path, repo: Repo, config: dict[str, list[str]]) -> bool:
     from shardpy.gitsync.setup import plan_setup
 
-    return plan_setup(vault, dry_run=True).changed
+    return plan_setup(vault, dry_run=True, repo=repo, config=config).changed
+
+
+def _host() -> str:
+    # os.uname's node name is gethostname's answer, without importing socket (a quiet round's
+    # start-up: issue 30, the driver's cost); socket where os.uname does not exist (Windows).
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        name: str = uname().nodename
+    else:
+        import socket
+
+        name = socket.gethostname()
+    return name.split(".")[0] or "this machine"
 
 
 def plan_sync(
@@ -86,7 +99,7 @@ def plan_sync(
     lock when it commits (and reports those), so reading them twice would only cost a
     ``git status`` (issue 30, the driver's cost: bench/gitsync_bench.py).
     """
-    repo = open_repo(vault)
+    repo, prefix = open_repo_at(vault)
     known = configured_remotes(repo)
     chosen = remotes or known
     unknown = [r for r in chosen if r not in known]
@@ -97,17 +110,17 @@ def plan_sync(
             "See `git remote -v`; add one with `shardpy sync add-remote NAME URL`.",
         )
     branch = current_branch(repo)
-    prefix = git(["rev-parse", "--show-prefix"], vault).stdout.strip()
+    config = local_config(repo)  # one read: this machine's records and the driver's keys
     plan = SyncPlan(
         vault=vault,
         repo=repo,
         branch=branch,
-        machine=records.machine_id(repo, create=False, known=records.snapshot(repo)),
-        host=socket.gethostname().split(".")[0] or "this machine",
+        machine=records.machine_id(repo, create=False, known=records.snapshot(repo, config)),
+        host=_host(),
         prefix=prefix,
         remotes=chosen,
         changes=changed_paths(vault, prefix) if dry_run else [],
-        setup_needed=_setup_needed(vault),
+        setup_needed=_setup_needed(vault, repo, config),
         push=push,
         dry_run=dry_run,
     )

@@ -17,7 +17,7 @@ import re
 import secrets
 from datetime import UTC, datetime
 
-from shardpy.gitsync.repo import Repo, git
+from shardpy.gitsync.repo import Repo, git, local_config
 
 SECTION = "shardpy-sync"
 MACHINE_KEY = f"{SECTION}.machine"
@@ -38,16 +38,12 @@ def drop(repo: Repo, key: str) -> None:
     git(["config", "--local", "--unset-all", key], repo.top, check=False)
 
 
-def snapshot(repo: Repo) -> dict[str, str]:
+def snapshot(repo: Repo, config: dict[str, list[str]] | None = None) -> dict[str, str]:
     """Every record of this machine (key → its last value), read with one ``git config``:
-    a round reads them once instead of a ``git config --get`` each (issue 30, the driver's cost)."""
-    done = git(["config", "--local", "-z", "--get-regexp", rf"^{SECTION}\."], repo.top, check=False)
-    out: dict[str, str] = {}
-    for entry in done.stdout.split("\0") if done.returncode == 0 else []:
-        key, _, value = entry.partition("\n")
-        if key:
-            out[key] = value
-    return out
+    a round reads them once instead of a ``git config --get`` each (issue 30, the driver's cost).
+    ``config``: the whole local config already read (``gitsync.repo.local_config``)."""
+    listed = local_config(repo) if config is None else config
+    return {key: values[-1] for key, values in listed.items() if key.startswith(f"{SECTION}.") and values}
 
 
 def machine_id(repo: Repo, *, create: bool = True, known: dict[str, str] | None = None) -> str:

@@ -262,12 +262,12 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
 def _purged_but_edited(plan: SyncPlan, conflicted: list[str]) -> list[str]:
     """Notes one side purged (sync/deletes.py records it in the commit) that the other edited:
     kept, and reported — a purge never silently loses an edit, nor is silently undone."""
-    from shardpy.sync.deletes import PURGE_TRAILER
-
     top = plan.repo.top
     kept = [p for p in conflicted if (top / p).is_file()]
     if not kept:
         return []
+    from shardpy.sync.deletes import PURGE_TRAILER
+
     base = git(["merge-base", "HEAD", "MERGE_HEAD"], top, check=False).stdout.strip()
     if not base:
         return []
