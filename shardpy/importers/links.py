@@ -21,28 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.notes import note as _note
 from shardpy.notes.blocks import InlineBlock
-from shardpy.notes.note import NOTE_EXTS as NOTE_EXTS
+
+# issue 25: the note-name rules live in shardpy/notes/note.py. Named here only for the importers
+# and serve/tools.py, whose import lines move to notes.note with their owners' open changes.
+from shardpy.notes.note import is_note_name as is_note_name
+from shardpy.notes.note import stem
+from shardpy.notes.note import without_ext as without_ext
 from shardpy.notes.wikilinks import find_md_links, find_wikilinks, split_inner
 
-# The one stem rule (shardpy/notes/note.py), under the name the readers not moved yet import.
-note_stem = _note.stem
+note_stem = stem
 
 # Folders of a vault that never hold notes to link to.
 SKIP_DIRS = frozenset({".shardmind", ".obsidian", ".git", ".trash"})
-
-
-def is_note_name(name: str) -> bool:
-    return name.lower().endswith(NOTE_EXTS)
-
-
-def without_ext(rel: str) -> str:
-    low = rel.lower()
-    for ext in NOTE_EXTS:
-        if low.endswith(ext):
-            return rel[: -len(ext)]
-    return rel
 
 
 Paths = str | list[str]  # one vault path, or several sharing a key (most keys have one)

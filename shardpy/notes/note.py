@@ -16,14 +16,24 @@ from shardpy.notes.frontmatter import as_list, as_text
 NOTE_EXTS = (".md", ".markdown")
 
 
-def stem(path: str) -> str:
-    """The file name without its note extension (``a/B.md`` → ``B``)."""
-    base = path.rsplit("/", 1)[-1]
-    low = base.lower()
+def is_note_name(name: str) -> bool:
+    """A note's file name or path: it ends in a note extension, in any case (``A.MD``)."""
+    return name.lower().endswith(NOTE_EXTS)
+
+
+def without_ext(rel: str) -> str:
+    """``rel`` without its note extension (``a/B.md`` → ``a/B``); any other name unchanged."""
+    low = rel.lower()
     for ext in NOTE_EXTS:
         if low.endswith(ext):
-            return base[: -len(ext)]
-    return base
+            return rel[: -len(ext)]
+    return rel
+
+
+def stem(path: str) -> str:
+    """The file name without its note extension (``a/B.md`` → ``B``): the one stem rule,
+    imported as ``note_stem`` by the importers and the server (issue 25)."""
+    return without_ext(path.rsplit("/", 1)[-1])
 
 
 def _strings(data: Mapping[str, Any], key: str) -> list[str]:

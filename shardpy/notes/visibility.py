@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from shardpy.notes import frontmatter, note
+from shardpy.notes.note import is_note_name
 from shardpy.vault.disabled import DISABLED, is_disabled
 
-NOTE_SUFFIXES = note.NOTE_EXTS
 SKIPPED_FOLDERS = frozenset({"transcripts", "session-logs", "node_modules", "credentials"})
 MAX_DEPTH = 32  # folders below the vault root a walk enters (and a path may name)
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is withheld from callers
@@ -57,10 +57,6 @@ class Matcher(Protocol):
     """A set of gitignore-style patterns (``index.config.Globs``): a folder's path ends in ``/``."""
 
     def match_file(self, rel: str) -> bool: ...
-
-
-def is_note_name(name: str) -> bool:
-    return name.lower().endswith(NOTE_SUFFIXES)
 
 
 def is_sync_conflict(name: str) -> bool:

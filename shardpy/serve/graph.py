@@ -18,11 +18,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shardpy.importers.links import is_note_name, note_stem, without_ext
 from shardpy.index.config import IndexConfig
 from shardpy.notes import visibility
 from shardpy.notes.blocks import inline_blocks
 from shardpy.notes.frontmatter import fences
+from shardpy.notes.note import is_note_name, without_ext
+from shardpy.notes.note import stem as note_stem
 from shardpy.notes.wikilinks import find_wikilinks
 from shardpy.serve.exposure import Note
 

@@ -11,16 +11,11 @@ from hypothesis import strategies as st
 
 from shardpy.importers.basic_memory import DEFAULT_IGNORE, spec_matcher
 from shardpy.importers.bm_grammar import Observation, observation_count, observation_texts, semantics
-from shardpy.importers.links import (
-    Resolver,
-    VaultIndex,
-    is_note_name,
-    note_stem,
-    wikilink_parts,
-    without_ext,
-)
+from shardpy.importers.links import Resolver, VaultIndex, wikilink_parts
 from shardpy.notes.blocks import InlineBlock, markdown_it_blocks, strip_code_spans
 from shardpy.notes.frontmatter import load_yaml, simple_mapping, split_frontmatter
+from shardpy.notes.note import is_note_name, without_ext
+from shardpy.notes.note import stem as note_stem
 from shardpy.notes.wikilinks import find_wikilinks
 from tests.importers.fixtures import PLANNING, TEA, generated_note
 
