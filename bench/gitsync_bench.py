@@ -18,9 +18,11 @@ is timed in two clones of the same history:
 ``--cases`` picks which (``builtin,sync`` skips the slow per-file driver).
 
 Both merges must be clean and give the same notes where git's merge is
-clean (checked). Also printed: one ``shardpy merge-file`` call against one
-``git merge-file`` call and an empty ``python -c pass`` (the start-up floor
-the driver pays per file).
+clean (checked). Besides the medians, each case's CPU beside the reference's run
+by run and the median of those per-run ratios (the figure a loaded machine moves
+least: the reference alone varies by half between runs). Also printed: one
+``shardpy merge-file`` call against one ``git merge-file`` call and an empty
+``python -c pass`` (the start-up floor the driver pays per file).
 """
 
 from __future__ import annotations
@@ -225,6 +227,13 @@ def main() -> None:
                 d = statistics.median(t[k] for t in times[case])
                 print(f"  {labels[case]:<44} {what:>4} {d:8.3f} s = {d / ref[k]:6.1f}x", end="")
                 print(f" ({d / args.notes * 1000:.1f} ms/note)")
+        for case in cases[1:]:
+            # Each run times the reference right before the case: the ratio within a run is
+            # what a loaded machine changes least (the reference alone varies by half).
+            pairs = list(zip(times[case], times["builtin"], strict=True))
+            paired = statistics.median(t[1] / r[1] for t, r in pairs)
+            runs = ", ".join(f"{t[1]:.3f}/{r[1]:.3f}" for t, r in pairs)
+            print(f"  {case} / builtin CPU, run by run: {runs}; median of the runs' ratios {paired:.2f}x")
         for case in cases[1:]:
             same = tree(clones[case]) == tree(clones["builtin"])
             print(f"  identical merged notes ({case} vs builtin): {same}")
