@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
-
-from shardpy.fsutil import TMP_MARK
 
 SIDECAR = ".shardmind"
 STATE = f"{SIDECAR}/state.json"
@@ -59,13 +58,19 @@ def find_vault_root(start: Path) -> Path | None:
     return None
 
 
-# fsutil.atomic_write's temporary name for the journal or the vault id (8 hex digits between).
-_FIRST_WRITE_TEMP = re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-(?:journal\.json|vault-id)")
+@cache
+def _first_write_temp_name() -> re.Pattern[str]:
+    """fsutil.atomic_write's temporary name for the journal or the vault id (8 hex digits
+    between). fsutil (hashlib, secrets) is imported here, not with this module: the merge
+    driver git starts once per file imports layout for its names alone (issue 30)."""
+    from shardpy.fsutil import TMP_MARK
+
+    return re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-(?:journal\.json|vault-id)")
 
 
 def _first_write_temp(side: Path) -> bool:
     try:
-        return any(_FIRST_WRITE_TEMP.fullmatch(p.name) and _regular(p) for p in side.iterdir())
+        return any(_first_write_temp_name().fullmatch(p.name) and _regular(p) for p in side.iterdir())
     except OSError:
         return False
 
