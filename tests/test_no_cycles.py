@@ -32,18 +32,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shardpy"
 # Cycles that close only through a function-level import, as they stand (issue 27). A key ending in
 # ".*" stands for every module of that package. The value says what breaks it.
 KNOWN_LAZY: dict[frozenset[str], str] = {
-    frozenset({"shardpy.gitsync.merge", "shardpy.gitsync.state"}): (
-        "merge.py imports state.merge_state lazily (state.json's merge); state.py imports merge's "
-        "FileKind/FileMerge: the shared result types belong in a module of their own"
-    ),
-    frozenset({"shardpy.index.embed", "shardpy.index.embed_bert"}): (
-        "embed.py loads the BERT backend lazily; embed_bert.py imports embed's batching helpers "
-        "(BATCH, _batch_ids, _normalised, _tensors): move those to a module of their own"
-    ),
-    frozenset({"shardpy.serve.graphtools", "shardpy.serve.tools"}): (
-        "tools.py imports graphtools.health lazily (the health tool); graphtools.py imports tools' Args, "
-        "Served, check_text, memory_root_of: move those to a module both import"
-    ),
 }
 
 
