@@ -31,8 +31,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shardpy"
 
 # Cycles that close only through a function-level import, as they stand (issue 27). A key ending in
 # ".*" stands for every module of that package. The value says what breaks it.
-KNOWN_LAZY: dict[frozenset[str], str] = {
-}
+KNOWN_LAZY: dict[frozenset[str], str] = {}
 
 
 def _modules() -> dict[str, Path]:
