@@ -532,7 +532,20 @@ def render_template(
 
 
 def render_expression(expression: str, answers: Mapping[str, Any], *, name: str) -> str:
-    """Computed defaults: render ``{{ … }}`` against the other answers."""
+    """Computed defaults: render ``{{ … }}`` against the other answers, and ``command_found``."""
     ctx = dict(answers)
     ctx["values"] = dict(answers)
+    ctx.setdefault("command_found", command_found)  # a value of that name keeps its own meaning
     return render_string(expression, ctx, name=name, kind="expr")
+
+
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}")
+
+
+def command_found(name: object) -> bool:
+    """Whether a command ``name`` is on this machine's PATH, for a computed default: the flagship
+    registers QMD's MCP server only where ``qmd`` is installed (issue 29, docs/SHARDS.md). A bare
+    command name only: a path would let a shard probe this machine's files."""
+    import shutil
+
+    return isinstance(name, str) and _COMMAND_NAME.fullmatch(name) is not None and bool(shutil.which(name))

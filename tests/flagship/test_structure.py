@@ -92,7 +92,9 @@ def test_values_have_defaults_and_valid_shapes() -> None:
         "freelance",
         "general",
     ]
-    assert values["qmd_enabled"] == {**values["qmd_enabled"], "type": "boolean", "default": True}
+    # issue 29: computed at install, so QMD's server is registered only where qmd is installed
+    qmd_default = "{{ command_found('qmd') }}"
+    assert values["qmd_enabled"] == {**values["qmd_enabled"], "type": "boolean", "default": qmd_default}
 
 
 def test_eleven_modules_with_the_right_removability() -> None:

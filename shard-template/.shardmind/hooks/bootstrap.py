@@ -15,7 +15,7 @@ again on update when shard.yaml's bootstrap fingerprint changes.
   named after the vault folder (or vault-manifest.json's `qmd_index`),
   copy `.obsidian/app.json` → userIgnoreFilters into the index's ignore
   list, and index the notes once. Otherwise print how to do it by hand.
-- search: build shardpy's own full-text index (`shardpy index`), which
+- search (before QMD): build shardpy's own index (`shardpy index`), which
   `shardpy search` and the PostToolUse hook's one-note refresh use; it lives
   in the user cache folder.
 
@@ -144,21 +144,25 @@ def qmd_config_file(index: str) -> Path:
     return (Path(base) if base else Path.home() / ".config") / "qmd" / f"{index}.yml"
 
 
+ENABLE_LATER = "  (then set qmd_enabled: true in shard-values.yaml and run `shardpy update`)\n"
+
+
 def setup_qmd(root: Path, vals: dict[str, Any]) -> bool:
     index = qmd_index(root)
     enabled = vals.get("qmd_enabled", True)
-    if enabled is False or str(enabled).lower() == "false":
+    off = enabled is False or str(enabled).lower() == "false"
+    qmd = shutil.which("qmd")
+    if qmd is not None and off:
         print(
-            "qmd: disabled (qmd_enabled: false). To enable later, install qmd and run:\n"
-            + manual_qmd_steps(index)
+            "qmd: disabled (qmd_enabled: false). To enable later, set qmd_enabled: true in "
+            "shard-values.yaml, run `shardpy update`, then:\n" + manual_qmd_steps(index)
         )
         return True
-    qmd = shutil.which("qmd")
-    if qmd is None:
+    if qmd is None:  # qmd_enabled's default is false here: the install found no qmd (issue 29)
         print(
             "qmd: not installed; `shardpy search` finds notes by words and by meaning. For QMD's "
             "re-ranked search too:\n"
-            "  npm install -g @tobilu/qmd\n" + manual_qmd_steps(index)
+            "  npm install -g @tobilu/qmd\n" + (ENABLE_LATER if off else "") + manual_qmd_steps(index)
         )
         return True
     ok = True
@@ -255,8 +259,11 @@ def main() -> int:
     ok = True
     steps: list[Callable[[], bool]] = [
         lambda: setup_git(root),
-        lambda: setup_qmd(root, values(ctx)),
+        # shardpy's index before QMD's: built while no QMD index is configured, it starts no
+        # detached `qmd update` / `qmd embed` of its own (setup_qmd runs the update; embed
+        # downloads QMD's models and stays the user's call, as setup_qmd says).
         lambda: setup_search(root),
+        lambda: setup_qmd(root, values(ctx)),
     ]
     for step in steps:
         try:
