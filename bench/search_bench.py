@@ -268,6 +268,19 @@ timed("lexical_nochange_s", lambda: index.refresh(vault))
 QUERY_CHILD = _HEAD + _QUERIES + "print(json.dumps(out))\n"
 
 
+def _child(argv: list[str], **kw: Any) -> tuple[float, float]:
+    """(wall, CPU) seconds of one child process: on a loaded shared machine wall time is mostly
+    waiting, so the whole-process figures are compared in CPU too."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(argv, **kw)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
     target = vault / "area-05/topic-05/note-000005.md"
     times = []
@@ -285,33 +298,41 @@ def _cli_one_note_ms(vault: Path, env: dict[str, str]) -> float:
     return statistics.median(times) * 1000
 
 
-def _cli_search_ms(vault: Path, env: dict[str, str]) -> float:
-    """A whole `shardpy search WORDS` process (hybrid: start-up, model load, vectors read), median of 5."""
-    times = []
+def _cli_search_ms(vault: Path, env: dict[str, str]) -> dict[str, float]:
+    """A whole `shardpy search WORDS` process (hybrid: start-up, model load, vectors read), median of
+    5, wall and CPU."""
+    walls, cpus = [], []
     for q in ("kubernetes", "how do we roll back a bad deploy", "vendor", "budget review", "gotcha"):
-        t = time.perf_counter()
-        subprocess.run(
+        wall, used = _child(
             [sys.executable, "-m", "shardpy", "search", q],
             cwd=vault,
             env={**env, "SHARDPY_SEARCH_REFRESH_SECONDS": "1000000"},
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
+        walls.append(wall)
+        cpus.append(used)
+    return {
+        "cli_search_ms": statistics.median(walls) * 1000,
+        "cli_search_cpu_ms": statistics.median(cpus) * 1000,
+    }
 
 
 def _floor_ms(env: dict[str, str]) -> dict[str, float]:
-    """What any Python process pays before searching, same run: the interpreter alone, and with
-    numpy imported (the scan by meaning needs it), median of 5 each."""
+    """What any Python process pays before searching, same run: the interpreter without its site
+    packages' start-up (-S), the interpreter, with sqlite3, and with numpy imported (the scan by
+    meaning needs it), median of 5 each."""
     out = {}
-    for key, code in (("python_floor_ms", "pass"), ("numpy_floor_ms", "import numpy")):
-        times = []
-        for _ in range(5):
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], env=env, check=True)
-            times.append(time.perf_counter() - t)
-        out[key] = statistics.median(times) * 1000
+    floors = (
+        ("python_s_floor_ms", ["-S", "-c", "pass"]),
+        ("python_floor_ms", ["-c", "pass"]),
+        ("sqlite_floor_ms", ["-c", "import sqlite3"]),
+        ("numpy_floor_ms", ["-c", "import numpy"]),
+    )
+    for key, args in floors:
+        runs = [_child([sys.executable, *args], env=env, check=True) for _ in range(5)]
+        out[key] = statistics.median(r[0] for r in runs) * 1000
+        out[key.replace("_ms", "_cpu_ms")] = statistics.median(r[1] for r in runs) * 1000
     return out
 
 
@@ -328,15 +349,18 @@ def _model_mb() -> dict[str, float]:
     return {"model_pkg_mb": size / 1e6, "model_weights_mb": weights / 1e6}
 
 
-def _grep_ms(vault: Path, queries: list[str]) -> tuple[float, float]:
+def _grep_ms(vault: Path, queries: list[str]) -> dict[str, float]:
     words = [q.strip('"*').split()[0] for q in queries]
-    times = []
-    for word in words:
-        t = time.perf_counter()
-        subprocess.run(["grep", "-ril", "--", word, str(vault)], stdout=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return statistics.median(times) * 1000, times[max(0, int(len(times) * 0.95) - 1)] * 1000
+    runs = [
+        _child(["grep", "-ril", "--", word, str(vault)], stdout=subprocess.DEVNULL, check=False)
+        for word in words
+    ]
+    times = sorted(r[0] for r in runs)
+    return {
+        "grep_p50_ms": statistics.median(times) * 1000,
+        "grep_p95_ms": times[max(0, int(len(times) * 0.95) - 1)] * 1000,
+        "grep_cpu_p50_ms": statistics.median(r[1] for r in runs) * 1000,
+    }
 
 
 COMPARE = ""  # --compare DIR: a checkout of the code before, its queries timed on the same index
@@ -396,10 +420,11 @@ def run_size(size: int) -> dict[str, Any]:
         )
         out.update(json.loads(lexical.stdout))
         out["cold_ratio"] = out["cold_s"] / out["lexical_cold_s"]
-        out["cli_search_ms"] = _cli_search_ms(vault, env)
+        out.update(_cli_search_ms(vault, env))
         out["cli_one_note_ms"] = _cli_one_note_ms(vault, env)
-        out["grep_p50_ms"], out["grep_p95_ms"] = _grep_ms(vault, QUERIES[:6])
+        out.update(_grep_ms(vault, QUERIES[:6]))
         out["cli_vs_grep"] = out["cli_search_ms"] / out["grep_p50_ms"]
+        out["cli_vs_grep_cpu"] = out["cli_search_cpu_ms"] / out["grep_cpu_p50_ms"]
         out.update(_floor_ms(env))
         out["generate_s"] = gen_s
         out.update(_model_mb())
@@ -442,8 +467,17 @@ ROWS = [
     ("hybrid query CPU p95 (ms)", "hybrid_cpu_p95_ms", ""),
     ("shardpy search process, hybrid (ms)", "cli_search_ms", "<= 0.5x grep"),
     ("shardpy search process / grep -ril p50", "cli_vs_grep", "<= 0.5"),
+    ("shardpy search process, CPU (ms)", "cli_search_cpu_ms", ""),
+    ("grep -ril CPU p50 (ms)", "grep_cpu_p50_ms", "reference"),
+    ("shardpy search / grep -ril, CPU", "cli_vs_grep_cpu", "<= 0.5"),
+    ("python -S -c pass (ms, same run)", "python_s_floor_ms", "floor"),
+    ("python -S -c pass, CPU (ms)", "python_s_floor_cpu_ms", "floor"),
     ("python -c pass (ms, same run)", "python_floor_ms", "floor"),
+    ("python -c pass, CPU (ms)", "python_floor_cpu_ms", "floor"),
+    ("python -c 'import sqlite3' (ms, same run)", "sqlite_floor_ms", "floor"),
+    ("python -c 'import sqlite3', CPU (ms)", "sqlite_floor_cpu_ms", "floor"),
     ("python -c 'import numpy' (ms, same run)", "numpy_floor_ms", "floor"),
+    ("python -c 'import numpy', CPU (ms)", "numpy_floor_cpu_ms", "floor"),
     ("model package / weights (MB)", "model_pkg_mb", "wordllama"),
     ("model weights file (MB)", "model_weights_mb", ""),
     ("DB size (MB)", "db_mb", ""),
