@@ -128,7 +128,7 @@ def _step_problems(vault: Path, row: tuple[Any, ...]) -> list[str]:
 
 
 class Journal:
-    """One run's journal (a StepSink while planning, then the apply log)."""
+    """One run's journal: filled with a whole plan's steps (``add``) and sealed, then the apply log."""
 
     def __init__(self, vault: Path, run_id: str, conn: sqlite3.Connection) -> None:
         self.vault = vault

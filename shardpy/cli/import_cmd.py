@@ -30,13 +30,16 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from shardpy.flows.importflow import Outcome
-    from shardpy.importers.models import Plan, Progress
+    from shardpy.plan.importplan import Plan, Progress
 
 ApplyProgress = Callable[[int, int], None]
 
 FORMATS: tuple[str, ...] = get_args(ImportFormat)
 ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 UNCHANGED_LISTED_MAX = 50
+# The progress bar's label of each planning stage (importers/planner.py; "record": --apply's steps
+# made again for the run's journal, importers/steps.py).
+STAGES = {"scan": "reading source", "plan": "planning", "record": "preparing writes"}
 
 
 def _console(stderr: bool = False) -> Console:
@@ -73,7 +76,7 @@ def _progress(enabled: bool) -> Iterator[tuple[Progress | None, ApplyProgress | 
         tasks: dict[str, TaskID] = {}
 
         def plan_cb(stage: str, n: int, total: int | None) -> None:
-            label = "reading source" if stage == "scan" else "planning"
+            label = STAGES.get(stage, "planning")
             if stage not in tasks:
                 tasks[stage] = bar.add_task(label, total=total)
             bar.update(tasks[stage], completed=n, total=total)

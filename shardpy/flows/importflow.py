@@ -1,8 +1,10 @@
 """`shardpy import`'s stages, beside install and update: resolve, plan, show, apply, resume, abandon.
 
-Planning is pure (``importers.planner.build_plan``); a dry run writes
-nothing. ``--apply`` journals the whole plan and runs it through the
-transaction's batched mode (``apply.batch``), the one writer; ``--resume``
+Planning is pure (``importers.planner.build_plan``, a ``plan.importplan.Plan``)
+and writes nothing, for a dry run and ``--apply`` alike. ``--apply`` then
+makes the run's journal from the whole plan (each step's bytes made again and
+checked against it, ``importers/steps.py``), seals it, and runs it through
+the transaction's batched mode (``apply.batch``), the one writer; ``--resume``
 and ``--abandon`` finish or roll back a run a killed process left. The
 results know their own JSON form (``to_json``), so the CLI only prints.
 """
@@ -14,7 +16,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -35,8 +37,10 @@ from shardpy.apply.batch import (
 )
 from shardpy.errors import ShardpyError, UsageError
 from shardpy.fsutil import check_relpath
-from shardpy.importers.models import Adapter, Plan, PlanOptions, Progress
+from shardpy.importers.models import Adapter
 from shardpy.importers.planner import build_plan
+from shardpy.importers.steps import CHANGED_MEANWHILE
+from shardpy.plan.importplan import Plan, PlanOptions, Progress
 from shardpy.vault.ledger import Ledger, recording
 
 FORMATS = ("basic-memory", "claude-code-memory", "mcp-memory")
@@ -254,35 +258,19 @@ def run_import(
     # refuses (IMPORT_RUN_INTERRUPTED) while an earlier run waits for --resume or --abandon.
     with session(vault, "import"):
         adapter = make_adapter(fmt, source, strict=strict)
-        run_id = new_run_id(moment)
         ledger = Ledger.open_readonly(vault)
-        journal = Journal.create(
-            vault,
-            run_id,
-            {
-                "format": fmt,
-                "source": str(source),
-                "into": into_rel,
-                "imported_at": opts.imported_at,
-                "into_existed": existing_prefix(vault, into_rel),
-            },
-        )
         try:
+            # Planning writes nothing (issue 27): the run's journal is made only from a whole plan.
             plan = build_plan(
-                adapter, vault=vault, ledger=ledger, opts=opts, sink=journal, progress=progress, merge=merge
+                adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge, for_apply=True
             )
-        except BaseException:
-            journal.discard()
-            raise
+            if plan.steps == 0:
+                return Outcome(plan)  # nothing to write: no run, no trace
+            journal = _journal_plan(vault, plan, fmt, new_run_id(moment), progress)
         finally:
             ledger.close()
-        plan.dry_run = False
-        if plan.steps == 0:
-            # Nothing to write: leave no trace of the run.
-            journal.discard()
-            return Outcome(plan)
-        plan.run_id = run_id
-        journal.seal(plan.json_chunks())
+        if journal is None:
+            return Outcome(plan)  # every step was refused as made (importers/steps.py): no run
         try:
             applied = execute(journal, apply_progress)
         except KeyboardInterrupt:
@@ -291,6 +279,45 @@ def run_import(
         result = _complete(journal, fmt, into_rel)
         _fold_outcomes(plan, applied)
         return Outcome(plan, applied, result)
+
+
+def _journal_plan(
+    vault: Path, plan: Plan, fmt: str, run_id: str, progress: Progress | None
+) -> Journal | None:
+    """The run's journal holding every step of ``plan``, sealed: from here on the run is resumable.
+
+    Each step's bytes are made again here (``plan.writes``, importers/steps.py) and checked against
+    the plan; one made otherwise is left out (its row says why), and with none left there is no
+    run (None). A refused target or a kill before the seal leaves an unsealed run that wrote no
+    note: discarded here, or by the next command's session.
+    """
+    assert plan.writes is not None  # a plan for --apply with steps
+    meta = {
+        "format": fmt,
+        "source": plan.source,
+        "into": plan.into,
+        "imported_at": plan.imported_at,
+        "into_existed": existing_prefix(vault, plan.into),
+    }
+    journal = Journal.create(vault, run_id, meta)
+    try:
+        added = 0
+        # closing: an error half-way stops the second pass's worker processes at once.
+        with closing(plan.writes(progress)) as steps:
+            for step, new, pre, base in steps:
+                journal.add(step, new, pre, base)
+                added += 1
+        plan.writes = None  # the records and link tables it holds are not needed any more
+        plan.steps = added
+        if added == 0:
+            journal.discard()
+            return None
+        plan.run_id = run_id
+        journal.seal(plan.json_chunks())
+    except BaseException:
+        journal.discard()
+        raise
+    return journal
 
 
 def _complete(journal: Journal, fmt: str, into: str) -> dict[str, Any]:
@@ -312,7 +339,7 @@ def _fold_outcomes(plan: Plan, applied: ApplyResult) -> None:
             continue
         if row.vault_path in changed:
             row.action = "conflict"
-            row.detail = "changed in the vault while importing: left as it is"
+            row.detail = CHANGED_MEANWHILE
         elif row.vault_path in errors:
             row.action = "error"
             row.detail = errors[row.vault_path]

@@ -7,7 +7,6 @@ Non-Markdown files are copied beside their notes. See docs/IMPORT.md.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shardpy.fsutil import sha256_bytes as sha256
+from shardpy.fsutil import sha256_stream
 from shardpy.importers.bm_grammar import observation_count, observation_texts
 from shardpy.importers.links import (
     Resolver,
@@ -27,13 +28,14 @@ from shardpy.importers.links import (
     splice,
     without_ext,
 )
-from shardpy.importers.models import Built, Notice, Provenance, Record, SourceChanged, sha256
+from shardpy.importers.models import Built, Provenance, Record, SourceChanged
 from shardpy.importers.names import sanitize_path_part, stem_for
 from shardpy.importers.pool import read_all
 from shardpy.importers.provenance import PROVENANCE_KEYS, link_signature, provenance_items
-from shardpy.importers.walk import Found, Skipped, read_text, walk_source
+from shardpy.importers.walk import Found, read_text, walk_source
 from shardpy.notes.blocks import inline_blocks
 from shardpy.notes.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
+from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "basic-memory"
 
@@ -139,7 +141,7 @@ class BasicMemoryAdapter:
         if not is_note_name(rel):
             try:
                 with open(item.path, "rb") as fh:
-                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+                    digest = sha256_stream(fh)
             except OSError as exc:
                 return [Skipped(rel, f"unreadable: {exc.strerror or exc}")]
             name = rel.rsplit("/", 1)[-1]

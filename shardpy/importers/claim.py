@@ -5,7 +5,8 @@ from __future__ import annotations
 import operator
 
 from shardpy.importers.links import VaultIndex
-from shardpy.importers.models import NoteRow, Record
+from shardpy.importers.models import Record
+from shardpy.plan.importplan import NoteRow
 from shardpy.vault.ledger import Ledger
 
 

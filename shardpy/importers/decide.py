@@ -5,27 +5,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from shardpy.fsutil import sha256_bytes as sha256
 from shardpy.importers.links import LinkUse, Resolver
 from shardpy.importers.models import (
     RENDER_VERSION,
     Adapter,
     Built,
     BuiltNote,
-    LinkRow,
-    NoteRow,
-    PlanOptions,
     Provenance,
     Record,
     SourceChanged,
-    sha256,
 )
 from shardpy.importers.vaultread import parents_ok, read_vault_file
 from shardpy.plan.actions import ImportAction, WriteKind
+from shardpy.plan.importplan import LinkRow, NoteRow, PlanOptions
 from shardpy.vault.ledger import Ledger
 
-# What a step writes, as the second pass finds it (numbered later, in record order):
+# How much of a step the second pass makes (issue 27: planning keeps no bytes, apply makes them):
+# "count" (a dry run: that there is one), "keys" (a plan for --apply: the step's identity, StepKey)
+# or "bytes" (the apply stage, importers/steps.py: everything the journal needs, StepOutcome).
+StepDetail = Literal["count", "keys", "bytes"]
+# A planned step's identity: (pre_sha, render_key). The bytes a step writes follow from it: the
+# render key covers every input of the render, pre_sha the vault file merged with or replaced.
+StepKey = tuple[str | None, str]
+# What a step writes, as the apply stage makes it (numbered by the plan, in record order):
 # (pre_sha, new_sha, render_key, base_sha, new bytes, pre bytes, base bytes or None: the new ones).
 StepOutcome = tuple[str | None, str, str, str, bytes, bytes | None, bytes | None]
 
@@ -38,8 +43,8 @@ class Planned:
     links: list[LinkRow]  # rows for the plan's link table
     statuses: dict[str, int]  # link status → count
     rewritten: int
-    # None: no step; True: a dry run's step (only counted); else what the step writes (StepOutcome)
-    step: StepOutcome | bool | None = None
+    # None: no step; True: a dry run's step (only counted); else its StepKey or StepOutcome (StepDetail)
+    step: StepOutcome | StepKey | bool | None = None
 
 
 @dataclass(slots=True)
@@ -51,7 +56,7 @@ class Work:
     resolver: Resolver
     prov: Provenance
     opts: PlanOptions
-    keep_bytes: bool
+    detail: StepDetail
     merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None
     folders: dict[str, str] = field(default_factory=dict)
 
@@ -117,7 +122,8 @@ def _decide(work: Work, rec: Record, built: BuiltNote, planned: Planned) -> None
     """The record's action; ``built.data`` and ``built.observations`` are used only where needed."""
     vault, opts, fmt = work.vault, work.opts, work.adapter.format
     row = planned.row
-    _count_links(planned, rec, built.links, opts)
+    if work.detail != "bytes":  # the apply stage makes only the steps: the plan has the links
+        _count_links(planned, rec, built.links, opts)
     parent_problem = parents_ok(vault, rec.target, work.folders)
     if parent_problem:
         row.detail = f"cannot write here: {parent_problem}"
@@ -127,9 +133,10 @@ def _decide(work: Work, rec: Record, built: BuiltNote, planned: Planned) -> None
         row.detail = why
         return
     entry = work.ledger.get(fmt, opts.into, rec.source_path)
-    # Needed only to compare with an earlier import or to write a step: a dry run of new notes
-    # never hashes it (nor builds the link signature it covers).
-    render_key = "" if entry is None and not work.keep_bytes else _render_key(fmt, rec, built.link_sig)
+    # Needed only to compare with an earlier import or for a step's identity: a dry run of new
+    # notes never hashes it (nor builds the link signature it covers).
+    counting = entry is None and work.detail == "count"
+    render_key = "" if counting else _render_key(fmt, rec, built.link_sig)
     user_sha = None if current is None or entry is None else sha256(current)
     emit = _Emit(work, planned, built, render_key, current, user_sha)
     if entry is None:
@@ -170,14 +177,19 @@ class _Emit:
         planned = self.planned
         planned.row.action = action
         planned.row.detail = detail
-        if not self.work.keep_bytes:
+        mode = self.work.detail
+        if mode == "count":
             planned.step = True  # a dry run only counts the step: nothing is rendered for it
+            return
+        pre_sha = None if pre is None else self.user_sha if pre is self.current else sha256(pre)
+        if mode == "keys":
+            planned.step = (pre_sha, self.render_key)  # a new note is not rendered for its plan
             return
         data = self.built.data if data is None else data
         base = self.built.data if base is None else base
         new_sha = sha256(data)
         planned.step = (
-            None if pre is None else self.user_sha if pre is self.current else sha256(pre),
+            pre_sha,
             new_sha,
             self.render_key,
             new_sha if base is data else sha256(base),

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import sha256_bytes as sha256
 from shardpy.graph.facts import KEY, Fact, now_ms, parse_instant
 from shardpy.graph.note import Entity as GraphEntity
 from shardpy.graph.note import link_target, parse_note, render_note, shown_type
 from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem
-from shardpy.importers.models import Built, Notice, Provenance, Record, sha256
+from shardpy.importers.models import Built, Provenance, Record
 from shardpy.importers.names import stem_for
 from shardpy.importers.provenance import link_signature, provenance_items
-from shardpy.importers.walk import Skipped
+from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "mcp-memory"
 PREFERRED = ("memory.jsonl", "memory.json")

@@ -1,4 +1,4 @@
-"""Source records → a pure import Plan.
+"""Source records → a pure import Plan (``plan/importplan.py``): planning writes nothing.
 
 Planning runs in two streaming passes so that no note body is held for the
 whole run:
@@ -8,60 +8,33 @@ whole run:
    notices. Vault paths are claimed here: a path kept from an earlier import
    stays with its record; two records on one path (case-insensitively) are a
    collision, first by source path wins.
-2. ``build``: each record is read again, its links resolved against every
-   record of the import and the vault, and its note rendered; the rendered
-   bytes are hashed, compared with the import records and the vault file,
-   and given an action. With ``--apply`` the bytes go straight to the run
-   journal (``sink``); a dry run keeps only the row.
+2. ``build``: each record's links are resolved against every record of the
+   import and the vault, compared with the import records and the vault file,
+   and given an action (``decide.py``; a note is read again and rendered only
+   where the decision needs its bytes). A plan for ``--apply``
+   (``for_apply``) also keeps each step's identity (``NoteRow.pre_sha``,
+   ``render_key``) and, in ``Plan.writes``, what makes the steps' bytes
+   again once the run's journal exists (``steps.py``); a dry run keeps only
+   the row. Nothing here writes a file or a journal row (issue 27: planning
+   ends before the first journal write; tests/importers/test_pure_planning.py).
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 from shardpy.importers.claim import claim_targets
-from shardpy.importers.decide import Outcome, Work
+from shardpy.importers.decide import Outcome, StepDetail, Work
 from shardpy.importers.links import Resolver, VaultIndex
-from shardpy.importers.models import (
-    Adapter,
-    NoteRow,
-    Plan,
-    PlanOptions,
-    Progress,
-    Provenance,
-    Record,
-    Step,
-    StepSink,
-)
-from shardpy.importers.pool import plan_all, scan_source
-from shardpy.importers.walk import Skipped
-from shardpy.plan.actions import WriteKind
+from shardpy.importers.models import Adapter, Provenance, Record
+from shardpy.importers.pool import collector_settled, plan_all, scan_source
+from shardpy.importers.steps import Replay
+from shardpy.plan.importplan import NoteRow, Plan, PlanOptions, Progress, Skipped
 from shardpy.vault.ledger import Ledger
 
 SETTLE_EVERY = 4096
-
-
-@contextmanager
-def collector_settled() -> Iterator[Callable[[], None]]:
-    """Keep the cyclic collector off the planning state, not off anything else: yields ``settle``.
-
-    Planning builds hundreds of thousands of long-lived, acyclic objects (records,
-    link tables, rows), and every full collection walked them all again, hundreds of
-    times while they piled up (measured: 1.3 s of a 100,000-note dry run).
-    ``settle()`` (``gc.freeze``, constant time) moves everything alive so far out of
-    the collector's sight. Reference counting still frees what is dropped, and
-    cycles made afterwards (ruamel's YAML loader makes ~90 objects of them per call)
-    are still collected, so the collector is never simply turned off. At the end
-    everything is handed back (``gc.unfreeze``), into the oldest generation.
-    """
-    try:
-        yield gc.freeze
-    finally:
-        gc.unfreeze()
 
 
 def build_plan(
@@ -70,13 +43,17 @@ def build_plan(
     vault: Path,
     ledger: Ledger,
     opts: PlanOptions,
-    sink: StepSink | None = None,
     progress: Progress | None = None,
     merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None = None,
+    for_apply: bool = False,
 ) -> Plan:
-    """Plan the import of everything ``adapter`` yields into ``vault``; see the module docstring."""
+    """Plan the import of everything ``adapter`` yields into ``vault``; see the module docstring.
+
+    ``for_apply``: a plan ``--apply`` runs; its ``writes`` reads ``ledger`` again, so the caller
+    keeps it open until the steps are made.
+    """
     with collector_settled() as settle:
-        return _build_plan(adapter, vault, ledger, opts, sink, progress, merge, settle)
+        return _build_plan(adapter, vault, ledger, opts, progress, merge, settle, for_apply)
 
 
 def _build_plan(
@@ -84,10 +61,10 @@ def _build_plan(
     vault: Path,
     ledger: Ledger,
     opts: PlanOptions,
-    sink: StepSink | None,
     progress: Progress | None,
     merge: Callable[[bytes, bytes, bytes], tuple[str, bytes]] | None,
     settle: Callable[[], None],
+    for_apply: bool,
 ) -> Plan:
     fmt = adapter.format
     plan = Plan(
@@ -97,7 +74,7 @@ def _build_plan(
         opts.into,
         opts.imported_at,
         opts.on_conflict,
-        dry_run=sink is None,
+        dry_run=not for_apply,
     )
     records: list[Record] = []
     for n, item in enumerate(scan_source(adapter, opts), 1):
@@ -132,30 +109,42 @@ def _build_plan(
         resolver.add_record(rec.target, rec.names or (rec.name,), rec.keys, rec.source_path)
     settle()
     prov = Provenance(fmt, opts.imported_at)
-    work = Work(adapter, winners, vault, ledger, resolver, prov, opts, sink is not None, merge)
+    detail: StepDetail = "keys" if for_apply else "count"
+    work = Work(adapter, winners, vault, ledger, resolver, prov, opts, detail, merge)
+    rows = _second_pass(plan, work, progress, settle)
+    if for_apply and plan.steps:
+        # What makes the steps' bytes again once the journal exists: the same pass over the records
+        # with a step (rows[i] is winners[i]'s row until the collisions join below).
+        stepped = [i for i, row in enumerate(rows) if row.step is not None]
+        again = replace(work, records=[winners[i] for i in stepped], detail="bytes", folders={})
+        plan.writes = Replay(again, [rows[i] for i in stepped])
+    rows.extend(collisions)
+    rows.sort(key=lambda r: r.source_path)
+    plan.notes = rows
+    return plan
+
+
+def _second_pass(
+    plan: Plan, work: Work, progress: Progress | None, settle: Callable[[], None]
+) -> list[NoteRow]:
+    """Every record's row, in record order (``work.records``), its outcome folded into ``plan``."""
     rows: list[NoteRow] = []
-    step_index = 0
-    total = len(winners)
+    records = work.records
+    total = len(records)
     done = 0
     for lo, part in plan_all(work):
         for i, outcome in enumerate(part, lo):
-            step_index = absorb(plan, rows, winners[i], outcome, sink, step_index)
+            rows.append(absorb(plan, records[i], outcome))
         done += len(part)
         if done % SETTLE_EVERY < len(part):  # the rows pile up as the records did
             settle()
         if progress is not None:
             progress("plan", done, total)
-    rows.extend(collisions)
-    rows.sort(key=lambda r: r.source_path)
-    plan.notes = rows
-    plan.steps = step_index
-    return plan
+    return rows
 
 
-def absorb(
-    plan: Plan, rows: list[NoteRow], rec: Record, outcome: Outcome, sink: StepSink | None, index: int
-) -> int:
-    """Fold one record's outcome into the plan, in record order (steps are numbered here)."""
+def absorb(plan: Plan, rec: Record, outcome: Outcome) -> NoteRow:
+    """One record's outcome folded into the plan, in record order: its row (steps are numbered here)."""
     action, observations, detail, statuses, rewritten, links, step = outcome
     for status, n in statuses:
         plan.link_counts[status] = plan.link_counts.get(status, 0) + n
@@ -165,26 +154,8 @@ def absorb(
         action, rec.kind, rec.type, rec.name, rec.source_path, rec.target, observations, detail, rec.warnings
     )
     if step is not None:
-        row.step = index
-        if sink is not None:
-            pre_sha, new_sha, render_key, base_sha, new, pre, base = step
-            sink.add(
-                Step(
-                    index,
-                    cast(WriteKind, action),  # a row has a step only when its action writes (decide._Emit)
-                    rec.kind,
-                    rec.source_path,
-                    rec.target,
-                    pre_sha,
-                    new_sha,
-                    rec.source_hash,
-                    render_key,
-                    base_sha,
-                ),
-                new,
-                pre,
-                base,
-            )
-        index += 1
-    rows.append(row)
-    return index
+        row.step = plan.steps
+        plan.steps += 1
+        if isinstance(step, tuple):  # a plan for --apply: the step's identity (decide.StepKey)
+            row.pre_sha, row.render_key = step[0], step[1]
+    return row

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from shardpy.importers.decide import Outcome, Work, pack, plan_record
-from shardpy.importers.models import Adapter, Notice, PlanOptions, Record
-from shardpy.importers.walk import Skipped
+from shardpy.importers.models import Adapter, Record
+from shardpy.plan.importplan import Notice, PlanOptions, Skipped
 from shardpy.vault.ledger import Ledger
 
 # The second pass runs in worker processes from this many records on (forking costs ~0.1 s).
@@ -41,6 +43,25 @@ def scan_source(adapter: Adapter, opts: PlanOptions) -> Iterator[Record | Skippe
     chunks = _batched(itertools.chain(head, found), SCAN_CHUNK)
     for part in parallel.run_stream(adapter, chunks, workers, _scan_chunk):
         yield from part
+
+
+@contextmanager
+def collector_settled() -> Iterator[Callable[[], None]]:
+    """Keep the cyclic collector off the planning state, not off anything else: yields ``settle``.
+
+    Planning builds hundreds of thousands of long-lived, acyclic objects (records,
+    link tables, rows), and every full collection walked them all again, hundreds of
+    times while they piled up (measured: 1.3 s of a 100,000-note dry run).
+    ``settle()`` (``gc.freeze``, constant time) moves everything alive so far out of
+    the collector's sight. Reference counting still frees what is dropped, and
+    cycles made afterwards (ruamel's YAML loader makes ~90 objects of them per call)
+    are still collected, so the collector is never simply turned off. At the end
+    everything is handed back (``gc.unfreeze``), into the oldest generation.
+    """
+    try:
+        yield gc.freeze
+    finally:
+        gc.unfreeze()
 
 
 def _batched(items: Iterator[Any], size: int) -> Iterator[list[Any]]:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shardpy.plan.importplan import Skipped
+
 
 @dataclass(frozen=True, slots=True)
 class Found:
@@ -20,15 +22,6 @@ class Found:
         # Found files travel to the reading workers one by one: a plain tuple pickles and
         # unpickles ~4x faster than a frozen dataclass's default (Python-level state methods).
         return (Found, (self.rel, self.path, self.size))
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    source_path: str
-    reason: str
-
-    def __reduce__(self) -> tuple[type[Skipped], tuple[Any, ...]]:
-        return (Skipped, (self.source_path, self.reason))  # as Found: pickled by the thousand
 
 
 def walk_source(

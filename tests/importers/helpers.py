@@ -3,8 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shardpy.flows.importflow import Outcome, run_import
-from shardpy.importers.models import NoteRow, Plan
+from shardpy.flows.importflow import Outcome, merge_function, run_import
+from shardpy.importers.models import Adapter
+from shardpy.importers.planner import build_plan
+from shardpy.plan.importplan import NoteRow, Plan, PlanOptions, StepWrite
+from shardpy.vault.ledger import Ledger
 
 
 def do_import(fmt: str, source: Path, vault: Path, *, apply: bool = False, **kw: Any) -> Outcome:
@@ -19,3 +22,19 @@ def rows(plan: Plan) -> dict[str, NoteRow]:
 
 def read(vault: Path, rel: str) -> str:
     return (vault / rel).read_bytes().decode("utf-8")
+
+
+def planned(
+    adapter: Adapter, vault: Path, opts: PlanOptions, *, apply: bool
+) -> tuple[dict[str, Any], list[StepWrite]]:
+    """The plan (as ``--json`` prints it) and, for a plan made for ``--apply``, its steps with their
+    bytes as the apply stage makes them (``Plan.writes``) before it journals them."""
+    ledger = Ledger.open_readonly(vault)
+    try:
+        plan = build_plan(
+            adapter, vault=vault, ledger=ledger, opts=opts, merge=merge_function(), for_apply=apply
+        )
+        steps = [] if plan.writes is None else list(plan.writes(None))
+    finally:
+        ledger.close()
+    return plan.to_dict(), steps

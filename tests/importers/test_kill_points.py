@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.fixtures import generated_project
+from tests.importers.fixtures import generated_project, tree_hash
 from tests.importers.test_resume import _notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +43,13 @@ elif where == "batch":
     x._Run.mark_done = dying(x._Run.mark_done)  # some batches recorded, the next written, not recorded
 elif where == "finish":
     f._finish = dying(f._finish)  # ledger and state committed, result.json not written
+elif where == "planned":
+    import shardpy.flows.importflow as flow
+    plan = flow.build_plan
+    def planned(*args, **kwargs):
+        plan(*args, **kwargs)
+        os._exit(9)  # the whole plan made, the run's journal not yet
+    flow.build_plan = planned
 sys.argv = ["shardpy", *sys.argv[1:]]
 from shardpy.cli.app import main
 main()
@@ -101,3 +108,22 @@ def test_kill_then_resume_ends_with_the_uninterrupted_notes(
     rerun = _shardpy("import", "--from", "basic-memory", src, vault, "--apply", "--json")
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["summary"]["unchanged"] == len(expected)
+
+
+def test_a_kill_as_planning_ends_leaves_nothing(
+    tmp_path: Path, reference: tuple[Path, dict[str, bytes]]
+) -> None:
+    """Issue 27: planning writes nothing, so a run killed as its plan is complete leaves the vault
+    as it was - no run folder, no journal for the next command to discard (before, the journal was
+    made first and filled while planning)."""
+    src, expected = reference
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    killed = _shardpy("import", "--from", "basic-memory", src, vault, "--apply", kill="planned:1")
+    assert killed.returncode == 9, killed.stdout + killed.stderr
+    assert tree_hash(vault) == {}  # not even .shardmind/
+    resumed = _shardpy("import", "--resume", "--vault", vault, "--json")
+    assert json.loads(resumed.stdout)["error"]["code"] == "IMPORT_NOTHING_TO_RESUME"
+    again = _shardpy("import", "--from", "basic-memory", src, vault, "--apply")
+    assert again.returncode == 0, again.stderr
+    assert _notes(vault) == expected

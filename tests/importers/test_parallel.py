@@ -11,45 +11,23 @@ from typing import Any
 import pytest
 
 from shardpy import workers as parallel
-from shardpy.flows.importflow import make_adapter, merge_function
-from shardpy.importers.models import PlanOptions, Step
-from shardpy.importers.planner import build_plan
-from shardpy.vault.ledger import Ledger
+from shardpy.flows.importflow import make_adapter
+from shardpy.plan.importplan import PlanOptions
 from tests.importers.fixtures import basic_memory_project, generated_project
-from tests.importers.helpers import do_import
+from tests.importers.helpers import do_import, planned
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are Linux-only")
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.steps: list[tuple[Step, bytes, bytes | None, bytes | None]] = []
-
-    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
-        self.steps.append((step, new, pre, base))
-
-
 def _plan(src: Path, vault: Path, workers: int, *, sink: bool) -> tuple[dict[str, Any], list[Any]]:
-    ledger = Ledger.open_readonly(vault)
-    rec = Recorder() if sink else None
-    try:
-        plan = build_plan(
-            make_adapter("basic-memory", src, strict=False),
-            vault=vault,
-            ledger=ledger,
-            opts=PlanOptions(
-                into="memories/basic-memory",
-                imported_at="2026-11-29T00:00:00.000Z",
-                keep_resolved_links=True,
-                source_label=str(src),
-                workers=workers,
-            ),
-            sink=rec,
-            merge=merge_function(),
-        )
-    finally:
-        ledger.close()
-    return plan.to_dict(), [] if rec is None else rec.steps
+    opts = PlanOptions(
+        into="memories/basic-memory",
+        imported_at="2026-11-29T00:00:00.000Z",
+        keep_resolved_links=True,
+        source_label=str(src),
+        workers=workers,
+    )
+    return planned(make_adapter("basic-memory", src, strict=False), vault, opts, apply=sink)
 
 
 def _source(tmp_path: Path) -> Path:
@@ -139,8 +117,8 @@ def test_second_pass_workers_fit_the_memory_budget(
 def test_walked_items_travel_to_workers_unchanged() -> None:
     import pickle
 
-    from shardpy.importers.models import LinkRow
-    from shardpy.importers.walk import Found, Skipped
+    from shardpy.importers.walk import Found
+    from shardpy.plan.importplan import LinkRow, Skipped
 
     items = [
         Found("a/b.md", "/src/a/b.md", 12),
@@ -153,7 +131,7 @@ def test_walked_items_travel_to_workers_unchanged() -> None:
 def test_planning_leaves_the_collector_on_and_as_it_was(tmp_path: Path) -> None:
     import gc
 
-    from shardpy.importers.planner import collector_settled
+    from shardpy.importers.pool import collector_settled
 
     assert gc.isenabled() and gc.get_freeze_count() == 0
     with collector_settled() as settle:

@@ -7,49 +7,26 @@ from typing import Any
 
 import pytest
 
-from shardpy.flows.importflow import merge_function
 from shardpy.importers.basic_memory import BasicMemoryAdapter
-from shardpy.importers.models import PlanOptions, Step
-from shardpy.importers.planner import build_plan
-from shardpy.vault.ledger import Ledger
+from shardpy.plan.importplan import PlanOptions
 from tests.importers.fixtures import basic_memory_project, generated_project
-from tests.importers.helpers import do_import
+from tests.importers.helpers import do_import, planned
 
 INTO = "memories/basic-memory"
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.steps: list[tuple[Step, bytes, bytes | None, bytes | None]] = []
-
-    def add(self, step: Step, new: bytes, pre: bytes | None, base: bytes | None) -> None:
-        self.steps.append((step, new, pre, base))
 
 
 def _plan(
     src: Path, vault: Path, *, sink: bool, on_conflict: str = "keep"
 ) -> tuple[dict[str, Any], list[Any]]:
-    ledger = Ledger.open_readonly(vault)
-    rec = Recorder() if sink else None
-    try:
-        plan = build_plan(
-            BasicMemoryAdapter(src),
-            vault=vault,
-            ledger=ledger,
-            opts=PlanOptions(
-                into=INTO,
-                imported_at="2026-11-29T00:00:00.000Z",
-                on_conflict=on_conflict,
-                keep_resolved_links=True,
-                source_label=str(src),
-                workers=1,
-            ),
-            sink=rec,
-            merge=merge_function(),
-        )
-    finally:
-        ledger.close()
-    return plan.to_dict(), [] if rec is None else rec.steps
+    opts = PlanOptions(
+        into=INTO,
+        imported_at="2026-11-29T00:00:00.000Z",
+        on_conflict=on_conflict,
+        keep_resolved_links=True,
+        source_label=str(src),
+        workers=1,
+    )
+    return planned(BasicMemoryAdapter(src), vault, opts, apply=sink)
 
 
 def _both(src: Path, vault: Path, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[Any, Any]:

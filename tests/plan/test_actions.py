@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import get_args
 
 from shardpy.cli.table import ACTION_STYLE, action_cell
-from shardpy.importers.models import NoteRow, Step
 from shardpy.plan import actions
 from shardpy.plan.actions import FileActionKind
+from shardpy.plan.importplan import NoteRow, Step
 from shardpy.plan.install import PlannedFile
 from shardpy.plan.update import FileAction, Outcome
 

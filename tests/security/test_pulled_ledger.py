@@ -25,7 +25,7 @@ import pytest
 from shardpy.apply.batch import Journal
 from shardpy.apply.transaction import Op, Transaction
 from shardpy.errors import ShardpyError
-from shardpy.importers.models import Step
+from shardpy.plan.importplan import Step
 from shardpy.vault.ledger import SCHEMA
 from tests.gitsync.kit import NOTE_V1, Mesh, git, git_env
 from tests.shardkit import Cli, child_env, run_shardpy, shardpy_argv, tree_snapshot
