@@ -56,14 +56,15 @@ def _run_plain(command: Callable[[], int]) -> int:
 def _plain_search_command(argv: list[str]) -> int | None:
     """`index` / `search` with plain arguments, run without Typer (None: let Typer parse them)."""
     from shardpy.cli import search_cmd
+    from shardpy.cli.options import parse_plain
     from shardpy.cli.output import exit_code_of
 
     if argv[0] == "index":
-        index_args = search_cmd.plain_index_args(argv[1:])
+        index_args = parse_plain(search_cmd.IndexArgs, argv[1:])
         if index_args is None:
             return None
         return exit_code_of(lambda: search_cmd.run_index(index_args), as_json=index_args.as_json)
-    search_args = search_cmd.plain_search_args(argv[1:])
+    search_args = parse_plain(search_cmd.SearchArgs, argv[1:])
     if search_args is None:
         return None
     return exit_code_of(lambda: search_cmd.run_search(search_args), as_json=search_args.as_json)

@@ -3,13 +3,14 @@ options, calling a flow and printing its result."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from shardpy import __version__
 from shardpy.cli import git_cmd, import_options, install_update, memory_cmd, options, serve_cmd, sync_cmd
 from shardpy.cli.output import guarded
+from shardpy.cli.search_cmd import IndexArgs, SearchArgs
 from shardpy.cli.serve_cmd import ServeArgs
 from shardpy.cli.status import StatusArgs
 
@@ -43,7 +44,6 @@ def root(
 # install's, update's and adopt's bodies live in install_update (no Typer there); every
 # command's options are declared once, in shardpy.cli.options, and built here (issue 27).
 CONFLICTS_LEFT = install_update.CONFLICTS_LEFT
-JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
 def _install(args: install_update.InstallArgs) -> None:
@@ -77,44 +77,20 @@ app.command("adopt")(options.typer_command(install_update.AdoptArgs, _adopt, nam
 app.command("serve")(options.typer_command(ServeArgs, _serve, name="serve"))
 
 
-@app.command("index")
-def index_command(
-    vault: Annotated[
-        str | None, typer.Argument(help="Folder of notes (default: the vault around here, else here).")
-    ] = None,
-    full: Annotated[bool, typer.Option("--full", help="Re-read and re-chunk every note.")] = False,
-    only: Annotated[
-        list[str] | None, typer.Option("--only", help="Refresh just this note (repeatable; for hooks).")
-    ] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Build or refresh the vault's search index (incremental; kept in the user cache folder)."""
-    from shardpy.cli.search_cmd import IndexArgs, run_index
+def _index(args: IndexArgs) -> None:
+    from shardpy.cli.search_cmd import run_index
 
-    guarded(lambda: run_index(IndexArgs(vault, full, list(only or []), as_json)), as_json=as_json)
+    guarded(lambda: run_index(args), as_json=args.as_json)
 
 
-@app.command("search")
-def search_command(
-    query: Annotated[str, typer.Argument(help='Words (ANDed), "a phrase", prefix*, AND/OR/NOT.')],
-    vault: Annotated[
-        str | None,
-        typer.Option("--vault", help="Folder of notes (default: the vault around here, else here)."),
-    ] = None,
-    top: Annotated[int, typer.Option("--top", help="How many notes to show.")] = 10,
-    note_type: Annotated[str | None, typer.Option("--type", help="Only notes of this type.")] = None,
-    path: Annotated[str | None, typer.Option("--path", help="Only notes under this folder.")] = None,
-    as_json: JsonFlag = False,
-    mode: Annotated[
-        str,
-        typer.Option("--mode", help="hybrid (meaning + words, default with vectors), lexical, semantic."),
-    ] = "auto",
-) -> None:
-    """Search the vault's notes by meaning and words; best sections first (refreshes a stale index first)."""
-    from shardpy.cli.search_cmd import SearchArgs, run_search
+def _search(args: SearchArgs) -> None:
+    from shardpy.cli.search_cmd import run_search
 
-    args = SearchArgs(query, vault, top, note_type, path, as_json, mode)
-    guarded(lambda: run_search(args), as_json=as_json)
+    guarded(lambda: run_search(args), as_json=args.as_json)
+
+
+app.command("index")(options.typer_command(IndexArgs, _index, name="index"))
+app.command("search")(options.typer_command(SearchArgs, _search, name="search"))
 
 
 def readable_help(command: Any) -> Any:

@@ -1,6 +1,7 @@
+# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
 """`shardpy index` and `shardpy search`: bodies and output (the logic is in shardpy.index).
 
-Both also run without Typer (``plain_args``), like plain status and import:
+Both also run without Typer (``options.parse_plain`` over the tables below), like plain status and import:
 the flagship's PostToolUse hook runs ``shardpy index --only PATH`` after every
 write, and Typer's start-up alone would cost more than the refresh.
 """
@@ -11,9 +12,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from shardpy.cli import options as o
 
 if TYPE_CHECKING:
     from shardpy.index.model import RefreshReport, SearchResult
@@ -22,23 +25,35 @@ PROGRESS_MIN_NOTES = 2000  # a bar only for refreshes that take a while
 LISTED_MAX = 20
 
 
-@dataclass
-class IndexArgs:
-    vault: str | None = None
-    full: bool = False
-    only: list[str] = field(default_factory=list)
-    as_json: bool = False
+_VAULT_HELP = "Folder of notes (default: the vault around here, else here)."
 
 
-@dataclass
-class SearchArgs:
-    query: str = ""
-    vault: str | None = None
-    top: int = 10
-    type: str | None = None
-    path: str | None = None
-    as_json: bool = False
-    mode: str = "auto"  # hybrid when the index has vectors, else lexical (shardpy/index/hybrid.py)
+# Option tables (shardpy/cli/options.py, issue 27): the Typer command and the plain parser are both
+# derived from these; the docstring is the command's help.
+@dataclass(frozen=True, kw_only=True)
+class IndexArgs(o.Args):
+    """Build or refresh the vault's search index (incremental; kept in the user cache folder)."""
+
+    vault: str | None = o.argument(_VAULT_HELP)
+    full: bool = o.flag("--full", help="Re-read and re-chunk every note.")
+    only: list[str] = o.many("--only", help="Refresh just this note (repeatable; for hooks).")
+    as_json: bool = o.as_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchArgs(o.Args):
+    """Search the vault's notes by meaning and words; best sections first (refreshes a stale index first)."""
+
+    query: str = o.argument('Words (ANDed), "a phrase", prefix*, AND/OR/NOT.', required=True)
+    vault: str | None = o.value("--vault", help=_VAULT_HELP)
+    top: int = o.value("--top", help="How many notes to show.", default=10)
+    type: str | None = o.value("--type", help="Only notes of this type.")
+    path: str | None = o.value("--path", help="Only notes under this folder.")
+    as_json: bool = o.as_json()
+    # A word, not a choice: an unknown mode is SEARCH_BAD_MODE, a typed error (docs/ERRORS.md).
+    mode: str = o.value(
+        "--mode", help="hybrid (meaning + words, default with vectors), lexical, semantic.", default="auto"
+    )
 
 
 # Outside a vault, a folder holding more notes than this (or too big to count them in
@@ -213,53 +228,3 @@ def run_search(args: SearchArgs) -> None:
         print_json(result.to_json())
     else:
         render_search(result)
-
-
-_INDEX_FLAGS = {"--full": "full", "--json": "as_json"}
-_SEARCH_OPTS = {"--vault": "vault", "--top": "top", "--type": "type", "--path": "path", "--mode": "mode"}
-
-
-def plain_index_args(argv: list[str]) -> IndexArgs | None:
-    """``index`` arguments when they are plain (no --help, nothing unknown); else None (Typer decides)."""
-    args = IndexArgs()
-    rest = iter(argv)
-    for arg in rest:
-        if arg in _INDEX_FLAGS:
-            setattr(args, _INDEX_FLAGS[arg], True)
-        elif arg == "--only":
-            value = next(rest, None)
-            if value is None:
-                return None
-            args.only.append(value)
-        elif arg.startswith("-") or args.vault is not None:
-            return None
-        else:
-            args.vault = arg
-    return args
-
-
-def plain_search_args(argv: list[str]) -> SearchArgs | None:
-    args = SearchArgs()
-    words: list[str] = []
-    rest = iter(argv)
-    for arg in rest:
-        if arg == "--json":
-            args.as_json = True
-        elif arg in _SEARCH_OPTS:
-            value = next(rest, None)
-            if value is None:
-                return None
-            if arg == "--top":
-                if not value.isdigit():
-                    return None
-                args.top = int(value)
-            else:
-                setattr(args, _SEARCH_OPTS[arg], value)
-        elif arg.startswith("-"):
-            return None
-        else:
-            words.append(arg)
-    if len(words) != 1:
-        return None
-    args.query = words[0]
-    return args

@@ -13,7 +13,7 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
-from shardpy.cli import import_cmd, install_update, options, serve_cmd, status
+from shardpy.cli import import_cmd, install_update, options, search_cmd, serve_cmd, status
 from shardpy.cli.commands import app, readable_help
 
 TABLES: dict[str, type[options.Args]] = {
@@ -23,6 +23,8 @@ TABLES: dict[str, type[options.Args]] = {
     "import": import_cmd.ImportArgs,
     "serve": serve_cmd.ServeArgs,
     "status": status.StatusArgs,
+    "index": search_cmd.IndexArgs,
+    "search": search_cmd.SearchArgs,
 }
 # Arguments each table's two parsers must read alike (the plain parser may leave some to Typer).
 ARGVS: dict[str, list[list[str]]] = {
@@ -35,6 +37,11 @@ ARGVS: dict[str, list[list[str]]] = {
     "import": [["--from", "mcp-memory", "src", "--vault", "v"], ["--abandon"]],
     "serve": [[], ["v", "--for", "codex", "--print-config", "--qmd", "qmd mcp", "--trust-qmd"]],
     "status": [[], ["-v", "--json"]],
+    "index": [[], ["v", "--full", "--only", "a.md", "--only", "b.md", "--json"]],
+    "search": [
+        ["q"],
+        ["two words", "--vault", "v", "--top", "5", "--type", "t", "--path", "p", "--mode", "x"],
+    ],
 }
 BAD_ARGVS: dict[str, list[list[str]]] = {
     "update": [["--on-conflict", "nope"], ["--conflict-style", "both"]],
