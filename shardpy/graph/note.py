@@ -96,6 +96,7 @@ class Entity:
     path: str = ""  # vault-relative
     fm_text: str = ""  # the frontmatter as found, so keys we do not own survive
     fm_data: dict[str, Any] | None = field(default_factory=dict)  # None: read from fm_text when needed
+    fm_whole: bool = True  # fm_data is the whole mapping (False: only OWNED_KEYS', the fast read)
     preamble: str = ""  # prose between the title and the first ## heading
     others: str = ""  # sections the graph does not own, verbatim
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
@@ -198,7 +199,8 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
         relations=relations,
         path=rel,
         fm_text=split.fm_text if split.state == "present" else "",
-        fm_data=data if whole else None,  # only the graph's keys were read: the rest when rendering
+        fm_data=data,
+        fm_whole=whole,  # only the graph's keys were read: the rest if a render asks (frontmatter_data)
         preamble=preamble,
         others=others,
         loose={h: t for h in OWNED if (t := _loose(sections.get(h, [])))},
@@ -216,8 +218,8 @@ def _split(text: str) -> tuple[Split, bool]:
     entity notes on a loaded machine (issue 28, "Speed", a server's first call). When
     ``simple_keys`` vouches for the block's shape (one ``key:`` line per key, its list items under
     it), each key's value is read from its own lines: the graph's keys (``OWNED_KEYS``) are read by
-    ``simple_mapping`` from theirs, and the whole mapping waits until a write renders the note
-    (``frontmatter_data``). Anything else takes the splitter (tests/graph/test_note.py)."""
+    ``simple_mapping`` from theirs; a render that needs another key (an importer's) reads the whole
+    mapping then (``frontmatter_data``). Anything else takes the splitter (tests/graph/test_note.py)."""
     found = fences(text)
     if found is None or not found.yaml.strip() or simple_keys(found.yaml) is None:
         return split_frontmatter(text), True
@@ -429,13 +431,13 @@ def render_note(
     ``links``: the file stem of the note a relation's target names (a renamed or collided
     stem, so that Obsidian's link resolves); ``extra``: keys an importer adds (provenance)."""
     nl = "\n"
+    data = frontmatter_data(e, OWNED_KEYS | {k for k, _ in extra})  # the keys render_block looks at
     updates: list[tuple[str, str | list[str]]] = [
         ("entity", e.name),
         ("entity_type", e.entity_type),
         ("status", e.status),
         ("scope", e.scope),
     ]
-    data = frontmatter_data(e)
     if e.projects or "projects" in data:
         updates.append(("projects", list(e.projects)))
     if e.platforms or "platforms" in data:
@@ -462,12 +464,15 @@ def render_note(
     return head + nl.join(out) + nl
 
 
-def frontmatter_data(e: Entity) -> dict[str, Any]:
-    """The mapping of ``e``'s frontmatter: as parsed, or (an entity from the on-disk index, which
-    keeps the text only: graph.cache) read again from ``fm_text`` by the one splitter."""
-    if e.fm_data is not None:
+def frontmatter_data(e: Entity, keys: frozenset[str] | set[str] = OWNED_KEYS) -> dict[str, Any]:
+    """The mapping of ``e``'s frontmatter, at least its ``keys``: as parsed, or (an entity from the
+    on-disk index, which keeps the text only: graph.cache; or one whose parse read only the
+    graph's keys) read again from ``fm_text``, by the fast read when ``keys`` are the graph's (a
+    tool's write of an imported note: no ruamel, issue 28) or else by the one splitter."""
+    if e.fm_data is not None and (e.fm_whole or keys <= OWNED_KEYS):
         return e.fm_data
-    split = split_frontmatter(f"---\n{e.fm_text}---\n")
+    text = f"---\n{e.fm_text}---\n"
+    split = _split(text)[0] if keys <= OWNED_KEYS else split_frontmatter(text)
     return split.data if split.state == "present" else {}
 
 
