@@ -20,6 +20,8 @@ from typing import Any
 from shardpy.apply.session import recover_first
 from shardpy.apply.transaction import RecoveryReport
 from shardpy.errors import ShardpyError
+from shardpy.flows.statuschecks import Checks, manifest_warnings
+from shardpy.flows.statuschecks import checks as shard_checks
 from shardpy.gitsync.report import GitReport, git_report
 from shardpy.vault import layout
 from shardpy.vault.files import user_files
@@ -169,24 +171,6 @@ def _unchanged_values(vault: Path, state: State) -> bool:
     return isinstance(values, dict) and values_hash(values) == state.values_hash
 
 
-def _values(report: StatusReport, vault: Path) -> Any:
-    from shardpy.shard.schema import load_schema
-    from shardpy.shard.values import problems, read_values_file
-
-    try:
-        schema = load_schema(vault / layout.CACHED_SCHEMA)
-    except ShardpyError as exc:
-        report.value_problems.append(f"cached schema unreadable: {exc.message}")
-        return None
-    try:
-        values = read_values_file(vault / layout.VALUES_FILE, display=layout.VALUES_FILE)
-    except ShardpyError as exc:
-        report.value_problems.append(exc.message)
-        return schema
-    report.value_problems.extend(problems(schema, values))
-    return schema
-
-
 def _copier(vault: Path, state: State, warnings: list[str]) -> dict[str, Any]:
     """A copier project's template facts, from state (copier is not imported:
     status stays fast); its answers are the answers file's at the last render."""
@@ -204,6 +188,8 @@ def _update_check(vault: Path) -> dict[str, Any] | None:
 
 
 def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> None:
+    if not report.modified:
+        return  # the renderer loads the shard's models (pydantic): only for a modified file
     from shardpy.flows.base import BaseRenderer
 
     renderer = BaseRenderer.from_vault(vault, state)
@@ -223,7 +209,7 @@ def _line_diff(old: bytes, new: bytes) -> tuple[int, int]:
 
 
 def _frontmatter(
-    report: StatusReport, vault: Path, schema: Any, notes: list[str], progress: StatusProgress | None
+    report: StatusReport, vault: Path, rules: Checks, notes: list[str], progress: StatusProgress | None
 ) -> None:
     """Notes missing the frontmatter keys the schema requires, in path order.
 
@@ -233,9 +219,9 @@ def _frontmatter(
     from shardpy.notes.keycache import KeyCache
     from shardpy.shard.rules import KeyRules
 
-    if schema is None or not schema.frontmatter:
+    if rules.rules is None:
         return
-    missing_from = KeyRules(schema).missing_from
+    missing_from = KeyRules.of(rules.rules).missing_from
     cache = KeyCache(vault)  # issue 25: unchanged notes are not read again
     for i, (rel, keys) in enumerate(cache.keys(notes), 1):
         if progress is not None and i % PROGRESS_EVERY == 0:
@@ -248,21 +234,6 @@ def _frontmatter(
     cache.save()
     if progress is not None:
         progress(len(notes), len(notes))
-
-
-def _manifest_warnings(report: StatusReport, vault: Path) -> None:
-    """Keys of the cached shard.yaml that shardpy does not know are kept and
-    ignored; verbose status says so (CONTRACT §2)."""
-    from shardpy.shard.manifest import load_manifest
-
-    try:
-        manifest = load_manifest(vault / layout.CACHED_MANIFEST, display=layout.CACHED_MANIFEST)
-    except ShardpyError as exc:
-        report.warnings.append(f"{layout.CACHED_MANIFEST}: [{exc.code}] {exc.message}")
-        return
-    unknown = manifest.unknown_keys()
-    if unknown:
-        report.warnings.append(f"shard.yaml has keys shardpy does not use (ignored): {', '.join(unknown)}")
 
 
 def _start_tool(argv: list[str]) -> subprocess.Popen[str] | str:
@@ -330,27 +301,31 @@ def status(start: Path, *, verbose: bool = False, progress: StatusProgress | Non
     _conflicts(report, vault)
     _interrupted_imports(report, vault)
     if state.copier is not None:
-        schema = None
+        found = Checks(warnings=manifest_warnings(vault) if verbose else [])
         report.copier = _copier(vault, state, report.warnings)
+    elif not verbose and _unchanged_values(vault, state):
+        found = Checks()
     else:
-        schema = None if not verbose and _unchanged_values(vault, state) else _values(report, vault)
+        # issue 25: kept between runs (the schema's models cost more than a plain status)
+        found = shard_checks(vault)
+        report.value_problems.extend(found.problems)
     report.update = _update_check(vault)
     if verbose:
         with _tool_versions({"git": ["git", "--version"], "node": ["node", "--version"]}) as tools:
-            _verbose(report, vault, state, schema, progress)
+            _verbose(report, vault, state, found, progress)
             report.environment = {"python": platform.python_version(), **tools()}
     return report
 
 
 def _verbose(
-    report: StatusReport, vault: Path, state: State, schema: Any, progress: StatusProgress | None
+    report: StatusReport, vault: Path, state: State, found: Checks, progress: StatusProgress | None
 ) -> None:
-    _manifest_warnings(report, vault)
+    report.warnings.extend(found.warnings)
     _modified_line_stats(report, vault, state)
     produced = set(state.files)
     mine = list(user_files(vault, produced))
     report.user_files = len(mine)
-    _frontmatter(report, vault, schema, _user_notes(state, mine), progress)
+    _frontmatter(report, vault, found, _user_notes(state, mine), progress)
 
 
 def _user_notes(state: State, mine: list[str]) -> list[str]:
@@ -358,8 +333,5 @@ def _user_notes(state: State, mine: list[str]) -> list[str]:
     content, never its infrastructure (agent manuals, commands, templates) nor a tool's
     dot-folder (tests/hardening/test_status_user_notes.py)."""
     shard_notes = {p for p, rec in state.files.items() if rec.content_class == "user_content"}
-    return sorted(
-        p
-        for p in {*mine, *shard_notes}
-        if p.endswith(".md") and not any(s.startswith(".") for s in p.split("/"))
-    )
+    # A segment starts with a dot when the path does or holds "/." (no split per note: 20,000 of them).
+    return sorted(p for p in {*mine, *shard_notes} if p.endswith(".md") and p[0] != "." and "/." not in p)

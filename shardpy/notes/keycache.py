@@ -32,12 +32,17 @@ RACY_NS = 2_000_000_000  # two seconds: coarse file-system clocks (FAT, some net
 Entry = list[int]
 
 
-def cache_file(vault: Path) -> Path:
-    from shardpy.cachedir import cache_dir
+def vault_key(vault: Path) -> str:
+    """The name a vault's files in the user cache folder carry (its real path's digest)."""
     from shardpy.fsutil import sha256_bytes
 
-    key = sha256_bytes(os.path.realpath(vault).encode("utf-8", "surrogateescape"))[:16]
-    return cache_dir() / "status" / f"keys-{key}.json"
+    return sha256_bytes(os.path.realpath(vault).encode("utf-8", "surrogateescape"))[:16]
+
+
+def cache_file(vault: Path) -> Path:
+    from shardpy.cachedir import cache_dir
+
+    return cache_dir() / "status" / f"keys-{vault_key(vault)}.json"
 
 
 def _load(path: Path) -> tuple[int, dict[str, Any], list[list[str]]]:
@@ -53,6 +58,16 @@ def _load(path: Path) -> tuple[int, dict[str, Any], list[list[str]]]:
         return started, notes, lists
     except (OSError, ValueError, KeyError, TypeError):
         return 0, {}, []
+
+
+def read_keys(name: str) -> list[str]:
+    """A note's frontmatter keys read from the note; only string keys: a required key is a
+    string, so no other key can be one. The parser is imported here, on the first note not
+    kept: a run that reads none does not load it."""
+    from shardpy.fsutil import read_text
+    from shardpy.notes.frontmatter import frontmatter_keys
+
+    return [k for k in frontmatter_keys(read_text(name)) if isinstance(k, str)]
 
 
 class KeyCache:
@@ -84,9 +99,6 @@ class KeyCache:
 
     def keys(self, rels: Iterable[str]) -> Iterator[tuple[str, list[str] | None]]:
         """(note, its frontmatter keys; None when it cannot be read), in the order given."""
-        from shardpy.fsutil import read_text
-        from shardpy.notes.frontmatter import frontmatter_keys
-
         base = os.fspath(self.vault)
         for rel in rels:
             name = f"{base}/{rel}"
@@ -96,8 +108,7 @@ class KeyCache:
                 if found is not None:
                     yield rel, found
                     continue
-                # Only string keys: a required key is a string, so no other key can be one.
-                found = [k for k in frontmatter_keys(read_text(name)) if isinstance(k, str)]
+                found = read_keys(name)
             except (OSError, UnicodeDecodeError):
                 yield rel, None
                 continue
@@ -126,11 +137,17 @@ class KeyCache:
             self.lists = [self.lists[i] for i in used]
             self.new = {rel: [*e[:3], renumber[e[3]]] for rel, e in self.new.items()}
         data = {"v": VERSION, "started_ns": self.started, "keys": self.lists, "notes": self.new}
-        blob = json.dumps(data, separators=(",", ":")).encode()
-        from shardpy.fsutil import atomic_write
+        keep(self.path, data)
 
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path.parent, self.path.name, blob, durable=False)
-        except OSError:
-            return
+
+def keep(path: Path, data: Any) -> None:
+    """Write one of status's kept files (this one's, shardpy/flows/statuschecks.py's) as JSON;
+    a cache that cannot be written is no error: the next run derives it again."""
+    from shardpy.fsutil import atomic_write
+
+    blob = json.dumps(data, separators=(",", ":")).encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path.parent, path.name, blob, durable=False)
+    except OSError:
+        return

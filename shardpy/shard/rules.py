@@ -7,14 +7,12 @@ segments (CONTRACT §2).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shardpy.notes.frontmatter import fenced_block as fenced_block
-from shardpy.notes.frontmatter import frontmatter_keys
-from shardpy.notes.frontmatter import parse_frontmatter as parse_frontmatter
-from shardpy.shard.schema import Schema
+if TYPE_CHECKING:  # the models load pydantic: status compiles kept rules without them (issue 25)
+    from shardpy.shard.schema import Schema
 
 
 @lru_cache(maxsize=256)
@@ -66,21 +64,40 @@ def required_keys(path: str, schema: Schema) -> tuple[str | None, list[str]]:
     return KeyRules(schema).required(path)
 
 
+RuleSpec = tuple[str, list[str], str | None]
+"""One frontmatter rule as plain data: (note type, required keys, ``path_match``)."""
+
+
+def rule_specs(schema: Schema) -> list[RuleSpec]:
+    """The schema's frontmatter rules as plain data, in declared order (status keeps them
+    between runs without the schema's models: shardpy/flows/statuschecks.py)."""
+    return [(name, list(rule.required), rule.path_match) for name, rule in schema.frontmatter.items()]
+
+
 class KeyRules:
     """The schema's frontmatter rules compiled once, for loops over many notes:
     each note type's glob and its required keys (the global ones first)."""
 
     def __init__(self, schema: Schema) -> None:
-        glob = schema.frontmatter.get("global")
-        self.base: list[str] = list(glob.required) if glob is not None else []
+        self._compile(rule_specs(schema))
+
+    @classmethod
+    def of(cls, specs: Iterable[RuleSpec]) -> KeyRules:
+        """The rules compiled from :func:`rule_specs`' plain data."""
+        rules = cls.__new__(cls)
+        rules._compile(list(specs))
+        return rules
+
+    def _compile(self, specs: list[RuleSpec]) -> None:
+        self.base: list[str] = next((list(req) for name, req, _ in specs if name == "global"), [])
         self.types: list[tuple[str, list[str]]] = []
         alternatives = []
-        for name, rule in schema.frontmatter.items():
-            if name != "global" and rule.path_match:
+        for name, required, path_match in specs:
+            if name != "global" and path_match:
                 keys = list(self.base)
-                keys.extend(k for k in rule.required if k not in keys)  # lazily: repeats dropped too
+                keys.extend(k for k in required if k not in keys)  # lazily: repeats dropped too
                 # Ordered alternatives: the first declared type that matches wins, in one match call.
-                alternatives.append(f"(?P<t{len(self.types)}>{glob_regex(rule.path_match).pattern})")
+                alternatives.append(f"(?P<t{len(self.types)}>{glob_regex(path_match).pattern})")
                 self.types.append((name, keys))
         self.match: Callable[[str], re.Match[str] | None] | None = (
             re.compile("|".join(alternatives)).match if alternatives else None
@@ -103,6 +120,8 @@ class KeyRules:
 
     def missing(self, path: str, text: str) -> tuple[str | None, list[str]]:
         """(note type, required keys absent from the note's frontmatter)."""
+        from shardpy.notes.frontmatter import frontmatter_keys  # here: kept keys need no parser
+
         kind, keys = self._rule(path)
         if not keys:
             return kind, []

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardpy.errors import ShardpyError
+from shardpy.notes.frontmatter import parse_frontmatter
 from shardpy.shard.render import RenderContext, render_template
-from shardpy.shard.rules import parse_frontmatter
 from shardpy.shard.schema import parse_schema
 from shardpy.shard.values import resolve_defaults
 from shardpy.shard.walk import claim_module

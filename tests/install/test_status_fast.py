@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shardpy.fsutil import read_text
-from shardpy.notes.frontmatter import simple_keys
-from shardpy.shard.rules import KeyRules, frontmatter_keys, glob_regex, parse_frontmatter
+from shardpy.notes.frontmatter import frontmatter_keys, parse_frontmatter, simple_keys
+from shardpy.shard.rules import KeyRules, glob_regex
 from tests.importers.test_fastpaths import KEYS, SEPARATORS, VALUES, blocks
 
 MORE_VALUES = [

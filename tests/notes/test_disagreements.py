@@ -13,12 +13,11 @@ from ruamel.yaml import YAML
 from shardpy.index.config import IndexConfig
 from shardpy.index.walk import walk
 from shardpy.merge.frontmatter import split_frontmatter as merge_split
-from shardpy.notes.frontmatter import split_frontmatter
+from shardpy.notes.frontmatter import fenced_block, frontmatter_keys, split_frontmatter
 from shardpy.plan.links import _rewrite_bytes
 from shardpy.serve import tools
 from shardpy.serve.graph import links_in
 from shardpy.shard.render import render_text
-from shardpy.shard.rules import fenced_block, frontmatter_keys
 from shardpy.vault.links import LinkRenames
 
 
