@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shardpy.index.script import UNSEGMENTED, run_query
+from shardpy.index.script import run_query, unsegmented
 
 MAX_QUERY_CHARS = 1000
 _SYNTAX = re.compile(r'["*():^]|\b(?:AND|OR|NOT|NEAR)\b')
@@ -48,7 +48,7 @@ def _term(word: str) -> str | None:
     word = _CLITIC.sub("", word)
     parts: list[str] = []
     pos = 0
-    for m in UNSEGMENTED.finditer(word):
+    for m in unsegmented(word):
         latin = _WORD.findall(word[pos : m.start()])
         if latin:
             parts.append(_phrase(latin))
@@ -68,7 +68,7 @@ def plain_terms(query: str) -> list[str]:
 
 def translate(query: str, *, words_only: bool = False) -> Translated:
     """The expressions for ``query``; ``words_only`` reads FTS5 syntax as plain words."""
-    runs = tuple(m.group(0) for m in UNSEGMENTED.finditer(query))
+    runs = tuple(m.group(0) for m in unsegmented(query))
     terms = plain_terms(query)
     plain = " AND ".join(terms) if terms else None
     fallback = " OR ".join(terms) if len(terms) > 1 else None
