@@ -224,7 +224,8 @@ class Store:
     vault: Path  # realpath
     root: str | None
     rule: visibility.Rule | None = None  # None: the vault manifest's, read once when first needed
-    _cache: dict[str, tuple[tuple[int, int, int], Memory]] = field(default_factory=dict)
+    # None: a soft-deleted memory file (kept so it is not read again while unchanged)
+    _cache: dict[str, tuple[tuple[int, int, int], Memory | None]] = field(default_factory=dict)
     _snapshot: tuple[Memory, ...] = ()
     _views: dict[Caller, tuple[list[Memory], int]] = field(default_factory=dict)
 
@@ -262,9 +263,12 @@ class Store:
                 text = _read_nofollow(entry.path)
                 if text is None:
                     continue
-                cached = (key, parse_memory(rel, text))
+                # issue 30: soft-deleted (``disabled: true``) is no reader's, as in the index
+                # (tests/notes/test_visibility_properties.py found recall serving one).
+                cached = (key, None if visibility.deleted(text) else parse_memory(rel, text))
                 self._cache[rel] = cached
-            out.append(cached[1])
+            if cached[1] is not None:
+                out.append(cached[1])
         for gone in [k for k in self._cache if k not in seen]:
             del self._cache[gone]
         same = len(out) == len(self._snapshot) and all(

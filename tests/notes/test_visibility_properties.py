@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shardpy import index
@@ -155,6 +155,8 @@ def _index_paths(vault: Path) -> set[str]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees, manifest=manifests)
+# Recall served a soft-deleted memory the index leaves out (found by this test).
+@example(tree=[Spec("memories/a.md", "disabled")], manifest={"mcp_exposed_roots": [], "mcp_never_expose": []})
 def test_every_served_note_is_indexed_and_both_withhold_alike(
     tree: list[Spec], manifest: dict[str, Any]
 ) -> None:
