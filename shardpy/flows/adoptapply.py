@@ -36,5 +36,14 @@ def refuse_managed(vault: Path) -> None:
 def apply_adopt(vault: Path, ops: list[Op], ui: UI) -> None:
     """Run adopt's operations; checked again under the lock (another adopt may have won)."""
     with session(vault, "adopt") as s:
+        if s.recovery is not None:
+            # Another command died here after this adopt was planned (recover_first settled what
+            # was there before): the plan may be stale, so start again rather than guess, as
+            # install does (INSTALL_RETRY; tests/adopt/test_adopt_retry.py).
+            raise ShardpyError(
+                "ADOPT_RETRY",
+                "An interrupted shardpy command in this vault was just rolled back",
+                "Nothing was adopted; run the same adopt again.",
+            )
         refuse_managed(vault)
         s.run(ops, label="adopt", progress=ui.progress("Adopting", len(ops)))
