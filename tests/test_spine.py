@@ -24,9 +24,7 @@ SESSION = "apply/session.py"
 # Module → why it still takes the lock or makes a transaction itself (to be moved into the session).
 LOCK_PENDING: dict[str, str] = {}
 # Module → why a plan type is still defined there (to be moved into plan/).
-PLAN_PENDING: dict[str, str] = {
-    "importers/models.py": "import's Plan: moves to plan/ with import planning (issue 27, H2)",
-}
+PLAN_PENDING: dict[str, str] = {}
 
 
 def _trees() -> dict[str, ast.Module]:
