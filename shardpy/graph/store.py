@@ -385,7 +385,12 @@ def _build(files: Files, version: int) -> Snapshot:
 def _patch(old: Snapshot, files: Files, rels: set[str], version: int) -> Snapshot | None:
     """``old`` with the notes at ``rels`` replaced (a write's few notes, a hand edit), every other
     entity the same object (so a caller's view keeps what it computed for them); None when only a
-    full build can decide (two notes naming one entity)."""
+    full build can decide (two notes naming one entity).
+
+    A key that stays is assigned, never removed and added again: every write copies these four
+    maps, and a dict that ever lost a key copies item by item, 5 to 8 times slower than a clean
+    one (at 20,000 entities, 10-20 ms of each add_observations; issue 28, "Speed"). Only what is
+    really gone is removed, at the end."""
     if any(i.problem.startswith(_DUPLICATE) for i in old.invalid):
         return None
     entities = dict(old.entities)
@@ -394,9 +399,14 @@ def _patch(old: Snapshot, files: Files, rels: set[str], version: int) -> Snapsho
     paths = dict(old.paths)
     invalid = [i for i in old.invalid if i.path not in rels]
     in_place: set[str] = set()  # an entity re-read under its name keeps its place (read_graph's order)
+    left: list[str] = []  # notes whose entity is taken out (its path and stem go unless placed again)
+    emptied: set[str] = set()  # relation targets that may have lost their last holder
+    was_invalid = {i.path for i in old.invalid} & rels
     for rel in rels:
-        name = paths.pop(rel, None)
+        name = paths.get(rel)
         if name is None:
+            if rel in was_invalid:
+                left.append(rel)  # its stem was held for it ("")
             continue
         e = entities[name]
         got = files.get(rel)
@@ -404,37 +414,66 @@ def _patch(old: Snapshot, files: Files, rels: set[str], version: int) -> Snapsho
             in_place.add(name)
         else:
             del entities[name]
-        stems.pop(_stem(rel), None)
-        _unlink(incoming, e)
+        left.append(rel)
+        _unlink(incoming, e, emptied)
+    placed: set[str] = set()  # paths and stems this patch gives a value
+    gone = {_stem(rel) for rel in left}  # stems whose holder was taken out (free unless placed)
     for rel in sorted(rels):
         got = files.get(rel)
         if got is None:
             continue
         item = got[1]
+        stem = _stem(rel)
         if isinstance(item, Invalid):
             invalid.append(item)
-            stems.setdefault(_stem(rel), "")
+            if stem not in placed and (stem in gone or stem not in stems):
+                stems[stem] = ""  # held, so no new entity takes the path of a note that does not parse
+                placed.add(stem)
             continue
         if item.name in entities and item.name not in in_place:
             return None
         in_place.discard(item.name)
         entities[item.name] = item
         paths[rel] = item.name
+        placed.add(rel)
         if not item.foreign:
-            stems[_stem(rel)] = item.name
+            stems[stem] = item.name
+            placed.add(stem)
         _link(incoming, item)
+    _forget(paths, stems, incoming, left, placed, emptied)
     return Snapshot(entities, invalid, stems, incoming, version, paths)
 
 
-def _unlink(incoming: dict[str, list[str]], e: Entity) -> None:
+def _forget(
+    paths: dict[str, str],
+    stems: dict[str, str],
+    incoming: dict[str, list[str]],
+    left: list[str],
+    placed: set[str],
+    emptied: set[str],
+) -> None:
+    """Remove the paths and stems of the notes ``left`` that the patch did not place again, and
+    the targets no note links to any more."""
+    for rel in left:
+        if rel not in placed:
+            paths.pop(rel, None)
+        if (stem := _stem(rel)) not in placed:
+            stems.pop(stem, None)
+    for to in emptied:
+        if not incoming.get(to, True):
+            del incoming[to]
+
+
+def _unlink(incoming: dict[str, list[str]], e: Entity, emptied: set[str]) -> None:
     """``e``'s relations out of ``incoming`` (lists are replaced, never changed: the old snapshot
-    keeps its own)."""
+    keeps its own); a target left with no holder goes to ``emptied``, removed by ``_forget``."""
     for _t, to in e.relations:
-        holders = [h for h in incoming.get(to, []) if h != e.name]
-        if holders:
-            incoming[to] = holders
-        else:
-            incoming.pop(to, None)
+        if to not in incoming:
+            continue
+        holders = [h for h in incoming[to] if h != e.name]
+        incoming[to] = holders
+        if not holders:
+            emptied.add(to)
 
 
 def _link(incoming: dict[str, list[str]], e: Entity) -> None:
