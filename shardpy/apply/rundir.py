@@ -43,7 +43,9 @@ def incomplete_runs(vault: Path) -> list[tuple[str, str]]:
 
     A run without its plan.json never wrote a note (``seal``): it counts as
     "planning" whatever its journal says, even when the journal cannot be
-    read (killed mid-commit, a rollback journal beside it).
+    read (killed mid-commit, a rollback journal beside it). (The state's name
+    is older than issue 27: planning itself writes nothing now; "planning" is
+    a journal being filled from a whole plan, not yet sealed.)
     """
     root = jc.engine_folder(vault, IMPORTS_DIR)
     out: list[tuple[str, str]] = []
@@ -84,7 +86,7 @@ def _state_of(jpath: Path) -> str:
 
 
 def discard_unsealed(vault: Path, runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Remove runs killed while planning (nothing was written yet); return the rest."""
+    """Remove runs killed before they were sealed (nothing was written yet); return the rest."""
     import shutil
 
     kept: list[tuple[str, str]] = []
