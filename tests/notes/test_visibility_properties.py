@@ -2,9 +2,10 @@
 the index holds, and the withholding rules exclude the same notes from both.
 
 Random trees: folders and file names in several cases, dot-folders, skipped folders
-(``credentials``, ``Transcripts``, ``session-logs``), sync-conflict copies, ``.markdown`` and
-non-note files, the memory root and its ``graph/`` folder; notes plain, private (by tag, any case,
-or ``private: true``) and soft-deleted (``disabled: true``); links to notes, to folders, out of the
+(``credentials``, ``Transcripts``, ``session-logs``), sync-conflict copies (the three spellings
+docs/SEARCH.md names), ``.markdown`` and non-note files, the memory root and its ``graph/`` folder;
+notes plain, private (tagged in a flow list, a block list or one string with ``#``, any case; or
+``private: true``) and soft-deleted (``disabled: true``); links to notes, to folders, out of the
 vault and nowhere. Random manifests: exposed roots (or the fallback) and ``mcp_never_expose``
 names, paths and folders in any case.
 
@@ -39,10 +40,12 @@ FOLDERS = ["", "brain", "brain/sub", "Brain", "reference", "people/private", "Pe
            "memories", "memories/2026", "memories/graph", "memories/credentials", "credentials",
            "brain/Transcripts", "work/session-logs", ".hidden", "brain/.trash"]  # fmt: skip
 NAMES = ["a.md", "B.md", "soul.md", "SOUL.md", "c.sync-conflict-20261101-120000-ABC.md",
-         "d (conflicted copy).md", "e.markdown", "f.txt", ".dot.md", "Secret.md"]  # fmt: skip
+         "d (conflicted copy).md", "g (Conflict 2026-11-01).md", "e.markdown", "f.txt", ".dot.md",
+         "Secret.md"]  # fmt: skip
 ROOTS = ["brain", "Brain", "reference", "people", "secret", "memories", "memories/2026", "brain/sub"]
 NEVER = ["SOUL.md", "secret", "people/private/", "BRAIN/SUB", "b.md", "Memories/2026"]
-KINDS = ["note", "note", "private", "private-key", "disabled"]
+KINDS = ["note", "note", "private", "private-string", "private-block", "private-key", "disabled"]
+PRIVATE = ("private", "private-string", "private-block", "private-key")
 SKIPPED = {"transcripts", "session-logs", "node_modules", "credentials"}
 MEMORY = "memories"
 FALLBACK = ("brain", "reference")
@@ -79,6 +82,8 @@ def _text(kind: str, marker: str) -> str:
     head = {
         "note": "tags: [note]\n",
         "private": "tags: [notes, Private]\n",
+        "private-string": "tags: '#ideas, #PRIVATE'\n",  # one string: commas and blanks, # dropped
+        "private-block": "tags:\n  - work\n  - private\n",
         "private-key": "private: true\n",
         "disabled": "disabled: true\ndisabled_at: 2026-11-01T00:00:00Z\n",
     }[kind]
@@ -127,6 +132,7 @@ def _covered(path: str, spec: Spec, never: list[str]) -> bool:
         or any(p.casefold() in SKIPPED for p in parts[:-1])
         or "sync-conflict" in name
         or "conflicted copy" in name
+        or "(conflict" in name.casefold()
         or _never(path, never)
         or spec.kind == "disabled"
     )
@@ -142,7 +148,7 @@ def _served(path: str, spec: Spec, manifest: dict[str, Any]) -> bool:
     return (
         path.endswith(".md")
         and path.casefold().split("/")[0] != MEMORY
-        and spec.kind not in ("private", "private-key")
+        and spec.kind not in PRIVATE
         and any(path.startswith(root + "/") for root in _roots(manifest))
     )
 
