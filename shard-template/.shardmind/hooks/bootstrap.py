@@ -206,17 +206,6 @@ def setup_qmd(root: Path, vals: dict[str, Any]) -> bool:
     return ok
 
 
-def shardpy_command() -> list[str] | None:
-    """How to run shardpy: this interpreter when it has shardpy (the engine runs hooks with its
-    own Python), else a `shardpy` on PATH."""
-    import importlib.util
-
-    if importlib.util.find_spec("shardpy") is not None:
-        return [sys.executable, "-m", "shardpy"]
-    found = shutil.which("shardpy")
-    return [found] if found else None
-
-
 def setup_search(root: Path) -> bool:
     """Build shardpy's full-text index of the vault (kept in the user cache folder, not the vault)."""
     shardpy = shardpy_command()
