@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from shardpy.vault.disabled import DISABLED, DISABLED_AT, is_disabled
@@ -21,12 +20,12 @@ __all__ = ["PurgePlan", "disabled_since", "plan_purge"]
 
 @dataclass
 class PurgePlan:
-    vault: Path
+    vault: str  # the vault's folder (plan/ holds no path objects: tests/test_one_writer.py)
     days: float
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"vault": str(self.vault), "older_than_days": self.days, "notes": self.notes}
+        return {"vault": self.vault, "older_than_days": self.days, "notes": self.notes}
 
 
 def disabled_since(text: str) -> datetime | None:
@@ -49,7 +48,7 @@ def disabled_since(text: str) -> datetime | None:
         return datetime.fromtimestamp(0, UTC)
 
 
-def plan_purge(vault: Path, days: float, notes: Iterable[tuple[str, str]], now: datetime) -> PurgePlan:
+def plan_purge(vault: str, days: float, notes: Iterable[tuple[str, str]], now: datetime) -> PurgePlan:
     """The notes of ``notes`` (vault-relative path, text) disabled more than ``days`` before ``now``."""
     plan = PurgePlan(vault, days)
     cutoff = now - timedelta(days=days)

@@ -9,7 +9,6 @@ as it read them under the vault lock (``records``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ __all__ = ["SyncPlan"]
 
 @dataclass
 class SyncPlan:
-    vault: Path
+    vault: str  # the vault's folder (plan/ holds no path objects: tests/test_one_writer.py)
     repo: Repo
     branch: str
     machine: str
@@ -37,7 +36,7 @@ class SyncPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "vault": str(self.vault),
+            "vault": self.vault,
             "branch": self.branch,
             "machine": self.machine,
             "host": self.host,

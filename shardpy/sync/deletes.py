@@ -103,7 +103,7 @@ def plan_purge(vault: Path, days: float) -> PurgePlan:
     from shardpy.gitsync.repo import git
 
     listed = git(["ls-files", "-z", "--", "*.md"], vault).stdout.split("\0")
-    return _plan(vault, days, _texts(vault, sorted(p for p in listed if p)), datetime.now(UTC))
+    return _plan(str(vault), days, _texts(vault, sorted(p for p in listed if p)), datetime.now(UTC))
 
 
 def _texts(vault: Path, listed: list[str]) -> Iterator[tuple[str, str]]:
@@ -126,12 +126,13 @@ def purge(plan: PurgePlan, machine: str) -> str | None:
 
     if not plan.notes:
         return None
-    with session(plan.vault, "purge") as writer:  # issue 27: the one write session
+    vault = Path(plan.vault)
+    with session(vault, "purge") as writer:  # issue 27: the one write session
         writer.run([Op.delete(rel) for rel in plan.notes], label="purge")
-        git(["add", "-A", "--", *plan.notes], plan.vault)
+        git(["add", "-A", "--", *plan.notes], vault)
         lines = "\n".join(f"{PURGE_TRAILER} {rel}" for rel in plan.notes)
         message = (
             f"purge ({machine}): {len(plan.notes)} note(s) disabled over {plan.days:g} days\n\n{lines}\n"
         )
-        git(["commit", "--quiet", "-m", message, "--", *plan.notes], plan.vault)
-        return git(["rev-parse", "HEAD"], plan.vault).stdout.strip()
+        git(["commit", "--quiet", "-m", message, "--", *plan.notes], vault)
+        return git(["rev-parse", "HEAD"], vault).stdout.strip()

@@ -112,7 +112,7 @@ def plan_sync(
     branch = current_branch(repo)
     config = local_config(repo)  # one read: this machine's records and the driver's keys
     plan = SyncPlan(
-        vault=vault,
+        vault=str(vault),
         repo=repo,
         branch=branch,
         machine=records.machine_id(repo, create=False, known=records.snapshot(repo, config)),

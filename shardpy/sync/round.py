@@ -24,6 +24,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
@@ -101,6 +102,10 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _root(plan: SyncPlan) -> Path:
+    return Path(plan.vault)
+
+
 def _wait_index_lock(plan: SyncPlan) -> None:
     lock = plan.repo.git_dir / "index.lock"
     deadline = time.monotonic() + INDEX_LOCK_WAIT_S
@@ -155,13 +160,13 @@ def _stamp(plan: SyncPlan, paths: list[str], writer: Session) -> list[str]:
     from shardpy.apply.transaction import Op
     from shardpy.merge.revisions import stamp_note
 
-    notes = [p for p in paths if p.endswith(".md") and (plan.vault / p).is_file()]
+    notes = [p for p in paths if p.endswith(".md") and (_root(plan) / p).is_file()]
     old = head_blobs(plan.repo, [plan.prefix + p for p in notes])
     ops: list[Op] = []
     for rel in notes:
         before = old.get(plan.prefix + rel)
         try:
-            now = (plan.vault / rel).read_bytes().decode("utf-8")
+            now = (_root(plan) / rel).read_bytes().decode("utf-8")
             prior = before.decode("utf-8") if before is not None else None
         except (OSError, UnicodeDecodeError):
             continue
@@ -174,16 +179,16 @@ def _stamp(plan: SyncPlan, paths: list[str], writer: Session) -> list[str]:
 
 
 def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
-    paths = changed_paths(plan.vault, plan.prefix)
+    paths = changed_paths(_root(plan), plan.prefix)
     plan.changes = paths
     if not paths:
         return
     report.stamped = _stamp(plan, paths, writer)
-    git(["add", "-A", "--", "."], plan.vault)
+    git(["add", "-A", "--", "."], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
-    tracked = tracked_local(plan.vault)
+    tracked = tracked_local(_root(plan))
     if tracked:
-        git(["rm", "--cached", "--quiet", "--", *tracked], plan.vault)
+        git(["rm", "--cached", "--quiet", "--", *tracked], _root(plan))
     staged = [
         p for p in git(["diff", "--cached", "--name-only", "-z"], plan.repo.top).stdout.split("\0") if p
     ]
@@ -194,7 +199,7 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     # record untracked just above, still in HEAD and on disk, went back in (tests/sync/test_sync.py,
     # the vault id): the index is committed as staged unless something outside the vault is staged.
     only = ["--", "."] if len(mine) < len(staged) else []
-    git(["commit", "--quiet", "-m", _message(plan, paths), *only], plan.vault)
+    git(["commit", "--quiet", "-m", _message(plan, paths), *only], _root(plan))
     report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
     report.committed = paths
 
@@ -300,7 +305,7 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
 def _locked_merge(plan: SyncPlan, ref: str, out: RemoteResult) -> None:
     from shardpy.apply.session import session
 
-    with session(plan.vault, "sync") as writer:  # issue 27: the one write session
+    with session(_root(plan), "sync") as writer:  # issue 27: the one write session
         _wait_index_lock(plan)
         _merge(plan, ref, out, writer)
 
@@ -367,7 +372,7 @@ def run_round(plan: SyncPlan, *, stop: Callable[[], bool] = lambda: False) -> Sy
     from shardpy.apply.session import session
 
     report = SyncReport(plan)
-    with session(plan.vault, "sync") as writer:  # issue 27: the one write session
+    with session(_root(plan), "sync") as writer:  # issue 27: the one write session
         plan.records = records.snapshot(plan.repo)
         plan.machine = records.machine_id(plan.repo, known=plan.records)
         _recover(plan, report, writer)

@@ -50,7 +50,6 @@ def test_the_purge_plan_is_pure_and_counts_from_disabled_at() -> None:
     # plan/purge.py decides over texts it is given (issue 27: plans in plan/, pure): the cutoff
     # is inclusive, a disabled note without a readable time is old, an enabled one never is.
     from datetime import UTC, datetime
-    from pathlib import Path
 
     from shardpy.plan.purge import plan_purge
 
@@ -61,6 +60,6 @@ def test_the_purge_plan_is_pure_and_counts_from_disabled_at() -> None:
         ("c.md", OLD.replace("disabled_at: 2020-01-01T00:00:00Z\n", "disabled_at: someday\n")),
         ("d.md", NOTE),
     ]
-    plan = plan_purge(Path("/v"), 30, iter(notes), now)
+    plan = plan_purge("/v", 30, iter(notes), now)
     assert plan.notes == ["a.md", "c.md"]
     assert plan.to_json() == {"vault": "/v", "older_than_days": 30, "notes": ["a.md", "c.md"]}
