@@ -29,6 +29,18 @@ def test_split_lines_keeps_newlines_and_partial_last_line() -> None:
     assert split_lines("a\rb\x0cc\u2028d\n") == ["a\rb\x0cc\u2028d\n"]
 
 
+_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "a", "b "]
+
+
+@given(st.lists(st.sampled_from(_BREAKS), max_size=12).map("".join))
+def test_split_lines_is_lf_records_whatever_other_breaks_the_text_holds(text: str) -> None:
+    # split_lines takes str.splitlines' answer when "\n" is the only break in the text (the
+    # driver's cost, issue 30): every other break str.splitlines knows must stay inside a record.
+    parts = text.split("\n")
+    records = [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    assert split_lines(text) == records
+
+
 def test_simple_hunks() -> None:
     assert _diff("a\nb\nc\n", "a\nb\nc\n") == []
     assert _diff("a\nb\nc\n", "a\nX\nc\n") == [(1, 1, 1, 1)]
