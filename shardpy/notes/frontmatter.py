@@ -368,16 +368,25 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _STAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|[+-][0-9]{2}:[0-9]{2})?"
 )
+# Digits, letters and dashes with a letter in them, none of "." ":" "_" "+": a string in YAML 1.1
+# and 1.2 unless it is a hex, octal or binary number or a 1.2 float such as 1e5 or 1E-5.
+_DIGIT_WORD = re.compile(r"[0-9][0-9-]*[A-Za-z][0-9A-Za-z-]*")
+_NUMBER_LIKE = re.compile(r"0[xXoObB].*|[0-9]+[eE]-?[0-9]+")
 _FLOW_WORDS = re.compile(r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*)? *\] *")
 
 
 def _loadable_scalar(text: str) -> bool:
     """True when YAML surely loads this one-line value (whatever its type):
-    what :func:`_simple_scalar` reads as a string, a whole number, a valid
-    ``YYYY-MM-DD`` date or a flow list of plain words. Else False: the caller asks YAML."""
+    what :func:`_simple_scalar` reads as a string, a plain text that starts with
+    a non-ASCII character (``🚀 Launch``, an imported title), a whole number, a
+    valid ``YYYY-MM-DD`` date or a flow list of plain words. Else False: the caller asks YAML."""
     if _simple_scalar(text) is not _NO:
         return True
     text = text.rstrip(" ")
+    if text and text[0] > "\x7f" and text[0] != _BOM:
+        # No indicator is non-ASCII, and the line is printable (_content_lines): a plain scalar
+        # unless ": " or " #" in it, or a final ":", would change its meaning.
+        return ": " not in text and " #" not in text and text[-1] != ":"
     if _INT.fullmatch(text):
         return True
     if _DATE.fullmatch(text):
@@ -388,6 +397,8 @@ def _loadable_scalar(text: str) -> bool:
         return True
     if _STAMP.fullmatch(text):
         return _valid_stamp(text)
+    if _DIGIT_WORD.fullmatch(text):  # an id such as 885ee114-3071-4b9e (originSessionId)
+        return _NUMBER_LIKE.fullmatch(text) is None
     return _FLOW_WORDS.fullmatch(text) is not None
 
 
@@ -451,24 +462,21 @@ def simple_keys(fm_text: str) -> list[str] | None:
 
 
 def _line_keys(fm_text: str) -> list[str] | None:
-    """:func:`simple_keys` read line by line: every shape it accepts."""
+    """:func:`simple_keys` read line by line: every shape it accepts, and under an
+    empty key either ``- item`` lines or one level of ``  key: value`` lines (the
+    ``metadata:`` mapping a Claude Code memory keeps; issue 25)."""
     lines = _content_lines(fm_text)
     if lines is None:
         return None
     keys: list[str] = []
     seen: set[str] = set()
-    in_list = False
-    item_indent = -1
+    under: _Under | None = None  # what the last empty key holds so far
     for line in lines:
         if line[0] == " " or line[0] == "-":
-            item = _list_item(line, item_indent) if in_list else None
-            if item is None:
-                return None
-            raw, item_indent = item
-            if raw is not None and not _loadable_scalar(raw):
+            if under is None or not under.take(line):
                 return None
             continue
-        in_list = False
+        under = None
         entry = _key_line(line, seen)
         if entry is None:
             return None
@@ -476,10 +484,43 @@ def _line_keys(fm_text: str) -> list[str] | None:
         seen.add(key)
         keys.append(key)
         if raw is None:
-            in_list, item_indent = True, -1
+            under = _Under()
         elif not _loadable_scalar(raw):
             return None
     return keys or None  # a blank block is YAML's None, decided by the caller
+
+
+class _Under:
+    """The lines under an empty top-level key: one list of ``- item`` lines at one indent,
+    or one mapping of ``key: value`` lines at one indent (new plain keys, loadable values)."""
+
+    __slots__ = ("indent", "nested", "seen")
+
+    def __init__(self) -> None:
+        self.indent = -1
+        self.nested: bool | None = None  # None until the first line says which
+        self.seen: set[str] = set()
+
+    def take(self, line: str) -> bool:
+        """Whether ``line`` continues what is under the key as YAML surely reads it."""
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        nested = not body.startswith("-")
+        if self.nested is not None and (nested != self.nested or indent != self.indent):
+            return False
+        if nested:
+            entry = _key_line(body, self.seen) if indent > 0 else None
+            if entry is None or entry[1] is None:  # a deeper level: YAML decides
+                return False
+            self.seen.add(entry[0])
+            raw: str | None = entry[1]
+        else:
+            item = _list_item(line, self.indent)
+            if item is None:
+                return False
+            raw = item[0]
+        self.nested, self.indent = nested, indent
+        return raw is None or _loadable_scalar(raw)
 
 
 def fenced_block(text: str) -> str | None:
