@@ -56,6 +56,8 @@ from childenv import checkout_env, child_env, reference_loop_ms  # noqa: E402
 
 from tests.importers.fixtures import generated_note  # noqa: E402
 
+NEUTRAL_CWD = tempfile.gettempdir()  # where the children run (see ``run``)
+
 CHILD = """
 import resource, sys, time
 from shardpy.cli.app import main
@@ -152,6 +154,9 @@ def run(args: list[str], env: dict[str, str] | None = None) -> Run:
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args],
+        # Not this checkout's folder: `python -c` puts the working folder first on sys.path, which
+        # made a --compare child import this checkout's shardpy instead of the other one's.
+        cwd=NEUTRAL_CWD,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -4,11 +4,13 @@ The whole-command wall time of an import on this VM swings with its disk;
 the phases say which part of the command a change moved. Each round runs
 ``--apply`` of the same generated basic-memory project into an empty vault
 in a child process that stamps the time at the end of each phase (the
-source scan, claiming paths, the second pass with rendering and journal
-rows, sealing the journal, writing the notes, recording the ledger), for
-this checkout and, with ``--compare DIR``, another one, alternating; then
-the floor (bench/import_bench.py's plain temp+rename loop of the same
-bytes, one syncfs). Medians over the rounds are printed.
+source scan, claiming paths, the second pass (the plan: issue 27, it writes
+nothing), the steps made again with their bytes into the journal's rows
+("record"; absent from a checkout before it), sealing the journal, writing
+the notes, recording the ledger), for this checkout and, with
+``--compare DIR``, another one, alternating; then the floor
+(bench/import_bench.py's plain temp+rename loop of the same bytes, one
+syncfs). Medians over the rounds are printed.
 
     python bench/import_phases.py [--notes 20000] [--rounds 3] [--compare DIR]
 """
@@ -28,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from childenv import checkout_env, child_env, reference_loop_ms  # noqa: E402
-from import_bench import floor, generate  # noqa: E402
+from import_bench import NEUTRAL_CWD, floor, generate  # noqa: E402
 
 CHILD = r"""
 import sys, time
@@ -55,6 +57,16 @@ def stamp(real, name):
         return r
     return call
 P.scan_source, P.claim_targets, P.plan_all = scan_, claim_, plan_all_
+try:
+    import shardpy.importers.steps as S
+except ImportError:  # a checkout from before issue 27's pure planning: no such phase
+    S = None
+if S is not None:
+    replay = S.Replay.__call__
+    def replay_(*a, **k):
+        yield from replay(*a, **k)
+        marks.append(("record", time.perf_counter()))
+    S.Replay.__call__ = replay_
 B.Journal.seal = stamp(B.Journal.seal, "seal")
 F.execute = stamp(F.execute, "write notes")
 F._complete = stamp(F._complete, "ledger")
@@ -72,7 +84,7 @@ for name, t in marks:
     prev = t
 """
 
-PHASES = ["scan", "claim", "second pass", "seal", "write notes", "ledger", "end"]
+PHASES = ["scan", "claim", "second pass", "record", "seal", "write notes", "ledger", "end"]
 
 
 def phases(src: Path, vault: Path, env: dict[str, str]) -> dict[str, float]:
@@ -80,6 +92,7 @@ def phases(src: Path, vault: Path, env: dict[str, str]) -> dict[str, float]:
     os.sync()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, "import", "--from", "basic-memory", str(src), str(vault), "--apply"],
+        cwd=NEUTRAL_CWD,  # not this checkout's folder (import_bench.run says why)
         capture_output=True,
         text=True,
         env=env,
