@@ -18,16 +18,7 @@ from typing import Any, NamedTuple
 from shardpy.fsutil import sha256_bytes as sha256
 from shardpy.fsutil import sha256_stream
 from shardpy.importers.bm_grammar import observation_count, observation_texts
-from shardpy.importers.links import (
-    Resolver,
-    apply_recipe,
-    is_note_name,
-    link_recipe,
-    note_stem,
-    rewrite_body,
-    splice,
-    without_ext,
-)
+from shardpy.importers.links import Resolver, apply_recipe, link_recipe, rewrite_body, splice
 from shardpy.importers.models import Built, Provenance, Record, SourceChanged
 from shardpy.importers.names import sanitize_path_part, stem_for
 from shardpy.importers.pool import read_all
@@ -35,6 +26,8 @@ from shardpy.importers.provenance import PROVENANCE_KEYS, link_signature, proven
 from shardpy.importers.walk import Found, read_text, walk_source
 from shardpy.notes.blocks import inline_blocks
 from shardpy.notes.frontmatter import as_list, as_text, render_block, split_fences, split_frontmatter
+from shardpy.notes.note import is_note_name, without_ext
+from shardpy.notes.note import stem as note_stem
 from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "basic-memory"

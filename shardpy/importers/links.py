@@ -22,15 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.notes.blocks import InlineBlock
-
-# issue 25: the note-name rules live in shardpy/notes/note.py. Named here only for the importers
-# and serve/tools.py, whose import lines move to notes.note with their owners' open changes.
-from shardpy.notes.note import is_note_name as is_note_name
-from shardpy.notes.note import stem
-from shardpy.notes.note import without_ext as without_ext
+from shardpy.notes.note import is_note_name, without_ext
+from shardpy.notes.note import stem as note_stem
 from shardpy.notes.wikilinks import find_md_links, find_wikilinks, split_inner
-
-note_stem = stem
 
 # Folders of a vault that never hold notes to link to.
 SKIP_DIRS = frozenset({".shardmind", ".obsidian", ".git", ".trash"})

@@ -20,10 +20,11 @@ from shardpy.fsutil import sha256_bytes as sha256
 from shardpy.graph.facts import KEY, Fact, now_ms, parse_instant
 from shardpy.graph.note import Entity as GraphEntity
 from shardpy.graph.note import link_target, parse_note, render_note, shown_type
-from shardpy.importers.links import LinkUse, Resolution, Resolver, note_stem
+from shardpy.importers.links import LinkUse, Resolution, Resolver
 from shardpy.importers.models import Built, Provenance, Record
 from shardpy.importers.names import stem_for
 from shardpy.importers.provenance import link_signature, provenance_items
+from shardpy.notes.note import stem as note_stem
 from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "mcp-memory"

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from shardpy.errors import ShardpyError
-from shardpy.importers.links import note_stem
 from shardpy.notes.frontmatter import split_frontmatter, yaml_item
+from shardpy.notes.note import stem as note_stem
 from shardpy.serve import capture
 from shardpy.serve.exposure import Manifest, clean_root, inside, under
 from shardpy.serve.graph import Attachments, Names
