@@ -21,7 +21,8 @@ note's frontmatter keys in the user cache folder (shardpy/notes/keycache.py):
 the rounds time it with the keys kept, and its first run (every note read,
 an empty cache folder of its own per checkout) is timed once before them and
 printed apart. --compare DIR times another checkout
-(``git archive <commit> | tar -x -C DIR``) interleaved run by run.
+(``git archive <commit> | tar -x -C DIR``) interleaved run by run, and says
+whether both printed the same bytes.
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ def main() -> None:
             f" (first run {first[0] / plain[0]:.1f}x wall, {first[1] / plain[1]:.1f}x CPU);"
             f" output identical run to run (first run included): {'yes' if same else 'NO'}"
         )
+    if len(variants) > 1:  # a change to speed alone leaves every byte of both outputs as it was
+        alike = all(
+            len({o for lab in variants for o in outputs[f"{lab}: {v}"]}) == 1
+            for v in ("status", "status --verbose")
+        )
+        print(f"  output identical across the checkouts: {'yes' if alike else 'NO'}")
 
 
 if __name__ == "__main__":
