@@ -57,11 +57,13 @@ class StatusReport:
     interrupted_imports: list[str] = field(default_factory=list)  # run ids
 
     def to_json(self) -> dict[str, Any]:
-        if self.vault is None:
-            return {"vault": None, "message": "not inside a shardpy vault"}
-        out: dict[str, Any] = {"vault": str(self.vault)}
-        if self.recovery is not None:
+        out: dict[str, Any] = {"vault": None, "message": "not inside a shardpy vault"}
+        if self.vault is not None:
+            out = {"vault": str(self.vault)}
+        if self.recovery is not None:  # also when it undid a first install: no vault is left
             out["recovered"] = self.recovery.__dict__
+        if self.vault is None:
+            return out
         if self.error is not None:
             out["error"] = self.error.to_dict()
             return out
