@@ -14,7 +14,7 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.shard.render import render_expression
-from shardpy.shard.schema import Schema, ValueDef, ValueMigration, is_computed
+from shardpy.shard.schema import AddedChange, Schema, ValueDef, ValueMigration, is_computed
 from shardpy.versions import parse_version
 
 VALUES_FILE = "shard-values.yaml"
@@ -319,6 +319,20 @@ def select_migrations(migrations: list[ValueMigration], current: str, target: st
     return sorted(chosen, key=lambda m: parse_version(m.from_version))
 
 
+def _add(change: AddedChange, vals: dict[str, Any], tag: str, result: MigrationResult) -> None:
+    if change.key in vals:
+        return
+    if is_computed(change.default):
+        # Computed on this machine (the flagship's command_found('qmd'), issue 29): left out here,
+        # the value is asked like any new one, its computed default offered (--yes takes it) -
+        # never the expression itself, nor a value another machine computed
+        # (tests/update/test_update_flow.py).
+        result.applied.append(f"{tag} added '{change.key}' (asked, its default computed here)")
+        return
+    vals[change.key] = _copy(change.default)
+    result.applied.append(f"{tag} added '{change.key}'")
+
+
 def apply_value_migrations(
     values: Mapping[str, Any], current: str, target: str, migrations: list[ValueMigration]
 ) -> MigrationResult:
@@ -336,9 +350,7 @@ def apply_value_migrations(
                     vals[change.new] = vals.pop(change.old)
                     result.applied.append(f"{tag} renamed '{change.old}' to '{change.new}'")
             elif change.type == "added":
-                if change.key not in vals:
-                    vals[change.key] = _copy(change.default)
-                    result.applied.append(f"{tag} added '{change.key}'")
+                _add(change, vals, tag, result)
             elif change.type == "removed":
                 if change.key in vals:
                     del vals[change.key]

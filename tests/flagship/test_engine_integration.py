@@ -253,6 +253,10 @@ def test_update_0_9_0_to_1_0_0_merges_moves_and_rewrites(tmp_path: Path, env: di
     done = shardpy(["update", "--yes"], env, cwd=vault)
     assert done.returncode == 0, done.stdout + done.stderr
     _check_updated_vault(vault, notes, plain)
+    # The value 1.0.0 added is computed on the updating machine, as at install (issue 29): QMD's
+    # server is registered only where qmd is installed (the migration's literal true did before).
+    has_qmd = shutil.which("qmd", path=env.get("PATH")) is not None
+    assert ("qmd" in json.loads((vault / ".mcp.json").read_text())["mcpServers"]) is has_qmd
     # A second update is a no-op.
     before = tree(vault)
     again = shardpy(["update", "--yes"], env, cwd=vault)

@@ -261,7 +261,11 @@ def test_frontmatter_rules_match_between_schema_and_manifest() -> None:
 
 def test_value_migration_records_the_value_added_in_1_0_0() -> None:
     assert SCHEMA["migrations"] == [
-        {"from_version": "0.9.0", "changes": [{"type": "added", "key": "qmd_enabled", "default": True}]}
+        {
+            "from_version": "1.0.0",
+            # computed on the updating machine (issue 29): QMD registered only where qmd is found
+            "changes": [{"type": "added", "key": "qmd_enabled", "default": "{{ command_found('qmd') }}"}],
+        }
     ]
 
 

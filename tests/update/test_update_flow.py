@@ -119,6 +119,28 @@ def test_value_migrations_and_new_values(sc: Scenario) -> None:
     assert "# my comment" in text and "user_name: Jane" in text and "org: Independent" in text
 
 
+def test_a_value_added_with_a_computed_default_is_computed_on_the_updating_machine(sc: Scenario) -> None:
+    """An ``added`` migration whose default is computed (the flagship's qmd_enabled, issue 29)
+    is asked like any new value, with the default computed here; before, the expression itself
+    was written into shard-values.yaml."""
+    sc.shard("1.0.0", base_files())
+    sc.install("--defaults")
+    flag = {"type": "boolean", "default": "{{ command_found('no-such-command-here') }}", "group": "setup"}
+    migrations = [
+        {"from_version": "1.1.0", "changes": [{"type": "added", "key": "flag", "default": flag["default"]}]}
+    ]
+    sc.shard(
+        "1.1.0",
+        {**base_files(), "flag.md.njk": "flag={{ flag }}\n"},
+        values={"flag": flag},
+        migrations=migrations,
+    )
+    report = sc.update_json("--yes")
+    assert report["values"]["asked"] == ["flag"]
+    assert sc.read("flag.md") == "flag=False\n"
+    assert "flag: false" in sc.read("shard-values.yaml")
+
+
 def test_post_update_hook_is_additive_only(sc: Scenario) -> None:
     hook = (
         "import json, os, pathlib\n"
