@@ -43,7 +43,6 @@ RENAMES: dict[str, tuple[int, str]] = {
 PENDING: dict[str, str] = {
     "importers/models.py": "sha256(): remove; callers use fsutil.sha256_bytes",
     "importers/basic_memory.py": "file_digest for an attachment: fsutil.sha256_stream(fh)",
-    "notes/keycache.py": "cache_file()'s key: fsutil.sha256_bytes(...)[:16]",
     "serve/qmd.py": "fsutil.sha256_bytes(blob.encode('utf-8'))",
 }
 

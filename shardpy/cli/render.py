@@ -168,6 +168,7 @@ def _attention_lines(con: Any, report: StatusReport) -> None:
 
 def status_report(report: StatusReport) -> None:
     con = console()
+    recovery_line(report.recovery)  # also when the recovery undid a first install: no vault is left
     if report.vault is None:
         con.print("Not inside a shardpy vault.")
         con.print("Start one with `shardpy install --defaults DIR` (the bundled flagship shard),")
@@ -175,7 +176,6 @@ def status_report(report: StatusReport) -> None:
             "`shardpy install SOURCE DIR` for another shard, or `shardpy adopt SOURCE` in an existing clone."
         )
         return
-    recovery_line(report.recovery)
     if report.error is not None:
         con.print(
             f"[red]Vault at {report.vault} cannot be read[/] [{report.error.code}]: {report.error.message}"
