@@ -40,13 +40,23 @@ ImportFormat = Literal["basic-memory", "claude-code-memory", "mcp-memory"]
 
 class Opt:
     """One argument or option: its spellings (none: a positional argument), its help,
-    and the flow option it fills ("": the same name; None: the CLI's own, as --json).
+    and the flow option it fills ("": the same name; None: the CLI's own, as --json);
+    a number's least value and a positional's shown name, when it has them.
     A plain class, not a dataclass: making one costs start-up (status reads a table)."""
 
-    __slots__ = ("flags", "flow", "help")
+    __slots__ = ("flags", "flow", "help", "metavar", "minimum")
 
-    def __init__(self, flags: tuple[str, ...], help: str, flow: str | None = "") -> None:
+    def __init__(
+        self,
+        flags: tuple[str, ...],
+        help: str,
+        flow: str | None = "",
+        *,
+        minimum: float | None = None,
+        metavar: str | None = None,
+    ) -> None:
         self.flags, self.help, self.flow = flags, help, flow
+        self.minimum, self.metavar = minimum, metavar
 
 
 class BadUsage(Exception):
@@ -76,9 +86,17 @@ def flag(*flags: str, help: str, flow: str | None = "") -> Any:
     return field(default=False, metadata={_KEY: Opt(flags, help, flow)})
 
 
-def value(*flags: str, help: str, default: Any = None, flow: str | None = "") -> Any:
-    """An option taking one value."""
-    return field(default=default, metadata={_KEY: Opt(flags, help, flow)})
+def off_flag(*flags: str, help: str, flow: str | None = "") -> Any:
+    """An option without a value that turns off what is on (True unless given): ``sync
+    --no-push`` fills ``push``, the flow's own name for it, so no second field inverts it."""
+    return field(default=True, metadata={_KEY: Opt(flags, help, flow)})
+
+
+def value(
+    *flags: str, help: str, default: Any = None, flow: str | None = "", minimum: float | None = None
+) -> Any:
+    """An option taking one value (a number at least ``minimum``, when given: ``sync --interval``)."""
+    return field(default=default, metadata={_KEY: Opt(flags, help, flow, minimum=minimum)})
 
 
 def many(*flags: str, help: str, flow: str | None = "") -> Any:
@@ -90,6 +108,12 @@ def argument(help: str, *, required: bool = False, flow: str | None = None) -> A
     """A positional argument (None unless given, or required)."""
     meta = {_KEY: Opt((), help, flow)}
     return field(metadata=meta) if required else field(default=None, metadata=meta)
+
+
+def arguments(help: str, *, metavar: str, flow: str | None = None) -> Any:
+    """The last positional argument, repeatable: every remaining word, in order (``sync``'s
+    ``[VAULT | ACTION ARGS...]``, its shown name)."""
+    return field(default_factory=list, metadata={_KEY: Opt((), help, flow, metavar=metavar)})
 
 
 # Options several commands share: one spelling and one help.
@@ -182,6 +206,12 @@ def _kind(cls: type[Args], name: str) -> str:
     return "many" if typing.get_origin(hint) is list else "value"
 
 
+def _off(cls: type[Args], name: str) -> bool:
+    """An off_flag: a flag on unless given (click's flag_value for a True default varies by
+    version: with click 8.5, `--no-push` alone declared with default True gave True)."""
+    return _kind(cls, name) == "flag" and cls.__dataclass_fields__[name].default is True
+
+
 def _convert(cls: type[Args], name: str, given: Any) -> Any:
     """A plain word as the field's type; ValueError for a word it cannot be."""
     if isinstance(given, list):
@@ -192,8 +222,12 @@ def _convert(cls: type[Args], name: str, given: Any) -> Any:
     allowed = choices(cls, name)
     if allowed and given not in allowed:
         raise ValueError(given)
-    if hint in (Path, int):
-        return hint(given)
+    if hint in (Path, int, float):
+        number = hint(given)
+        least = option_of(cls.__dataclass_fields__[name]).minimum
+        if least is not None and number < least:  # below it: Typer's usage error to report
+            raise ValueError(given)
+        return number
     return given
 
 
@@ -203,7 +237,7 @@ def _take(cls: type[Args], name: str, words: Iterator[str], seen: dict[str, Any]
     if kind == "flag":
         if name in seen:
             return False
-        seen[name] = True
+        seen[name] = not _off(cls, name)
         return True
     word = next(words, "")
     if not word or word.startswith("-") or (kind == "value" and name in seen):
@@ -230,6 +264,11 @@ def parse_plain(cls: type[A], argv: list[str]) -> A | None:
             return None
         else:
             words.append(word)
+    if positionals and _kind(cls, positionals[-1]) == "many":  # the last takes every word left
+        *single, rest = positionals
+        if words[len(single) :]:
+            seen[rest] = words[len(single) :]
+        positionals, words = single, words[: len(single)]
     if len(words) > len(positionals):
         return None
     seen.update(zip(positionals, words, strict=False))
@@ -268,6 +307,7 @@ def typer_command(cls: type[A], body: Callable[[A], object], *, name: str) -> Ca
     def command(**given: Any) -> None:
         kinds = {p.name: _kind(cls, p.name) for p in params}
         values = {k: list(v or []) if kinds[k] == "many" else v for k, v in given.items()}
+        values.update({k: not v for k, v in given.items() if _off(cls, k)})
         try:
             args = cls(**values).checked()
         except BadUsage as exc:
@@ -289,9 +329,16 @@ def _typer_param(cls: type[Args], item: Any) -> Any:
 
     opt = option_of(item)
     hint = _hints(cls)[item.name]
-    info = typer.Option(*opt.flags, help=opt.help) if opt.flags else typer.Argument(help=opt.help)
+    info = (
+        typer.Option(*opt.flags, help=opt.help, min=opt.minimum)
+        if opt.flags
+        else typer.Argument(help=opt.help, metavar=opt.metavar, show_default=opt.metavar is None)
+    )
+    default: Any
     if _kind(cls, item.name) == "many":
         hint, default = hint | None, None
+    elif _off(cls, item.name):  # Typer sees "given" (False unless given); command() turns it off
+        default = False
     else:
         default = inspect.Parameter.empty if item.default is MISSING else item.default
     return inspect.Parameter(

@@ -9,34 +9,61 @@ Forms (one Typer command; the first word picks the action):
 This module parses and prints; :mod:`shardpy.sync` decides and does.
 """
 
+# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
 # No `from __future__ import annotations`: Typer reads the parameters' annotations of the
-# command declared inside register(), where `typer` is a local name.
+# commands declared inside register(), where `typer` is a local name.
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from shardpy.cli import options as o
 from shardpy.errors import ShardpyError, UsageError
 
 if TYPE_CHECKING:
+    from shardpy.plan.sync import SyncPlan
     from shardpy.sync.round import SyncReport
 
 ACTIONS = {"add-remote": 2, "remove-remote": 1, "init-seed": 1}
 DEFAULT_INTERVAL_S = 300.0
 
 
-@dataclass
-class SyncArgs:
-    words: list[str] = field(default_factory=list)
-    remotes: list[str] = field(default_factory=list)
-    push: bool = True
-    dry_run: bool = False
-    as_json: bool = False
-    yes: bool = False
-    watch: bool = False
-    interval: float = DEFAULT_INTERVAL_S
-    print_unit: str | None = None
-    status: bool = False
+# sync's option table (shardpy/cli/options.py, issue 27): the Typer command, the plain parser
+# (the watcher and scripts run sync often; Typer's start-up is most of a quiet round) and
+# plan_sync's options are all derived from it; the docstring is the command's help.
+@dataclass(frozen=True, kw_only=True)
+class SyncArgs(o.Args):
+    """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
+
+    words: list[str] = o.arguments(
+        "[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH.",
+        metavar="[VAULT | ACTION ARGS...]",
+    )
+    # `remote`, not `remotes`: the field's name is the value's name in help (--remote REMOTE)
+    remote: list[str] = o.many("--remote", help="Sync with this remote only (repeatable).", flow="remotes")
+    push: bool = o.off_flag("--no-push", help="Commit, fetch and merge; push nothing.")
+    dry_run: bool = o.flag("--dry-run", help="Show what a round would do; change nothing.")
+    as_json: bool = o.as_json()
+    yes: bool = o.flag("--yes", "-y", help="Run `git setup` first without asking when needed.", flow=None)
+    watch: bool = o.flag("--watch", help="Keep syncing: every interval and after changes.", flow=None)
+    interval: float = o.value(
+        "--interval",
+        help="Seconds between rounds with --watch.",
+        default=DEFAULT_INTERVAL_S,
+        minimum=1.0,
+        flow=None,
+    )
+    print_unit: str | None = o.value(
+        "--print-unit", help="Print a service unit for --watch: systemd or launchd.", flow=None
+    )
+    status: bool = o.flag("--status", help="Each remote: ahead/behind, last sync, last error.", flow=None)
+
+
+def _plan(args: SyncArgs, vault: Path) -> "SyncPlan":
+    """plan_sync over the table's flow options (remotes, push, dry_run)."""
+    from shardpy.sync.plan import plan_sync
+
+    return o.flow_options(args, plan_sync, vault=vault)
 
 
 def _vault(word: str | None) -> Path:
@@ -128,13 +155,12 @@ def summary(report: "SyncReport") -> str:
 
 
 def _round(args: SyncArgs, vault: Path) -> "SyncReport":
-    from shardpy.sync.plan import plan_sync
     from shardpy.sync.round import run_round
 
-    plan = plan_sync(vault, remotes=args.remotes, push=args.push)
+    plan = _plan(args, vault)
     if plan.setup_needed:
         _ensure_setup(vault, args.yes)
-        plan = plan_sync(vault, remotes=args.remotes, push=args.push)
+        plan = _plan(args, vault)
     return run_round(plan)
 
 
@@ -146,11 +172,10 @@ def _watch(args: SyncArgs, vault: Path) -> None:
     stopper.install()
 
     def once() -> str:
-        from shardpy.sync.plan import plan_sync
         from shardpy.sync.round import run_round
 
         try:
-            line = summary(run_round(plan_sync(vault, remotes=args.remotes, push=args.push), stop=stopper))
+            line = summary(run_round(_plan(args, vault), stop=stopper))
         except ShardpyError as exc:
             line = f"sync: failed: [{exc.code}] {exc.message}"
         return f"{now()} {line}"
@@ -178,15 +203,11 @@ def run_sync(args: SyncArgs) -> None:
         print(unit_text(args.print_unit, vault, args.interval), end="")
         return
     if args.dry_run:
-        from shardpy.sync.plan import plan_sync
-
-        plan = plan_sync(vault, remotes=args.remotes, push=args.push, dry_run=True)
+        plan = _plan(args, vault)
         _emit(plan.to_json(), _plan_text(plan.to_json()), args.as_json)
         return
     if args.watch:
-        from shardpy.sync.plan import plan_sync
-
-        if plan_sync(vault, remotes=args.remotes, push=args.push).setup_needed:
+        if _plan(args, vault).setup_needed:
             _ensure_setup(vault, args.yes)
         _watch(args, vault)
         return
@@ -212,82 +233,21 @@ def _plan_text(plan: dict[str, Any]) -> str:
 
 
 def plain_args(argv: list[str]) -> SyncArgs | None:
-    """``sync [VAULT] [--remote NAME]... [--no-push] [--dry-run] [--json] [--yes]`` without Typer
-    (the watcher and scripts run it often; Typer's start-up is most of a quiet round), else None."""
-    args = SyncArgs()
-    switches = {"--no-push": "push", "--dry-run": "dry_run", "--json": "as_json", "--yes": "yes", "-y": "yes"}
-    rest = list(argv)
-    while rest:
-        word = rest.pop(0)
-        if word in switches:
-            setattr(args, switches[word], switches[word] != "push")
-        elif word == "--remote" and rest and not rest[0].startswith("-"):
-            args.remotes.append(rest.pop(0))
-        elif not word.startswith("-") and not args.words and word not in ACTIONS:
-            args.words.append(word)
-        else:
-            return None
-    return args
+    """The arguments of a plain ``sync`` without Typer (options.parse_plain), else None: Typer's."""
+    return o.parse_plain(SyncArgs, argv)
+
+
+def _sync_body(args: SyncArgs) -> None:
+    from shardpy.cli.output import guarded
+
+    guarded(lambda: run_sync(args), as_json=args.as_json)
 
 
 def register(app: Any) -> None:
-    """Declare ``sync`` for Typer (imported only when Typer runs: see :func:`plain_args`)."""
+    """Declare ``sync``, ``rm``, ``restore``, ``purge`` for Typer (imported only when Typer runs)."""
     import typer
 
-    def sync_command(
-        words: Annotated[
-            list[str] | None,
-            typer.Argument(
-                help="[VAULT], or: add-remote NAME URL | remove-remote NAME | init-seed PATH.",
-                metavar="[VAULT | ACTION ARGS...]",
-                show_default=False,
-            ),
-        ] = None,
-        remote: Annotated[
-            list[str] | None, typer.Option("--remote", help="Sync with this remote only (repeatable).")
-        ] = None,
-        no_push: Annotated[
-            bool, typer.Option("--no-push", help="Commit, fetch and merge; push nothing.")
-        ] = False,
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Show what a round would do; change nothing.")
-        ] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-        yes: Annotated[
-            bool, typer.Option("--yes", "-y", help="Run `git setup` first without asking when needed.")
-        ] = False,
-        watch: Annotated[
-            bool, typer.Option("--watch", help="Keep syncing: every interval and after changes.")
-        ] = False,
-        interval: Annotated[
-            float, typer.Option("--interval", help="Seconds between rounds with --watch.", min=1.0)
-        ] = DEFAULT_INTERVAL_S,
-        print_unit: Annotated[
-            str | None,
-            typer.Option("--print-unit", help="Print a service unit for --watch: systemd or launchd."),
-        ] = None,
-        status: Annotated[
-            bool, typer.Option("--status", help="Each remote: ahead/behind, last sync, last error.")
-        ] = False,
-    ) -> None:
-        """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
-        from shardpy.cli.output import guarded
-
-        args = SyncArgs(
-            words=list(words or []),
-            remotes=list(remote or []),
-            push=not no_push,
-            dry_run=dry_run,
-            as_json=as_json,
-            yes=yes,
-            watch=watch,
-            interval=interval,
-            print_unit=print_unit,
-            status=status,
-        )
-        guarded(lambda: run_sync(args), as_json=as_json)
-
-    app.command("sync")(sync_command)
+    app.command("sync")(o.typer_command(SyncArgs, _sync_body, name="sync"))
 
     def rm_command(
         note: Annotated[str, typer.Argument(help="The note (its path, with .md).")],

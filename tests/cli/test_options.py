@@ -13,7 +13,7 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
-from shardpy.cli import import_cmd, install_update, options, search_cmd, serve_cmd, status
+from shardpy.cli import import_cmd, install_update, options, search_cmd, serve_cmd, status, sync_cmd
 from shardpy.cli.commands import app, readable_help
 
 TABLES: dict[str, type[options.Args]] = {
@@ -25,6 +25,7 @@ TABLES: dict[str, type[options.Args]] = {
     "status": status.StatusArgs,
     "index": search_cmd.IndexArgs,
     "search": search_cmd.SearchArgs,
+    "sync": sync_cmd.SyncArgs,
 }
 # Arguments each table's two parsers must read alike (the plain parser may leave some to Typer).
 ARGVS: dict[str, list[list[str]]] = {
@@ -42,11 +43,18 @@ ARGVS: dict[str, list[list[str]]] = {
         ["q"],
         ["two words", "--vault", "v", "--top", "5", "--type", "t", "--path", "p", "--mode", "x"],
     ],
+    "sync": [
+        [],
+        ["v", "--remote", "a", "--remote", "b", "--no-push", "--dry-run", "--json", "-y"],
+        ["add-remote", "hub", "../hub.git"],  # a repeatable positional takes every word
+        ["v", "--watch", "--interval", "1.5", "--print-unit", "systemd", "--status"],
+    ],
 }
 BAD_ARGVS: dict[str, list[list[str]]] = {
     "update": [["--on-conflict", "nope"], ["--conflict-style", "both"]],
     "adopt": [[], ["src", "--mode", "nope"]],
     "import": [["--from", "nope", "src"], ["--resume", "--abandon"], ["--from", "mcp-memory"]],
+    "sync": [["--interval", "0.5"], ["--interval", "soon"]],  # a number below its minimum, not one
 }
 runner = CliRunner()
 
@@ -120,6 +128,7 @@ FLOWS = {
     "adopt": ("shardpy.flows.adopt", "AdoptOptions", {"dest"}),
     "import": ("shardpy.flows.importflow", "run_import", {"vault", "keep_resolved_links", "progress"}),
     "serve": ("shardpy.flows.serve", "run_serve", set()),
+    "sync": ("shardpy.sync.plan", "plan_sync", {"vault"}),
 }
 
 
@@ -137,3 +146,21 @@ def test_each_flow_option_is_filled_from_one_field(verb: str) -> None:
         n for n, p in inspect.signature(target).parameters.items() if p.default is inspect.Parameter.empty
     }
     assert required <= set(filled) | given
+
+
+@pytest.mark.parametrize(("argv", "push"), [([], True), (["--no-push"], False)])
+def test_an_off_flag_is_on_unless_given_by_both_parsers(argv: list[str], push: bool) -> None:
+    # sync --no-push fills plan_sync's push (an off_flag): declared with default True, click 8.5
+    # alone gave True for `--no-push`; both parsers must turn it off.
+    code, given = _via_typer(sync_cmd.SyncArgs, argv)
+    assert code == 0 and [a.push for a in given] == [push]
+    parsed = options.parse_plain(sync_cmd.SyncArgs, argv)
+    assert parsed is not None and parsed.push is push
+
+
+def test_the_sync_flow_gets_its_options_from_the_table(tmp_path: Any) -> None:
+    args = options.parse_plain(sync_cmd.SyncArgs, ["--remote", "a", "--no-push", "--dry-run"])
+    assert args is not None
+    chosen: dict[str, Any] = {}
+    options.flow_options(args, lambda **kw: chosen.update(kw), vault=tmp_path)
+    assert chosen == {"vault": tmp_path, "remotes": ["a"], "push": False, "dry_run": True}
