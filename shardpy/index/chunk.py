@@ -174,7 +174,7 @@ def _link_lines(body: str) -> list[tuple[int, str]]:
     found = [(w.start, w.target) for w in wiki]
     for md in mds:
         path = md.url.strip("<>").split("#", 1)[0]
-        if path.lower().endswith(names.NOTE_EXTS):
+        if names.is_note_name(path):
             found.append((md.start, names.stem(path)))
     if not found:
         return []
