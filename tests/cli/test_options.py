@@ -164,3 +164,14 @@ def test_the_sync_flow_gets_its_options_from_the_table(tmp_path: Any) -> None:
     chosen: dict[str, Any] = {}
     options.flow_options(args, lambda **kw: chosen.update(kw), vault=tmp_path)
     assert chosen == {"vault": tmp_path, "remotes": ["a"], "push": False, "dry_run": True}
+
+
+@pytest.mark.parametrize("verb", sorted(TABLES))
+def test_a_shown_name_and_a_minimum_reach_the_help(verb: str) -> None:
+    # sync's `[VAULT | ACTION ARGS...]` and `--interval` (at least 1.0) are declared in its table;
+    # that Typer enforces the minimum is test_a_usage_error_is_typers_to_report's.
+    shown = runner.invoke(app, [verb, "--help"], env={"COLUMNS": "300"}).stdout
+    for item in dataclasses.fields(TABLES[verb]):
+        opt = options.option_of(item)
+        assert opt.metavar is None or f"{verb} [OPTIONS] [{opt.metavar}]..." in shown
+        assert opt.minimum is None or f"[x>={opt.minimum}]" in shown
