@@ -40,11 +40,7 @@ RENAMES: dict[str, tuple[int, str]] = {
 }
 
 # Module → the change it still needs (issue 27), named by its owner this round.
-PENDING: dict[str, str] = {
-    "importers/models.py": "sha256(): remove; callers use fsutil.sha256_bytes",
-    "importers/basic_memory.py": "file_digest for an attachment: fsutil.sha256_stream(fh)",
-    "serve/qmd.py": "fsutil.sha256_bytes(blob.encode('utf-8'))",
-}
+PENDING: dict[str, str] = {}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:

@@ -33,7 +33,6 @@ a call blocks its handler for at most ``timeout`` seconds.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -88,7 +87,7 @@ class Launcher:
     def fingerprint(self, vault: Path) -> str:
         """What a consent covers: the exact entry, and the bytes of each vault file it names (the
         flagship's launcher is a script inside the vault, which a pull can change as easily)."""
-        from shardpy.fsutil import sha256_file
+        from shardpy.fsutil import sha256_bytes, sha256_file
 
         files: dict[str, str] = {}
         real_vault = os.path.realpath(vault)
@@ -97,7 +96,7 @@ class Launcher:
             if full.startswith(real_vault + os.sep) and os.path.isfile(full):
                 files[word] = sha256_file(Path(full)) or ""
         blob = json.dumps({"entry": self.to_json(), "files": files}, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return sha256_bytes(blob.encode("utf-8"))
 
     @staticmethod
     def registered(vault: Path) -> Launcher | None:
