@@ -17,14 +17,15 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from shardpy import fsutil
 from shardpy.apply import journalcheck as jc
 from shardpy.apply.rundir import JOURNAL_NAME, PLAN_NAME, runs_dir
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import safe_target
-from shardpy.plan.actions import WRITE_KINDS, PlannedAction, WriteKind
+from shardpy.plan.actions import WRITE_KINDS
+from shardpy.plan.importplan import Step
 from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
 ADD_BATCH = 256  # planned steps inserted into the journal at once
@@ -64,20 +65,10 @@ _CARRY_OVER = (
 NOT_DONE = "NOT EXISTS (SELECT 1 FROM progress p WHERE p.idx = steps.idx)"
 
 
-class JournalStep(PlannedAction, Protocol):
-    """One write of a run: a file action (``action``, ``target``; the plan's vocabulary,
-    ``plan.actions``) with its expected hashes and its provenance (the import's ``Step`` is one)."""
-
-    index: int
-    action: WriteKind
-    kind: str
-    source_path: str
-    target: str
-    pre_sha: str | None  # what must be at ``target`` before writing (None: nothing)
-    new_sha: str
-    source_hash: str
-    render_key: str
-    base_sha: str
+# A run's journal records the import plan's steps (plan/importplan.py ``Step``: a file action with
+# its expected hashes and provenance). The step type lives in plan/ since import planning moved
+# there (issue 27), so apply/ names it instead of mirroring its fields in a Protocol.
+JournalStep = Step
 
 
 def run_corrupt(run_id: str) -> ShardpyError:

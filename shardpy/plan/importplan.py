@@ -86,7 +86,7 @@ class Step:
     """A file action with provenance: the write the apply stage performs (``action``, a typed
     ``WriteKind``; ``target``, ``pre_sha``, ``new_sha``) and the source record it came from
     (``source_path``, ``source_hash``, ``render_key``, ``base_sha``) for the import ledger. The
-    bytes travel beside it (``StepWrite``); ``apply.batch.JournalStep`` is this shape."""
+    bytes travel beside it (``StepWrite``); a run's journal records it (``apply.batch.JournalStep``)."""
 
     index: int
     action: WriteKind
