@@ -46,7 +46,7 @@ from shardpy.fsutil import (
     sha256_file,
     syncfs_all,
 )
-from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID
+from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID, first_write_temps
 
 JOURNAL_VERSION = 2  # 2: bound to the vault id, each path's written hash
 KEEP_BACKUPS = 5
@@ -664,30 +664,13 @@ def recover(root: Path) -> RecoveryReport | None:
     return RecoveryReport("rolled-back", journal.label, count, journal.started_at, kept)
 
 
-# The journal's own temporary file (fsutil.atomic_write's name for it): a kill while the
-# journal is being written leaves it beside a journal that was never renamed into place. So does
-# a kill while the first transaction writes the vault id, just before its journal (issue 27: the
-# fault harness's adopt trial; tests/test_spine_session.py).
-_JOURNAL_TEMP = re.compile(
-    re.escape(TMP_MARK)
-    + r"[0-9a-f]{8}-(?:"
-    + re.escape(Path(JOURNAL).name)
-    + "|"
-    + re.escape(Path(VAULT_ID).name)
-    + ")"
-)
-
-
 def _journal_temps(root: Path) -> list[str]:
+    """The journal's own temporary file (a kill while the journal is being written leaves it
+    beside a journal never renamed into place), or the vault id's, written just before the first
+    journal (issue 27: the fault harness's adopt trial; tests/test_spine_session.py)."""
     if not jc.real_folder(root, SIDECAR):
         return []
-    try:
-        with os.scandir(root / SIDECAR) as it:
-            return [
-                e.path for e in it if _JOURNAL_TEMP.fullmatch(e.name) and e.is_file(follow_symlinks=False)
-            ]
-    except OSError:
-        return []
+    return first_write_temps(root / SIDECAR)
 
 
 def _remove_journal_temps(root: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -53,7 +54,7 @@ def find_vault_root(start: Path) -> Path | None:
             continue
         if _regular(side / "state.json") or (_regular(side / "journal.json") and _regular(side / "vault-id")):
             return candidate
-        if _first_write_temp(side):
+        if first_write_temps(side):
             return candidate
     return None
 
@@ -65,14 +66,20 @@ def _first_write_temp_name() -> re.Pattern[str]:
     driver git starts once per file imports layout for its names alone (issue 30)."""
     from shardpy.fsutil import TMP_MARK
 
-    return re.compile(re.escape(TMP_MARK) + r"[0-9a-f]{8}-(?:journal\.json|vault-id)")
+    names = "|".join(re.escape(Path(n).name) for n in (JOURNAL, VAULT_ID))
+    return re.compile(re.escape(TMP_MARK) + f"[0-9a-f]{{8}}-(?:{names})")
 
 
-def _first_write_temp(side: Path) -> bool:
+def first_write_temps(side: Path) -> list[str]:
+    """The temporary files a kill left in ``side`` (a vault's ``.shardmind/``) while the journal
+    or the first transaction's vault id was being written: regular files, never through a link.
+    The one test of those names: vault discovery and the transaction's recovery both ask it."""
     try:
-        return any(_first_write_temp_name().fullmatch(p.name) and _regular(p) for p in side.iterdir())
+        with os.scandir(side) as it:
+            pattern = _first_write_temp_name()
+            return [e.path for e in it if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
     except OSError:
-        return False
+        return []
 
 
 def _regular(path: Path) -> bool:
