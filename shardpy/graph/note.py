@@ -49,10 +49,8 @@ from shardpy.notes.frontmatter import (
     Split,
     as_list,
     as_text,
-    fences,
+    read_keys,
     render_block,
-    simple_keys,
-    simple_mapping,
     split_frontmatter,
 )
 
@@ -212,34 +210,12 @@ OWNED_KEYS = frozenset({"entity", "entity_type", "status", "scope", "projects", 
 
 
 def _split(text: str) -> tuple[Split, bool]:
-    """The note split by the one splitter (``notes.frontmatter``), and whether ``data`` is the
-    whole mapping. An importer's block holds values ``simple_mapping`` does not read (``imported_at``
-    is a YAML timestamp), so the splitter asked ruamel: 85% of a note's parse, 50 s for 20,000
-    entity notes on a loaded machine (issue 28, "Speed", a server's first call). When
-    ``simple_keys`` vouches for the block's shape (one ``key:`` line per key, its list items under
-    it), each key's value is read from its own lines: the graph's keys (``OWNED_KEYS``) are read by
-    ``simple_mapping`` from theirs; a render that needs another key (an importer's) reads the whole
-    mapping then (``frontmatter_data``). Anything else takes the splitter (tests/graph/test_note.py)."""
-    found = fences(text)
-    if found is None or not found.yaml.strip() or simple_keys(found.yaml) is None:
-        return split_frontmatter(text), True
-    owned = _owned_lines(found.yaml)
-    data = simple_mapping(owned) if owned.strip() else {}
-    if data is None:
-        return split_frontmatter(text), True
-    return Split("present", found.yaml, data, found.body, found.newline), False
-
-
-def _owned_lines(fm_text: str) -> str:
-    """The lines of ``OWNED_KEYS``: each key line with the item lines under it."""
-    out: list[str] = []
-    keep = False
-    for line in fm_text.split("\n"):
-        if line[:1] not in (" ", "-", ""):
-            keep = line.partition(":")[0] in OWNED_KEYS
-        if keep:
-            out.append(line)
-    return "\n".join(out)
+    """The note split, and whether ``data`` is the whole mapping: an importer's block holds values
+    the simple reader does not take (``imported_at`` is a YAML timestamp), which sent every
+    imported entity note through ruamel (85% of a note's parse, issue 28, a server's first call);
+    the graph reads only its own keys fast (``notes.frontmatter.read_keys``) and a render that
+    needs another key reads the whole mapping then (``frontmatter_data``; tests/graph/test_note.py)."""
+    return read_keys(text, OWNED_KEYS)
 
 
 def _sections(body: str) -> tuple[dict[str, list[str]], str, str, str]:

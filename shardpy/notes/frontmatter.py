@@ -228,6 +228,37 @@ _PLAIN_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "null", "y"
 _NO = object()
 
 
+def read_keys(text: str, keys: Container[str]) -> tuple[Split, bool]:
+    """``text`` split for a reader of ``keys`` only, and whether ``data`` is the whole mapping.
+
+    When :func:`simple_keys` vouches for the block's shape (one ``key:`` line per key, its list
+    items under it), ``keys``' values are read by :func:`simple_mapping` from their own lines, so
+    a value elsewhere in the block that the simple reader does not take (an importer's
+    ``imported_at`` timestamp) costs no YAML loader; ``data`` then holds only ``keys`` (False).
+    Anything else is :func:`split_frontmatter`'s whole answer (True). The graph's entity notes
+    read this way (tests/graph/test_note.py: both reads give the same entity and render)."""
+    found = fences(text)
+    if found is None or not found.yaml.strip() or simple_keys(found.yaml) is None:
+        return split_frontmatter(text), True
+    lines = _key_lines(found.yaml, keys)
+    data = simple_mapping(lines) if lines.strip() else {}
+    if data is None:
+        return split_frontmatter(text), True
+    return Split("present", found.yaml, data, found.body, found.newline), False
+
+
+def _key_lines(fm_text: str, keys: Container[str]) -> str:
+    """The lines of ``keys`` in a simple block: each key line with the item lines under it."""
+    out: list[str] = []
+    keep = False
+    for line in fm_text.split("\n"):
+        if line[:1] not in (" ", "-", ""):
+            keep = line.partition(":")[0] in keys
+        if keep:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _simple_scalar(text: str) -> Any:
     """The string (or None) YAML reads from a one-line scalar, or ``_NO`` when not sure."""
     text = text.rstrip(" ")
