@@ -40,12 +40,13 @@ def disabled_since(text: str) -> datetime | None:
     if not data or not is_disabled(data):
         return None
     when = data.get(DISABLED_AT)
-    if isinstance(when, datetime):
-        return when if when.tzinfo else when.replace(tzinfo=UTC)
-    try:
-        return datetime.fromisoformat(str(when).replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.fromtimestamp(0, UTC)
+    if not isinstance(when, datetime):
+        try:  # a date or text a hand wrote: its ISO form (tests/sync/test_deletes.py)
+            when = datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+        except ValueError:
+            return datetime.fromtimestamp(0, UTC)
+    # A time without a zone is UTC: compared with the aware cutoff it would raise.
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def plan_purge(vault: str, days: float, notes: Iterable[tuple[str, str]], now: datetime) -> PurgePlan:

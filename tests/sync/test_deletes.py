@@ -63,3 +63,20 @@ def test_the_purge_plan_is_pure_and_counts_from_disabled_at() -> None:
     plan = plan_purge("/v", 30, iter(notes), now)
     assert plan.notes == ["a.md", "c.md"]
     assert plan.to_json() == {"vault": "/v", "older_than_days": 30, "notes": ["a.md", "c.md"]}
+
+
+def test_a_hand_written_disabled_at_without_a_zone_is_read_as_utc() -> None:
+    # A note is anyone's to edit (docs/GIT.md, "Deletes"): `disabled_at: 2020-01-01` written by
+    # hand (a date, or a time without a zone) is UTC; it made purge's comparison with the aware
+    # cutoff raise TypeError, a traceback.
+    from datetime import UTC, datetime
+
+    from shardpy.plan.purge import plan_purge
+
+    now = datetime(2020, 1, 31, tzinfo=UTC)
+    zones = ["2020-01-01", '"2020-01-01T00:00:00"', "2020-01-01 00:00:00", '"2020-01-02"']
+    notes = [
+        (f"{i}.md", OLD.replace("disabled_at: 2020-01-01T00:00:00Z\n", f"disabled_at: {v}\n"))
+        for i, v in enumerate(zones)
+    ]
+    assert plan_purge("/v", 30, iter(notes), now).notes == ["0.md", "1.md", "2.md"]
