@@ -57,9 +57,11 @@ class StatusReport:
     interrupted_imports: list[str] = field(default_factory=list)  # run ids
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"vault": None, "message": "not inside a shardpy vault"}
-        if self.vault is not None:
-            out = {"vault": str(self.vault)}
+        out: dict[str, Any] = (
+            {"vault": str(self.vault)}
+            if self.vault is not None
+            else {"vault": None, "message": "not inside a shardpy vault"}
+        )
         if self.recovery is not None:  # also when it undid a first install: no vault is left
             out["recovered"] = self.recovery.__dict__
         if self.vault is None:
@@ -286,7 +288,7 @@ def status(start: Path, *, verbose: bool = False, progress: StatusProgress | Non
     except ShardpyError as exc:
         report.error = exc
         return report
-    if layout.find_vault_root(vault) != vault:
+    if not layout.is_vault_root(vault):
         # The recovery undid a first write (an install or adopt killed before its state.json):
         # the folder is no vault again (tests/test_spine_session.py).
         report.vault = None

@@ -48,15 +48,17 @@ def find_vault_root(start: Path) -> Path | None:
     is replayed, while a temporary file is only removed by the recovery.
     """
     current = start.resolve()
-    for candidate in (current, *current.parents):
-        side = candidate / SIDECAR
-        if side.is_symlink() or not side.is_dir():
-            continue
-        if _regular(side / "state.json") or (_regular(side / "journal.json") and _regular(side / "vault-id")):
-            return candidate
-        if first_write_temps(side):
-            return candidate
-    return None
+    return next((c for c in (current, *current.parents) if is_vault_root(c)), None)
+
+
+def is_vault_root(folder: Path) -> bool:
+    """``folder`` itself is a vault's root, by :func:`find_vault_root`'s rule."""
+    side = folder / SIDECAR
+    if side.is_symlink() or not side.is_dir():
+        return False
+    if _regular(side / "state.json") or (_regular(side / "journal.json") and _regular(side / "vault-id")):
+        return True
+    return bool(first_write_temps(side))
 
 
 @cache
