@@ -48,7 +48,10 @@ def title(data: Mapping[str, Any], first_heading: str, note_stem: str) -> str:
 
 def tags(data: Mapping[str, Any]) -> list[str]:
     """The frontmatter's tags: one string or a list, ``#`` dropped, split on commas and blanks."""
-    return [t for s in _strings(data, "tags") for t in s.replace(",", " ").split()]
+    # Each tag loses its "#" after the split: one string '#ideas, #private' is two tags
+    # (tests/notes/test_visibility_properties.py: the second kept its "#" and a private note was served).
+    words = (t.lstrip("#") for s in _strings(data, "tags") for t in s.replace(",", " ").split())
+    return [t for t in words if t]
 
 
 def aliases(data: Mapping[str, Any]) -> list[str]:

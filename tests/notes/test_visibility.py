@@ -65,6 +65,7 @@ def test_cli_search_hides_a_soft_deleted_note_as_the_server_does(tmp_path: Path)
         "\ufeff---\ntags: [private]\n---\n",  # a byte-order mark before the fence
         "---\ntags: work, private\n---\n",  # one string of tags, as the index splits it
         "---\ntags: '#private'\n---\n",
+        "---\ntags: '#ideas, #PRIVATE'\n---\n",  # every tag's # dropped (hypothesis found it)
     ],
 )
 def test_a_private_note_is_withheld_however_its_tags_are_written(tmp_path: Path, head: str) -> None:
