@@ -47,7 +47,23 @@ def head_blobs(repo: Repo, paths: list[str]) -> dict[str, bytes | None]:
     return {spec.removeprefix("HEAD:"): data for spec, data in found.items()}
 
 
+def _head_branch(repo: Repo) -> str | None:
+    """The branch HEAD names, read off ``HEAD`` as git writes it (``ref: refs/heads/NAME``);
+    None where only git can tell (a detached HEAD, a reference store of another format)."""
+    try:
+        head = (repo.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    name = head.removeprefix("ref: refs/heads/")
+    # ".invalid": the placeholder a reftable repository keeps in HEAD for older gits.
+    ok = name != head and name and name != ".invalid" and "\n" not in name
+    return name if ok else None
+
+
 def current_branch(repo: Repo) -> str:
+    known = _head_branch(repo)  # no `git symbolic-ref` (issue 30, the driver's cost)
+    if known is not None:
+        return known
     done = git(["symbolic-ref", "--quiet", "--short", "HEAD"], repo.top, check=False)
     if done.returncode != 0 or not done.stdout.strip():
         raise ShardpyError(
@@ -58,7 +74,13 @@ def current_branch(repo: Repo) -> str:
     return done.stdout.strip()
 
 
-def configured_remotes(repo: Repo) -> list[str]:
+def configured_remotes(repo: Repo, config: dict[str, list[str]] | None = None) -> list[str]:
+    """The repository's remotes: those with a URL in ``config`` (the local config already read),
+    else as ``git remote`` lists them (remotes set up in an included or global file)."""
+    if config is not None:
+        named = sorted({k[7:-4] for k in config if k.startswith("remote.") and k.endswith(".url")})
+        if named:
+            return named
     return [r for r in git(["remote"], repo.top).stdout.split() if r]
 
 
@@ -100,8 +122,11 @@ def plan_sync(
     ``git status`` (issue 30, the driver's cost: bench/gitsync_bench.py).
     """
     repo, prefix = open_repo_at(vault)
-    known = configured_remotes(repo)
+    config = local_config(repo)  # one read: remotes, this machine's records, the driver's keys
+    known = configured_remotes(repo, config)
     chosen = remotes or known
+    if any(r not in known for r in chosen):
+        known = configured_remotes(repo)  # git's own list (a remote named outside the local file)
     unknown = [r for r in chosen if r not in known]
     if unknown:
         raise ShardpyError(
@@ -110,7 +135,6 @@ def plan_sync(
             "See `git remote -v`; add one with `shardpy sync add-remote NAME URL`.",
         )
     branch = current_branch(repo)
-    config = local_config(repo)  # one read: this machine's records and the driver's keys
     plan = SyncPlan(
         vault=str(vault),
         repo=repo,
