@@ -1,7 +1,7 @@
 """Time `git pull` with shardpy's merge driver against git's built-in text merge.
 
 Run: python bench/gitsync_bench.py [--notes 500] [--runs 3] [--cases builtin,shardpy,sync]
-        [--corpus generated|imported|handwritten]
+        [--corpus generated|imported|handwritten] [--compare DIR]
 
 Builds a repository of N notes (frontmatter + body), then two diverging
 commits that both touch every note in different places (one edits the first
@@ -17,6 +17,9 @@ is timed in two clones of the same history:
   by the driver's rules inside the sync process, then the commit).
 
 ``--cases`` picks which (``builtin,sync`` skips the slow per-file driver).
+``--compare DIR`` adds ``sync-compare``: the same ``shardpy sync`` run with the shardpy of
+another checkout (the code before a change: ``git archive REV | tar -x -C DIR``), in a third
+clone set up the same way, timed in the same runs.
 
 ``--corpus`` picks the notes (the edits stay the same in kind):
 
@@ -57,7 +60,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.childenv import child_env
+from bench.childenv import checkout_env, child_env
 
 PY = sys.executable
 
@@ -388,6 +391,14 @@ def timed_pull(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - t0, _cpu() - c0
 
 
+def timed_compare(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
+    """:func:`timed_sync` with the other checkout's shardpy (``--compare``)."""
+    return timed_sync(repo, b, COMPARE_ENV or env)
+
+
+COMPARE_ENV: dict[str, str] = {}
+
+
 def timed_sync(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     """``shardpy sync --no-push`` on main reset to B (what `git pull` does, as sync does it)."""
     git(repo, "checkout", "--quiet", "-B", "main", b, env=env)
@@ -445,6 +456,7 @@ def main() -> None:
         help="the notes: the bench's own (generated), shardpy import's from basic-memory (imported), "
         "Obsidian-style (handwritten)",
     )
+    ap.add_argument("--compare", type=Path, help="another checkout, its sync timed in the same runs")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gitsync-bench-"))
     home = tmp / "home"
@@ -461,20 +473,30 @@ def main() -> None:
         corpus = CORPORA[args.corpus](args.notes, tmp, env)
         bare, _a, b = build(tmp, corpus, env)
         cases = args.cases.split(",")
+        if args.compare is not None:
+            COMPARE_ENV.update(checkout_env(env, args.compare))
+            cases.append("sync-compare")
         clones = {
             "builtin": clone(tmp, bare, "builtin", env, driver=False),
             "shardpy": clone(tmp, bare, "shardpy", env, driver=True),
             "sync": clone(tmp, bare, "sync", env, driver=True),
+            "sync-compare": clone(tmp, bare, "sync-compare", env, driver=True),
         }
         timers = {"builtin": timed_pull, "shardpy": timed_pull, "sync": timed_sync}
+        timers["sync-compare"] = timed_compare
         labels = {
             "builtin": "git pull, git's built-in text merge",
             "shardpy": "git pull, shardpy driver per file",
             "sync": "shardpy sync --no-push (in-process merge)",
+            "sync-compare": f"the same, {args.compare}",
         }
         times: dict[str, list[tuple[float, float]]] = {c: [] for c in cases}
-        for _ in range(args.runs):
-            for case in cases:
+        for run in range(args.runs):
+            # Each run starts with another case: the case timed right after another pays for
+            # the page cache and reclaim the one before left (seen as a 15% swing between two
+            # copies of the same code), so no case always comes first.
+            shift = run % len(cases)
+            for case in cases[shift:] + cases[:shift]:
                 times[case].append(timers[case](clones[case], b, env))
         size = sum(len("".join(lines).encode()) for _, lines, _ in corpus) / len(corpus)
         print(
@@ -488,8 +510,8 @@ def main() -> None:
                 print(f"  {labels[case]:<44} {what:>4} {d:8.3f} s = {d / ref[k]:6.1f}x", end="")
                 print(f" ({d / args.notes * 1000:.1f} ms/note)")
         for case in cases[1:]:
-            # Each run times the reference right before the case: the ratio within a run is
-            # what a loaded machine changes least (the reference alone varies by half).
+            # The ratio within a run is what a loaded machine changes least (the reference
+            # alone varies by half between runs).
             pairs = list(zip(times[case], times["builtin"], strict=True))
             paired = statistics.median(t[1] / r[1] for t, r in pairs)
             runs = ", ".join(f"{t[1]:.3f}/{r[1]:.3f}" for t, r in pairs)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from shardpy.gitsync.result import FileKind, FileMerge
 from shardpy.vault import layout
 
-__all__ = ["accepts_text_merge", "kind_of", "merge_bytes"]
+__all__ = ["kind_of", "merge_bytes"]
 
 OURS = "ours"
 THEIRS = "theirs"
@@ -97,11 +97,6 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     blocks = [_block(t) for t in texts]
     if not any(b is not None for b in blocks):
         return _lines(*texts)
-    kept = _one_side_block(texts, blocks)
-    if kept is not None:
-        lines = _lines(*texts)
-        if lines.clean and _block(lines.data.decode("utf-8")) == kept:
-            return lines
     try:
         sides = _settled(texts, ours, theirs)
         if sides == (ours, theirs) and _same_plain_block(texts, blocks):
@@ -121,76 +116,6 @@ def _settled(texts: list[str], ours: bytes, theirs: bytes) -> tuple[bytes, bytes
     if settled is None:
         return ours, theirs
     return settled[0].encode("utf-8"), settled[1].encode("utf-8")
-
-
-def _one_side_block(texts: list[str], blocks: list[str | None]) -> str | None:
-    """The merged note's frontmatter block when at most one side changed it (LF, no BOM), else None.
-
-    Such a note is merged by lines as a whole, as git merges text, when that merge is clean
-    and leaves the block the changing side wrote: merge_document would give the same block
-    (its line merge of a block one side changed is that side's block) and the body by lines.
-    So ``shardpy sync`` may take git's own clean text merge of the note
-    (:func:`accepts_text_merge`; issue 30, the driver's cost). Otherwise the note is merged
-    key by key (tests/gitsync/test_driver_properties.py, tests/sync/test_inprocess.py).
-    """
-    if any(b is None for b in blocks) or any("\r" in t or t.startswith("\ufeff") for t in texts):
-        return None
-    if blocks[1] == blocks[0]:
-        return blocks[2]
-    return blocks[1] if blocks[2] == blocks[0] else None
-
-
-_UNKNOWN = b"?"  # no block decided by the quick reading below: never equal to a real block
-
-
-def _quick_block(data: bytes) -> bytes | None:
-    """:func:`_block` of LF text without a BOM, read on bytes where that is quick to decide:
-    None without frontmatter, :data:`_UNKNOWN` where only the full grammar can tell (an opener
-    or closer with trailing blanks, a closer ending the file...). Where it answers, the full
-    grammar finds the same block: the first ``---`` line after the opener line closes it."""
-    if not data.startswith(b"---"):
-        return None
-    if not data.startswith(b"---\n"):
-        return _UNKNOWN
-    end = data.find(b"\n---", 3)
-    if end < 0 or data[end + 4 : end + 5] != b"\n":
-        return _UNKNOWN
-    return data[: end + 5]
-
-
-def accepts_text_merge(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> bool:
-    """True when :func:`merge_bytes` of the note gives ``merged``, git's own clean text merge
-    of the three: a plain note (UTF-8, LF, no BOM) without frontmatter, or whose block at most
-    one side changed and ``merged`` keeps (merge_note's rule, :func:`_one_side_block`).
-    False when unsure: the caller then merges the note with :func:`merge_bytes`.
-
-    Read on bytes, so ``shardpy sync`` decides hundreds of notes git merged without decoding
-    or parsing them (issue 30, the driver's cost; tests/gitsync/test_fast_path.py).
-    """
-    sides = (base, ours, theirs)
-    if any(b"\r" in x or b"\0" in x or x.startswith(_BOM) for x in sides):
-        return False
-    blocks = [_quick_block(x) for x in sides]
-    if _UNKNOWN in blocks:
-        return False
-    if any(b is None for b in blocks):
-        kept: bytes | None = None
-        if any(b is not None for b in blocks):
-            return False
-    elif blocks[1] == blocks[0]:
-        kept = blocks[2]
-    elif blocks[2] == blocks[0]:
-        kept = blocks[1]
-    else:
-        return False
-    if _quick_block(merged) != kept:
-        return False
-    try:
-        for x in sides:
-            x.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _same_plain_block(texts: list[str], blocks: list[str | None]) -> bool:

@@ -29,12 +29,9 @@ def _failures(args: list[str]) -> gitrun.Failures:
     )
 
 
-def git(
-    args: list[str], cwd: Path, *, check: bool = True, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when
-    ``check``. ``env``: the whole environment (default: gitrun's)."""
-    done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args), env=env)
+def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when ``check``."""
+    done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args))
     if check and done.returncode != 0:
         raise _failed(args, done.returncode, done.stderr.strip() or done.stdout.strip())
     return done

@@ -18,19 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardpy import gitrun
 from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, git, git_bytes
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
 
-__all__ = ["Deferred", "defer_args", "merge_deferred", "merge_plumbing", "plan_plumbing", "text_merge_tree"]
+__all__ = ["Deferred", "defer_args", "merge_deferred", "merge_plumbing", "plan_plumbing"]
 
 _REGULAR = ("100644", "100755")
-LS_TREE_FOLDERS = 200  # more folders than this: list the merged tree whole
 
 
 def defer_args(repo: Repo) -> list[str]:
@@ -49,39 +46,6 @@ class Deferred:
     # Paths still unmerged in the index (the caller resolves them as the work tree holds them):
     # known here, so no ``git diff --diff-filter=U`` has to refresh the whole index to find them.
     unresolved: list[str] = field(default_factory=list)
-
-
-def text_merge_tree(repo: Repo, theirs: str) -> tuple[str, set[str]] | None:
-    """(tree, conflicted paths) of git's own text merge of HEAD and ``theirs``, no attribute
-    applied: ``git merge-tree`` run from an empty folder with an index that does not exist, so
-    no ``.gitattributes`` names the merge driver (a Python start per note) for it. None when
-    git cannot tell (an old git, an attributes file in the repository's ``info/``).
-
-    Notes git merges cleanly this way are merge_note's result whenever
-    :func:`shardpy.gitsync.merge.accepts_text_merge` says so: sync takes them as git wrote
-    them, one C merge for the whole pull instead of a Python line merge per note (issue 30,
-    the driver's cost; tests/sync/test_inprocess.py checks the bytes against the driver's).
-    """
-    import tempfile
-
-    if (repo.git_dir / "info" / "attributes").exists():
-        return None
-    with tempfile.TemporaryDirectory(prefix="shardpy-merge-") as empty:
-        index = str(Path(empty) / "index")  # never written: merge-tree writes objects only
-        env = gitrun.environment({"GIT_DIR": str(repo.git_dir), "GIT_INDEX_FILE": index})
-        env["GIT_ATTR_NOSYSTEM"] = "1"
-        env.pop("GIT_WORK_TREE", None)  # the empty folder is the work tree: no .gitattributes
-        args = [
-            *("-c", "core.attributesFile=/dev/null", "-c", "merge.renormalize=false"),
-            *("merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", "HEAD", theirs),
-        ]
-        done = git(args, Path(empty), check=False, env=env)
-    if done.returncode not in (0, 1):
-        return None
-    tree, *conflicted = done.stdout.split("\0")
-    if len(tree) not in (40, 64) or not all(c in "0123456789abcdef" for c in tree):
-        return None
-    return tree, {p for p in conflicted if p}
 
 
 def _stages(repo: Repo) -> dict[str, dict[int, tuple[str, str]]]:
@@ -106,17 +70,15 @@ def merge_deferred(
     write: Callable[[list[Op]], None],
     restore: dict[str, str] | None = None,
     stages: dict[str, dict[int, tuple[str, str]]] | None = None,
-    by_git: tuple[str, set[str]] | None = None,
 ) -> Deferred:
     """Merge every content conflict git left; ``write(ops)`` applies the results (a transaction).
 
     A path that is not a three-way content merge of regular files (deleted on
     one side, a link, the ledger the real driver already handled, a path
     outside the vault) is left as git left it and counted as conflicted.
-    ``stages``: the unmerged index entries when the caller has just read them. ``by_git``:
-    :func:`text_merge_tree`'s answer, whose clean notes are taken where merge_note agrees.
+    ``stages``: the unmerged index entries when the caller has just read them.
     """
-    from shardpy.gitsync.merge import kind_of
+    from shardpy.gitsync.merge import kind_of, merge_bytes
     from shardpy.gitsync.result import FileKind
 
     stages = _stages(repo) if stages is None else stages
@@ -130,12 +92,9 @@ def merge_deferred(
         and kind_of(path) is not FileKind.LEDGER
     }
     restore = {p: o for p, o in (restore or {}).items() if p.startswith(vault_prefix)}
-    gits = _git_blobs(repo, wanted, by_git)
-    objects = {obj for st in wanted.values() for _, obj in st.values()} | set(restore.values())
-    blobs = _blobs(repo, objects | set(gits.values()))
+    blobs = _blobs(repo, {obj for st in wanted.values() for _, obj in st.values()} | set(restore.values()))
     result = Deferred(conflicted=sorted(set(stages) - set(wanted)))
     results: dict[str, tuple[str, bytes]] = {}
-    stored: dict[str, str] = {}  # path → the blob git's merge already wrote for it
     for path, obj in sorted(restore.items()):
         # Changed on their side, deleted on ours: the changed file comes back (never lost).
         if obj in blobs:
@@ -145,56 +104,14 @@ def merge_deferred(
         if any(s is None for s in sides):
             result.conflicted.append(path)
             continue
-        data, clean, from_git = _merge_one(path, [s or b"" for s in sides], blobs.get(gits.get(path, "")))
-        results[path] = (st[2][0], data)
-        if from_git:
-            stored[path] = gits[path]
-        (result.merged if clean else result.conflicted).append(path)
-    written_by_git = _write_results(repo, vault_prefix, results, write, _sha1(stages), stored)
+        base, ours, theirs = (s or b"" for s in sides)
+        merged = merge_bytes(base, ours, theirs, path)
+        results[path] = (st[2][0], merged.data)
+        (result.merged if merged.clean else result.conflicted).append(path)
+    by_git = _write_results(repo, vault_prefix, results, write, _sha1(stages))
     result.conflicted.sort()
-    result.unresolved = sorted(set(stages) - set(results) if written_by_git else stages)
+    result.unresolved = sorted(set(stages) - set(results) if by_git else stages)
     return result
-
-
-def _git_blobs(
-    repo: Repo, wanted: dict[str, dict[int, tuple[str, str]]], by_git: tuple[str, set[str]] | None
-) -> dict[str, str]:
-    """path → blob of git's clean text merge, for each path both sides changed git merged cleanly.
-
-    Listed with one ``git ls-tree`` of the folders holding them: asking ``TREE:path`` of
-    ``cat-file`` reads the folder's tree again for every path (3.5x the whole batch's cost at
-    500 notes in one folder, bench/gitsync_bench.py).
-    """
-    if by_git is None:
-        return {}
-    tree, conflicted = by_git
-    asked = {path for path in wanted if path not in conflicted and 1 in wanted[path]}
-    if not asked:
-        return {}
-    folders = sorted({path.rpartition("/")[0] + "/" for path in asked})
-    if "/" in folders or len(folders) > LS_TREE_FOLDERS:
-        folders = []  # a note at the top, or many folders: the whole tree (still one command)
-    env = gitrun.environment({"GIT_LITERAL_PATHSPECS": "1"})
-    done = git(["ls-tree", "-r", "-z", "--full-tree", tree, "--", *folders], repo.top, check=False, env=env)
-    out: dict[str, str] = {}
-    for entry in done.stdout.split("\0") if done.returncode == 0 else []:
-        meta, _, path = entry.partition("\t")
-        parts = meta.split()
-        if path in asked and len(parts) == 3 and parts[1] == "blob":
-            out[path] = parts[2]
-    return out
-
-
-def _merge_one(path: str, sides: list[bytes], by_git: bytes | None) -> tuple[bytes, bool, bool]:
-    """(merged bytes, clean, git's blob): git's clean text merge where merge_note gives the
-    same, else merge_bytes (the driver's function)."""
-    from shardpy.gitsync.merge import accepts_text_merge, merge_bytes
-
-    base, ours, theirs = sides
-    if by_git is not None and accepts_text_merge(base, ours, theirs, by_git):
-        return by_git, True, True
-    merged = merge_bytes(base, ours, theirs, path)
-    return merged.data, merged.clean, False
 
 
 def _sha1(stages: dict[str, dict[int, tuple[str, str]]]) -> bool:
@@ -208,7 +125,6 @@ def _write_results(
     results: dict[str, tuple[str, bytes]],
     write: Callable[[list[Op]], None],
     sha1: bool,
-    stored: dict[str, str],
 ) -> bool:
     """git writes the merged files (as git merge would; True); a transaction where git cannot
     (the index keeps those paths unmerged: the caller resolves them)."""
@@ -217,7 +133,7 @@ def _write_results(
 
     try:
         if sha1:
-            git_writes(repo, results, stored)
+            git_writes(repo, results)
             return True
     except ShardpyError as exc:
         raise ShardpyError(
@@ -262,7 +178,6 @@ def merge_plumbing(
     first, so a round killed here is undone like any merge of ours.
     """
     git(["update-ref", "MERGE_HEAD", theirs], repo.top)
-    by_git = text_merge_tree(repo, theirs)
     done = git(["read-tree", "-m", "-u", base, "HEAD", theirs], repo.top, check=False)
     if done.returncode != 0:
         # Nothing changed (read-tree checks every path first): a file edited since the round's
@@ -280,7 +195,7 @@ def merge_plumbing(
     theirs_only = {
         path: st[3][1] for path, st in stages.items() if 3 in st and 2 not in st and st[3][0] in _REGULAR
     }
-    return merge_deferred(repo, vault_prefix, write, theirs_only, stages, by_git)
+    return merge_deferred(repo, vault_prefix, write, theirs_only, stages)
 
 
 def blob_id(data: bytes) -> str:
@@ -290,28 +205,20 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def git_writes(
-    repo: Repo, results: dict[str, tuple[str, bytes]], stored: dict[str, str] | None = None
-) -> None:
+def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
     """Resolve ``results`` (repository path → (mode, merged bytes)) the way git merge does:
     the blobs into git's object store (``git fast-import``), the index entries at stage 0
     (``update-index --index-info``), the files checked out by git (``checkout-index``).
 
     git, not shardpy, writes these work-tree files, as ``git merge`` writes every file it
     merges; git's checkout never writes through a linked folder. SHA-1 repositories only (the
-    caller checks): :func:`blob_id` names each blob as git will. ``stored``: path → the blob
-    already in the store (git's own merge wrote it), not written again.
+    caller checks): :func:`blob_id` names each blob as git will.
     """
     if not results:
         return
-    stored = stored or {}
-    new = [data for path, (_, data) in results.items() if path not in stored]
-    if new:
-        stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in new)
-        git_bytes(["fast-import", "--quiet", "--done"], repo.top, input=stream + b"done\n")
-    info = "".join(
-        f"{mode} {stored.get(path) or blob_id(data)} 0\t{path}\n" for path, (mode, data) in results.items()
-    )
+    stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for _, data in results.values())
+    git_bytes(["fast-import", "--quiet", "--done"], repo.top, input=stream + b"done\n")
+    info = "".join(f"{mode} {blob_id(data)} 0\t{path}\n" for path, (mode, data) in results.items())
     git_bytes(["update-index", "--index-info"], repo.top, input=info.encode())
     paths = "".join(f"{path}\0" for path in results)
     # -u: the index records the written files' stat data, as git merge's checkout does (else

@@ -129,38 +129,3 @@ def test_a_block_all_sides_share_merges_as_merge_document_does(data: st.DataObje
         event(ref.kind)
         assert got.clean == (ref.kind == "clean")
         assert got.data == ref.data
-
-
-@GIT
-@given(st.data())
-def test_a_clean_git_merge_sync_accepts_is_the_drivers_result(gitref: GitRef, data: st.DataObject) -> None:
-    """shardpy sync takes git's own clean text merge of a note where
-    :func:`accepts_text_merge` says the driver gives the same (issue 30, the driver's cost):
-    checked against `git merge-file` on notes whose frontmatter one side, both or neither
-    changed, with bodies that hold ``---`` lines (where a block could seem to move)."""
-    from shardpy.gitsync.merge import accepts_text_merge
-
-    base_fm = data.draw(fm())
-    bodies = data.draw(triples())
-    edits = data.draw(st.sampled_from(["none", "ours", "theirs", "both", "no frontmatter"]))
-    fms = [base_fm, base_fm, base_fm]
-    for i, side in ((1, "ours"), (2, "theirs")):
-        if edits in (side, "both"):
-            fms[i] = data.draw(fm_edit(base_fm))
-    if edits == "no frontmatter":
-        sides = [body.encode() for body in bodies]
-    else:
-        sides = [render(f, body) for f, body in zip(fms, bodies, strict=True)]
-    base, ours, theirs = sides
-    expected, conflicts = gitref.merge_file(*(s.decode() for s in sides))
-    if conflicts or base in (ours, theirs) or ours == theirs:
-        event("git conflict, or one side unchanged")
-        return
-    merged = expected.encode()
-    if not accepts_text_merge(base, ours, theirs, merged):
-        event(f"{edits}: left to the driver")
-        return
-    event(f"{edits}: git's merge taken")
-    got = merge_bytes(base, ours, theirs, "notes/n.md")
-    assert got.clean
-    assert got.data == merged

@@ -15,8 +15,8 @@ BASE = {
     "notes/clash.md": "---\ntitle: Clash\n---\nline\n",
     "notes/gone.md": "---\ntitle: Gone\n---\nkeep me\n",
     "notes/moved.md": "---\ntitle: Moved\n---\n" + "".join(f"text {i}\n" for i in range(12)),
-    # Shapes sync takes git's own text merge for, or leaves to the driver's rules (issue 30,
-    # the driver's cost): the frontmatter one side changed, a body holding `---` rules, CRLF.
+    # Shapes the driver merges by lines as a whole, or key by key (issue 30, the driver's
+    # cost): the frontmatter one side changed, a body holding `---` rules, CRLF.
     "notes/one-side.md": "---\ntitle: One\nstatus: draft\n---\n" + "".join(f"l{i}\n" for i in range(8)),
     "notes/rules.md": "---\ntitle: Rules\n---\n---\ntop\n---\nmiddle\n\n---\nend\n",
     "notes/crlf.md": "---\r\ntitle: Crlf\r\n---\r\none\r\ntwo\r\nthree\r\nfour\r\n",
@@ -107,25 +107,3 @@ def test_a_note_edited_during_the_round_stops_the_merge_cleanly(fleet: Fleet) ->
     assert fleet.read("b", "notes/body.md") == "edited while the round ran\n"
     fleet.settle()
     assert fleet.read("c", "notes/body.md") == fleet.read("b", "notes/body.md")
-
-
-def test_git_text_merge_never_runs_the_merge_driver(fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
-    """sync's own ``git merge-tree`` (git's text merge of every note, shardpy.sync.inprocess)
-    must not start the driver .gitattributes names: one Python start per note, the cost sync
-    exists to avoid. git's trace lists every command it starts: no driver among them."""
-    fleet.start(BASE)
-    _edits(fleet, rename=False)
-    for m in ("a", "b"):
-        git(fleet.machines[m], "add", "-A")
-        git(fleet.machines[m], "commit", "-qm", f"edits on {m}")
-    git(fleet.machines["a"], "push", "-q", "origin", "main")
-    b = fleet.machines["b"]
-    trace = b.parent / "git-trace"
-    monkeypatch.setenv("GIT_TRACE", str(trace))
-    report = fleet.sync("b", "--no-push")
-    monkeypatch.delenv("GIT_TRACE")
-    assert report["remotes"][0]["merged"] is True
-    said = trace.read_text(encoding="utf-8", errors="replace")
-    assert "merge-tree" in said  # the trace saw sync's merge
-    assert "merge-file --driver" not in said
-    assert fleet.read("b", "notes/one-side.md").count("(") == 2  # both sides' edits, no markers
