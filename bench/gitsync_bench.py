@@ -14,7 +14,10 @@ is timed in two clones of the same history:
 * ``shardpy``: after ``shardpy git setup``: git runs the driver once per note;
 * ``sync``: the same vault set up the same way, pulled with
   ``shardpy sync --no-push`` (fetch, then git's merge with every note merged
-  by the driver's rules inside the sync process, then the commit).
+  by the driver's rules inside the sync process, then the commit);
+* ``watch``: the same round as ``shardpy sync --watch`` runs each one, in a
+  process that is already up (here the bench's own: shardpy imported, one
+  round run before the timed ones), CPU of the process and its git commands.
 
 ``--cases`` picks which (``builtin,sync`` skips the slow per-file driver).
 ``--compare DIR`` adds ``sync-compare``: the same ``shardpy sync`` run with the shardpy of
@@ -391,6 +394,34 @@ def timed_pull(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - t0, _cpu() - c0
 
 
+def _cpu_all() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime + _cpu()
+
+
+def timed_watch(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
+    """One round as ``sync --watch`` runs it (``cli/sync_cmd._watch``: ``run_round`` of a new
+    plan, in the daemon's process): no Python start, no imports."""
+    from shardpy.sync.plan import plan_sync
+    from shardpy.sync.round import run_round
+
+    git(repo, "checkout", "--quiet", "-B", "main", b, env=env)
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        c0, t0 = _cpu_all(), time.perf_counter()
+        report = run_round(plan_sync(repo, push=False))
+        wall, cpu = time.perf_counter() - t0, _cpu_all() - c0
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    remote = report.remotes[0] if report.remotes else None
+    if remote is None or not remote.merged or remote.conflicts:
+        raise SystemExit(f"the watch round did not merge cleanly: {report.to_json()}")
+    return wall, cpu
+
+
 def timed_compare(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     """:func:`timed_sync` with the other checkout's shardpy (``--compare``)."""
     return timed_sync(repo, b, COMPARE_ENV or env)
@@ -448,7 +479,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cases", default="builtin,shardpy,sync", help="comma-separated: builtin,shardpy,sync")
+    ap.add_argument(
+        "--cases", default="builtin,shardpy,sync", help="comma-separated: builtin,shardpy,sync,watch"
+    )
     ap.add_argument(
         "--corpus",
         default="generated",
@@ -481,14 +514,19 @@ def main() -> None:
             "shardpy": clone(tmp, bare, "shardpy", env, driver=True),
             "sync": clone(tmp, bare, "sync", env, driver=True),
             "sync-compare": clone(tmp, bare, "sync-compare", env, driver=True),
+            "watch": clone(tmp, bare, "watch", env, driver=True),
         }
+        if "watch" in cases:
+            timed_watch(clones["watch"], b, env)  # the daemon's first round: imports, warm caches
         timers = {"builtin": timed_pull, "shardpy": timed_pull, "sync": timed_sync}
         timers["sync-compare"] = timed_compare
+        timers["watch"] = timed_watch
         labels = {
             "builtin": "git pull, git's built-in text merge",
             "shardpy": "git pull, shardpy driver per file",
             "sync": "shardpy sync --no-push (in-process merge)",
             "sync-compare": f"the same, {args.compare}",
+            "watch": "a round of sync --watch (process up)",
         }
         times: dict[str, list[tuple[float, float]]] = {c: [] for c in cases}
         for run in range(args.runs):
