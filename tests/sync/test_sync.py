@@ -199,3 +199,22 @@ def test_the_vault_id_stays_on_its_machine(fleet: Fleet) -> None:
     fleet.settle()
     for m in MACHINES:
         assert (fleet.machines[m] / ".shardmind/vault-id").read_text().strip() == ids[m]
+
+
+def test_branch_and_remotes_where_only_git_can_tell(fleet: Fleet, tmp_path: Path) -> None:
+    """A round reads the branch off ``.git/HEAD`` and the remotes off the local config it reads
+    anyway (two git commands fewer: issue 30, the driver's cost); where those say nothing, git
+    is asked: a detached HEAD is refused as before, a remote set up in an included file is
+    still found and synced with."""
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    url = git(a, "remote", "get-url", "origin").stdout.strip()
+    extra = tmp_path / "remotes.gitconfig"
+    extra.write_text(f'[remote "hub"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/hub/*\n')
+    git(a, "config", "--local", "include.path", str(extra))
+    report = fleet.sync("a", "--remote", "hub", "--no-push")
+    assert [r["name"] for r in report["remotes"]] == ["hub"]
+    assert report["remotes"][0]["status"] == "ok"
+    git(a, "checkout", "-q", "--detach")
+    refused = fleet.shardpy("a", "sync", "--json", ok=False)
+    assert refused.error_code() == "SYNC_DETACHED"
