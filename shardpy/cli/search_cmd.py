@@ -125,7 +125,7 @@ def _confirm_large_folder(folder: Path) -> Path:
     raise ShardpyError(
         "SEARCH_NOT_A_VAULT",
         f"{folder} is not a vault and holds more than {NOTES_BOUND} notes (or too many files to count)",
-        "Run the command inside a vault, or name the folder to index with --vault (e.g. --vault .).",
+        "Run it inside a vault, or name the folder: `shardpy index .` or `shardpy search --vault . QUERY`.",
         path=str(folder),
     )
 

@@ -34,6 +34,19 @@ def test_a_large_plain_folder_is_refused_and_not_indexed(tmp_path: Path, cache: 
     assert not (tmp_path / "cache" / "index").exists() or not any((tmp_path / "cache" / "index").iterdir())
 
 
+def test_the_hint_names_commands_that_work(tmp_path: Path, cache: dict[str, str]) -> None:
+    """The refusal's hint named `--vault`, which `shardpy index` does not take (it takes the
+    folder as an argument): each command the hint names must run."""
+    big = _folder(tmp_path / "big", 600)
+    hint = json.loads(run_shardpy("index", "--json", cwd=big, env=cache).stdout)["error"]["hint"]
+    assert "`shardpy index .`" in hint and "`shardpy search --vault . QUERY`" in hint
+    indexed = run_shardpy("index", ".", "--json", cwd=big, env=cache)
+    assert indexed.returncode == 0, indexed.stdout + indexed.stderr
+    asked = ("search", "--vault", ".", "zephyrs", "--mode", "lexical", "--json")
+    found = run_shardpy(*asked, cwd=big, env=cache)
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+
+
 def test_named_small_or_obsidian_folders_are_searched(tmp_path: Path, cache: dict[str, str]) -> None:
     big = _folder(tmp_path / "big", 600)
     named = run_shardpy(
