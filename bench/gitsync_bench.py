@@ -39,6 +39,12 @@ clone set up the same way, timed in the same runs.
 For these two, side A rewrites the first prose line of the body (for a third of the notes also
 the ``status`` or ``type`` scalar of the frontmatter), side B the last one.
 
+shardpy runs as ``sys.executable``: run the bench with the interpreter shardpy is installed
+for (``.venv/bin/python bench/gitsync_bench.py``, a virtualenv as the README's install makes).
+An interpreter whose start-up does more costs every shardpy process that much more: this
+machine's pyenv Python imports certifi from a site hook at every start (``python -c pass``
+55-140 ms CPU there against 8-20 ms in a virtualenv), printed below as ``python -c pass``.
+
 Both merges must be clean and give the same notes where git's merge is
 clean (checked). Besides the medians, each case's CPU beside the reference's run
 by run and the median of those per-run ratios (the figure a loaded machine moves
