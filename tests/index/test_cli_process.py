@@ -78,3 +78,34 @@ def test_a_search_that_does_not_refresh_loads_no_refresh_machinery(tmp_path: Pat
     hits = json.loads(done.stdout)["hits"]
     assert hits[0]["path"] == "notes/Release reversal runbook.md", hits
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-2000:]
+
+
+def test_a_search_process_starts_one_blas_thread_unless_told(tmp_path: Path) -> None:
+    """A one-shot search by meaning imports numpy for one matrix-vector product; OpenBLAS's thread
+    pool cost more CPU than the search (issue 29, the whole process). shardpy.index asks for one
+    thread before numpy loads; a value the user set is kept."""
+    vault = tmp_path / "v"
+    write(vault, "notes/Release reversal runbook.md", "# Release reversal runbook\n\nPin the old tag.\n")
+    assert _shardpy("index", cwd=vault).returncode == 0
+    probe = (
+        "import os, runpy, sys\n"
+        "sys.argv = ['shardpy', 'search', 'how do we roll back a bad deploy?', '--json']\n"
+        "try:\n    runpy.run_module('shardpy', run_name='__main__')\nexcept SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "tasks = len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else 1\n"
+        "print('numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'), tasks, file=sys.stderr)\n"
+    )
+    for given, expected in ((None, "1"), ("2", "2")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        env["SHARDPY_SEARCH_REFRESH_SECONDS"] = "3600"
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        argv = [sys.executable, "-c", probe]
+        done = subprocess.run(argv, cwd=vault, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        loaded, threads, tasks = done.stderr.strip().splitlines()[-1].split()
+        if loaded == "False":
+            continue  # no model here: the search was lexical and loaded no numpy
+        assert threads == expected
+        if given is None:
+            assert int(tasks) == 1  # no BLAS worker threads
