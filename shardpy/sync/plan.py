@@ -77,7 +77,8 @@ def current_branch(repo: Repo) -> str:
 def configured_remotes(repo: Repo, config: dict[str, list[str]] | None = None) -> list[str]:
     """The repository's remotes: those with a URL in ``config`` (the local config already read),
     else as ``git remote`` lists them (remotes set up in an included or global file)."""
-    if config is not None:
+    # A local config that includes other files may name remotes there: git's list then.
+    if config is not None and not any(k.startswith(("include.", "includeif.")) for k in config):
         named = sorted({k[7:-4] for k in config if k.startswith("remote.") and k.endswith(".url")})
         if named:
             return named

@@ -215,6 +215,8 @@ def test_branch_and_remotes_where_only_git_can_tell(fleet: Fleet, tmp_path: Path
     report = fleet.sync("a", "--remote", "hub", "--no-push")
     assert [r["name"] for r in report["remotes"]] == ["hub"]
     assert report["remotes"][0]["status"] == "ok"
+    every = fleet.sync("a", "--no-push")  # no remote named: the included one is among them
+    assert sorted(r["name"] for r in every["remotes"]) == ["hub", "origin"]
     git(a, "checkout", "-q", "--detach")
     refused = fleet.shardpy("a", "sync", "--json", ok=False)
     assert refused.error_code() == "SYNC_DETACHED"
