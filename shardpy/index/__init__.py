@@ -17,6 +17,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from shardpy.index.model import RefreshReport, SearchHit, SearchResult
+
 # Every numpy import of shardpy is in this package, so this runs first: one BLAS thread. The scan
 # by meaning is one matrix-vector product; OpenBLAS's thread pool costs a one-shot `shardpy search`
 # more CPU than the search (starting it: `import numpy` 236 ms CPU against 124 ms with one thread
@@ -24,8 +26,6 @@ from pathlib import Path
 # 2 shared cores (shardpy/index/embed.py). A value the user set is kept
 # (tests/index/test_cli_process.py).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from shardpy.index.model import RefreshReport, SearchHit, SearchResult
 
 __all__ = ["RefreshReport", "SearchHit", "SearchResult", "index_path", "refresh", "search"]
 
