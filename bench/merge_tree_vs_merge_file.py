@@ -5,8 +5,8 @@ Run: python bench/merge_tree_vs_merge_file.py [--seed 2] [--notes 3000]
 ``shardpy sync`` could hand every note both sides changed to one ``git merge-tree
 --write-tree`` (git's C merge, ~20 ms for 500 notes, against ~0.1 s for the driver's
 rules in Python) wherever the driver's result is git's text merge. It does not: git
-2.39's merge-ort diffs with the histogram algorithm (hard-coded; ``merge-tree`` takes no
-``-X`` before 2.40), the driver with ``git merge-file``'s Myers, so on some notes the
+2.39's merge-ort diffs with the histogram algorithm (hard-coded; 2.39's ``merge-tree`` takes
+no ``-X``), the driver with ``git merge-file``'s Myers, so on some notes the
 clean results differ (or one side is clean and the other a conflict), and machines
 merging by hand (the driver) and by ``shardpy sync`` would stop converging
 (docs/GIT.md, "Limitations"). This prints how many clean merges of each differ, on
