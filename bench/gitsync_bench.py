@@ -41,9 +41,9 @@ the ``status`` or ``type`` scalar of the frontmatter), side B the last one.
 
 shardpy runs as ``sys.executable``: run the bench with the interpreter shardpy is installed
 for (``.venv/bin/python bench/gitsync_bench.py``, a virtualenv as the README's install makes).
-An interpreter whose start-up does more costs every shardpy process that much more: this
-machine's pyenv Python imports certifi from a site hook at every start (``python -c pass``
-55-140 ms CPU there against 8-20 ms in a virtualenv), printed below as ``python -c pass``.
+Its start-up shows in ``python -c pass`` below (this machine's pyenv Python imports certifi
+from a site hook: 55-140 ms of CPU, 8-20 ms in a virtualenv); a whole ``shardpy sync`` costs
+about the same either way, since shardpy imports what that hook does (docs/GIT.md).
 
 Both merges must be clean and give the same notes where git's merge is
 clean (checked). Besides the medians, each case's CPU beside the reference's run
