@@ -56,6 +56,21 @@ REFRESH_ONLY = (
 )
 
 
+def _search_probe(vault: Path, then: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A reworded `shardpy search --json` in a child process that then runs ``then`` (which
+    reports on stderr), the index taken as fresh."""
+    probe = (
+        "import os, runpy, sys\n"
+        "sys.argv = ['shardpy', 'search', 'how do we roll back a bad deploy?', '--json']\n"
+        "try:\n    runpy.run_module('shardpy', run_name='__main__')\nexcept SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n" + then
+    )
+    env = {**env, "SHARDPY_SEARCH_REFRESH_SECONDS": "3600"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=vault, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 def test_a_search_that_does_not_refresh_loads_no_refresh_machinery(tmp_path: Path) -> None:
     """Issue 29: a one-shot `shardpy search` is a whole process; one that finds its index fresh
     loads nothing only a refresh uses (it imported the parser, the walker and pathspec: a fifth
@@ -65,16 +80,8 @@ def test_a_search_that_does_not_refresh_loads_no_refresh_machinery(tmp_path: Pat
     write(vault, "notes/Release reversal runbook.md", "# Release reversal runbook\n\nPin the old tag.\n")
     write(vault, "notes/Bread.md", "# Bread\n\nFeed the starter with rye flour.\n")
     assert _shardpy("index", cwd=vault).returncode == 0
-    probe = (
-        "import runpy, sys\n"
-        "sys.argv = ['shardpy', 'search', 'how do we roll back a bad deploy?', '--json']\n"
-        "try:\n    runpy.run_module('shardpy', run_name='__main__')\nexcept SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        f"print(sorted(m for m in {REFRESH_ONLY!r} if m in sys.modules), file=sys.stderr)\n"
-    )
-    env = {**os.environ, "SHARDPY_SEARCH_REFRESH_SECONDS": "3600"}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=vault, capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
+    said = f"print(sorted(m for m in {REFRESH_ONLY!r} if m in sys.modules), file=sys.stderr)\n"
+    done = _search_probe(vault, said, {**os.environ})
     hits = json.loads(done.stdout)["hits"]
     assert hits[0]["path"] == "notes/Release reversal runbook.md", hits
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-2000:]
@@ -87,22 +94,15 @@ def test_a_search_process_starts_one_blas_thread_unless_told(tmp_path: Path) -> 
     vault = tmp_path / "v"
     write(vault, "notes/Release reversal runbook.md", "# Release reversal runbook\n\nPin the old tag.\n")
     assert _shardpy("index", cwd=vault).returncode == 0
-    probe = (
-        "import os, runpy, sys\n"
-        "sys.argv = ['shardpy', 'search', 'how do we roll back a bad deploy?', '--json']\n"
-        "try:\n    runpy.run_module('shardpy', run_name='__main__')\nexcept SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
+    said = (
         "tasks = len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else 1\n"
         "print('numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'), tasks, file=sys.stderr)\n"
     )
     for given, expected in ((None, "1"), ("2", "2")):
         env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-        env["SHARDPY_SEARCH_REFRESH_SECONDS"] = "3600"
         if given is not None:
             env["OPENBLAS_NUM_THREADS"] = given
-        argv = [sys.executable, "-c", probe]
-        done = subprocess.run(argv, cwd=vault, capture_output=True, text=True, env=env)
-        assert done.returncode == 0, done.stderr[-2000:]
+        done = _search_probe(vault, said, env)
         loaded, threads, tasks = done.stderr.strip().splitlines()[-1].split()
         if loaded == "False":
             continue  # no model here: the search was lexical and loaded no numpy
