@@ -42,8 +42,8 @@ the ``status`` or ``type`` scalar of the frontmatter), side B the last one.
 shardpy runs as ``sys.executable``: run the bench with the interpreter shardpy is installed
 for (``.venv/bin/python bench/gitsync_bench.py``, a virtualenv as the README's install makes).
 Its start-up shows in ``python -c pass`` below (this machine's pyenv Python imports certifi
-from a site hook: 55-140 ms of CPU, 8-20 ms in a virtualenv); a whole ``shardpy sync`` costs
-about the same either way, since shardpy imports what that hook does (docs/GIT.md).
+from a site hook: 0.05-0.18 s of CPU, 0.01-0.02 s in a virtualenv), and in every ``shardpy``
+process timed (a sync's start and imports: 0.23-0.29 s against 0.10-0.17 s; docs/GIT.md).
 
 Both merges must be clean and give the same notes where git's merge is
 clean (checked). Besides the medians, each case's CPU beside the reference's run
