@@ -293,7 +293,10 @@ def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:
 def _fetch(plan: SyncPlan, remote: str) -> str | None:
     """None when fetched, else why not."""
     try:
-        done = git(["fetch", "--quiet", "--no-tags", remote], plan.repo.top, check=False)
+        # `--`: a remote is a name from the repository's config (an included file may set it);
+        # one named `--upload-pack=...` would otherwise be an option that runs a command
+        # (tests/sync/test_sync.py, a remote named like an option).
+        done = git(["fetch", "--quiet", "--no-tags", "--", remote], plan.repo.top, check=False)
     except ShardpyError as exc:
         return exc.message
     if done.returncode != 0:
@@ -315,11 +318,10 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
         ab = ahead_behind(plan.repo, ref)
         if ab is not None and ab[0] == 0:
             return
-        done = git(
-            ["push", "--porcelain", remote, f"HEAD:refs/heads/{plan.branch}"], plan.repo.top, check=False
-        )
+        refspec = f"HEAD:refs/heads/{plan.branch}"
+        done = git(["push", "--porcelain", "--", remote, refspec], plan.repo.top, check=False)
         if done.returncode == 0:
-            git(["fetch", "--quiet", "--no-tags", remote], plan.repo.top, check=False)
+            _fetch(plan, remote)  # the remote's branch as pushed (its failure changes nothing here)
             out.pushed = True
             return
         text = done.stdout + done.stderr

@@ -220,3 +220,21 @@ def test_branch_and_remotes_where_only_git_can_tell(fleet: Fleet, tmp_path: Path
     git(a, "checkout", "-q", "--detach")
     refused = fleet.shardpy("a", "sync", "--json", ok=False)
     assert refused.error_code() == "SYNC_DETACHED"
+
+
+def test_a_remote_named_like_an_option_runs_nothing(fleet: Fleet, tmp_path: Path) -> None:
+    """Remote names come from the repository's config (an included file may set them): one named
+    `--upload-pack=COMMAND` made `git fetch` run COMMAND. It is passed after `--` now: git takes
+    it as the remote's name and nothing runs; the other remotes sync as before."""
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    mark = tmp_path / "ran"
+    name = f"--upload-pack=touch {mark}"
+    git(a, "config", f"remote.{name}.url", str(fleet.hub))
+    fleet.write("a", "notes/plan.md", NOTE.replace("one", "one (a)"))
+    report = fleet.shardpy("a", "sync", "--yes", "--json", ok=False).json()
+    assert not mark.exists()
+    by_name = {r["name"]: r for r in report["remotes"]}
+    assert sorted(by_name) == sorted([name, "origin"])
+    assert by_name["origin"]["status"] == "ok", report["remotes"]
+    assert git(fleet.hub, "log", "-1", "--format=%s", "main").stdout.startswith("sync:")
