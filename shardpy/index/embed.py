@@ -73,9 +73,7 @@ def offline() -> None:
     """No hub access from anything this process loads (set before tokenizers is imported)."""
     for key, value in _OFFLINE.items():
         os.environ[key] = value
-    # BLAS threads fighting over 2 shared cores made a small BERT batch 15x slower here (34 s against
-    # 2.4 s); the scan is one matrix-vector product. Effective only before numpy is first imported.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # One BLAS thread is asked for by shardpy/index/__init__.py, which runs before this module.
 
 
 def _tokenizer(path: Path, *, specials: bool) -> Any:
