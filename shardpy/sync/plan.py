@@ -79,7 +79,8 @@ def configured_remotes(repo: Repo, config: dict[str, list[str]] | None = None) -
     else as ``git remote`` lists them (remotes set up in an included or global file)."""
     # A local config that includes other files may name remotes there: git's list then.
     if config is not None and not any(k.startswith(("include.", "includeif.")) for k in config):
-        named = sorted({k[7:-4] for k in config if k.startswith("remote.") and k.endswith(".url")})
+        urls = (k for k in config if k.startswith("remote.") and k.endswith(".url"))
+        named = sorted({k.removeprefix("remote.").removesuffix(".url") for k in urls})
         if named:
             return named
     return [r for r in git(["remote"], repo.top).stdout.split() if r]
