@@ -428,14 +428,6 @@ def timed_watch(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def timed_compare(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
-    """:func:`timed_sync` with the other checkout's shardpy (``--compare``)."""
-    return timed_sync(repo, b, COMPARE_ENV or env)
-
-
-COMPARE_ENV: dict[str, str] = {}
-
-
 def timed_sync(repo: Path, b: str, env: dict[str, str]) -> tuple[float, float]:
     """``shardpy sync --no-push`` on main reset to B (what `git pull` does, as sync does it)."""
     git(repo, "checkout", "--quiet", "-B", "main", b, env=env)
@@ -511,21 +503,17 @@ def main() -> None:
     try:
         corpus = CORPORA[args.corpus](args.notes, tmp, env)
         bare, _a, b = build(tmp, corpus, env)
-        cases = args.cases.split(",")
+        # git's own merge first: every other case is reported against it.
+        cases = ["builtin", *(c for c in args.cases.split(",") if c != "builtin")]
+        envs = dict.fromkeys(cases, env)
         if args.compare is not None:
-            COMPARE_ENV.update(checkout_env(env, args.compare))
             cases.append("sync-compare")
-        clones = {
-            "builtin": clone(tmp, bare, "builtin", env, driver=False),
-            "shardpy": clone(tmp, bare, "shardpy", env, driver=True),
-            "sync": clone(tmp, bare, "sync", env, driver=True),
-            "sync-compare": clone(tmp, bare, "sync-compare", env, driver=True),
-            "watch": clone(tmp, bare, "watch", env, driver=True),
-        }
+            envs["sync-compare"] = checkout_env(env, args.compare)  # the other checkout's shardpy
+        clones = {case: clone(tmp, bare, case, env, driver=case != "builtin") for case in cases}
         if "watch" in cases:
             timed_watch(clones["watch"], b, env)  # the daemon's first round: imports, warm caches
         timers = {"builtin": timed_pull, "shardpy": timed_pull, "sync": timed_sync}
-        timers["sync-compare"] = timed_compare
+        timers["sync-compare"] = timed_sync
         timers["watch"] = timed_watch
         labels = {
             "builtin": "git pull, git's built-in text merge",
@@ -541,7 +529,7 @@ def main() -> None:
             # copies of the same code), so no case always comes first.
             shift = run % len(cases)
             for case in cases[shift:] + cases[:shift]:
-                times[case].append(timers[case](clones[case], b, env))
+                times[case].append(timers[case](clones[case], b, envs[case]))
         size = sum(len("".join(lines).encode()) for _, lines, _ in corpus) / len(corpus)
         print(
             f"merging {args.notes} {args.corpus} notes ({size:.0f} bytes on average) changed on both sides"
