@@ -1,6 +1,7 @@
 """Does git's tree merge give `git merge-file`'s bytes? Random notes, both merges, counted.
 
 Run: python bench/merge_tree_vs_merge_file.py [--seed 2] [--notes 3000]
+        [--corpus alphabet|imported|handwritten]
 
 ``shardpy sync`` could hand every note both sides changed to one ``git merge-tree
 --write-tree`` (git's C merge, ~20 ms for 500 notes, against ~0.1 s for the driver's
@@ -9,9 +10,17 @@ rules in Python) wherever the driver's result is git's text merge. It does not: 
 no ``-X``), the driver with ``git merge-file``'s Myers, so on some notes the
 clean results differ (or one side is clean and the other a conflict), and machines
 merging by hand (the driver) and by ``shardpy sync`` would stop converging
-(docs/GIT.md, "Limitations"). This prints how many clean merges of each differ, on
-notes made of a small alphabet of lines (so lines repeat, as blank lines and list
-markers do in real notes), a frontmatter block the same on all sides.
+(docs/GIT.md, "Limitations"). This prints how many clean merges of each differ.
+
+``--corpus`` picks the notes both sides edit (up to five random line insertions, deletions
+and replacements a side):
+
+* ``alphabet`` (the default): notes made of a small alphabet of lines (so lines repeat, as
+  blank lines and list markers do), a frontmatter block the same on all sides; new lines
+  from the same alphabet;
+* ``imported`` / ``handwritten``: bench/gitsync_bench.py's corpora (the notes ``shardpy
+  import --from basic-memory`` writes; Obsidian-style notes), each note edited with lines
+  taken from itself (a line copied or moved, a blank line added) or new ones.
 """
 
 from __future__ import annotations
@@ -20,7 +29,11 @@ import argparse
 import os
 import random
 import subprocess
+import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 ALPHABET = ["a", "b", "c", "d", "", "}", "x y", "---", "{", "end", "- item"]
 
@@ -62,10 +75,11 @@ class Repo:
         return by_tree, by_file.stdout if by_file.returncode == 0 else None
 
 
-def edit(rng: random.Random, lines: list[str]) -> list[str]:
+def edit(rng: random.Random, lines: list[str], pool: list[str]) -> list[str]:
+    """Up to five random line insertions, deletions and replacements, new lines from ``pool``."""
     out = list(lines)
     for _ in range(rng.randint(0, 5)):
-        new = rng.choice([*ALPHABET, "new 1", "new 2"])
+        new = rng.choice(pool)
         if not out or rng.random() < 0.4:
             out.insert(rng.randint(0, len(out)), new)
         elif rng.random() < 0.5:
@@ -79,18 +93,47 @@ def note(lines: list[str]) -> bytes:
     return ("---\ntitle: T\n---\n" + "".join(f"{x}\n" for x in lines)).encode()
 
 
+def alphabet_triples(rng: random.Random, n: int) -> list[tuple[bytes, bytes, bytes]]:
+    pool = [*ALPHABET, "new 1", "new 2"]
+    out = []
+    for _ in range(n):
+        base = [rng.choice(ALPHABET) for _ in range(rng.randint(0, 14))]
+        out.append((note(base), note(edit(rng, base, pool)), note(edit(rng, base, pool))))
+    return out
+
+
+def corpus_triples(rng: random.Random, n: int, kind: str) -> list[tuple[bytes, bytes, bytes]]:
+    """Notes of one of bench/gitsync_bench.py's corpora, each edited on both sides."""
+    from bench.childenv import child_env
+    from bench.gitsync_bench import CORPORA
+
+    env = child_env()
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # the importer run by the corpus
+    notes = CORPORA[kind](n, Path(tempfile.mkdtemp(prefix="merge-tree-corpus-")), env)
+    out = []
+    for _, lines, _ in notes:
+        pool = [*lines, "\n", "A new line.\n", "- [ ] a new task\n"]
+        out.append(
+            tuple("".join(x).encode() for x in (lines, edit(rng, lines, pool), edit(rng, lines, pool)))
+        )
+    return out  # type: ignore[return-value]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--notes", type=int, default=3000)
+    ap.add_argument("--corpus", default="alphabet", choices=["alphabet", "imported", "handwritten"])
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.corpus == "alphabet":
+        triples = alphabet_triples(rng, args.notes)
+    else:
+        triples = corpus_triples(rng, args.notes, args.corpus)
     repo = Repo()
     same = differ = tried = 0
     example = None
-    for _ in range(args.notes):
-        base = [rng.choice(ALPHABET) for _ in range(rng.randint(0, 14))]
-        b, o, t = note(base), note(edit(rng, base)), note(edit(rng, base))
+    for b, o, t in triples:
         if b in (o, t) or o == t:
             continue
         tried += 1
@@ -102,8 +145,8 @@ def main() -> None:
         else:
             differ += 1
             example = example or ((b, o, t), by_tree, by_file)
-    print(f"{tried} notes both sides changed: {same} merged cleanly alike, {differ} differ (one clean and")
-    print("the other a conflict, or both clean with other bytes); the rest conflict in both")
+    print(f"{args.corpus}: {tried} notes both sides changed: {same} merged cleanly alike, {differ} differ")
+    print("(one clean and the other a conflict, or both clean with other bytes); the rest conflict in both")
     if example:
         (b, o, t), by_tree, by_file = example
         print(f"first that differs:\n base {b!r}\n ours {o!r}\n theirs {t!r}")
