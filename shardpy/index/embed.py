@@ -101,6 +101,14 @@ class StaticEmbedder:
 
     buf: Any = None  # the gather buffer, kept: first-touching fresh pages cost 6 s per 134 MB here
 
+    @property
+    def forkable(self) -> bool:
+        """Safe to use in forked workers: numpy and the plain-Python tokenizer (the Rust one keeps
+        a thread pool a fork would break)."""
+        from shardpy.index.bpe import Bpe
+
+        return isinstance(self.tok, Bpe)
+
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
 

@@ -23,7 +23,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,6 +62,9 @@ _MISSING = (
 )
 _ORPHANS = "SELECT chunk_id, digest, vec FROM vectors WHERE chunk_id < 0"
 EMBED_STEP = 4096  # sections embedded per call (memory stays flat on a large vault)
+# Sections from which a refresh embeds in worker processes (fewer: forking, and each worker merging
+# its own words afresh, cost more than the second core gives back).
+PARALLEL_SECTIONS = 8192
 
 
 def _digest(text: str) -> bytes:
@@ -105,8 +108,6 @@ Progress = Callable[[int, int], None]
 def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> int:
     """Give every section a vector of ``model`` and drop the vectors of gone sections (inside the
     caller's transaction). Returns how many sections were embedded."""
-    import numpy as np
-
     _ready(conn, model, notices)
     missing = conn.execute(_MISSING).fetchall()
     orphans = conn.execute(_ORPHANS).fetchall()
@@ -124,18 +125,51 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
         else:
             todo.append((int(cid), digest, text))
     conn.executemany("INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)", reused)
-    for lo in range(0, len(todo), EMBED_STEP):
-        part = todo[lo : lo + EMBED_STEP]
-        vecs = np.ascontiguousarray(model.encode([t[2] for t in part]), dtype=np.float32)
+    size = model.dim * 4
+    for (lo, hi), rows in _embedded(model, [t[2] for t in todo]):
+        part = todo[lo:hi]
         conn.executemany(
             "INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)",
-            [(cid, digest, vecs[k].tobytes()) for k, (cid, digest, _t) in enumerate(part)],
+            [(cid, digest, rows[k * size : (k + 1) * size]) for k, (cid, digest, _) in enumerate(part)],
         )
     if missing or orphans:
         # Unique, never a counter: a rebuilt table (or a rebuilt index file) starts again, and a vector
         # file beside the database written for an earlier table must never match it.
         store.set_meta(conn, "vectors_stamp", secrets.token_hex(8))
     return len(todo)
+
+
+Step = tuple[int, int]
+
+
+def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, bytes]]:
+    """The float32 rows of each :data:`EMBED_STEP` texts, in order. A large refresh (a cold index)
+    embeds in forked workers while this process writes the rows: on 2 cores the vectors of a cold
+    index at 20,000 notes took half the wall time (docs/SEARCH.md, bench/search_bench.py)."""
+    steps = [(lo, min(lo + EMBED_STEP, len(texts))) for lo in range(0, len(texts), EMBED_STEP)]
+    workers = 1
+    if len(texts) >= PARALLEL_SECTIONS and getattr(model, "forkable", False):
+        from shardpy.workers import available_workers
+
+        workers = available_workers()
+    if workers <= 1:
+        for lo, hi in steps:
+            yield (lo, hi), _rows((model, texts), lo, hi)
+        return
+    from shardpy.workers import run_chunks
+
+    yield from zip(steps, run_chunks((model, texts), steps, workers, _rows, _no_setup), strict=True)
+
+
+def _rows(work: tuple[embed.Embedder, list[str]], lo: int, hi: int) -> bytes:
+    import numpy as np
+
+    model, texts = work
+    return np.ascontiguousarray(model.encode(texts[lo:hi]), dtype=np.float32).tobytes()
+
+
+def _no_setup(work: object) -> None:
+    return None
 
 
 def drop(conn: sqlite3.Connection) -> None:
