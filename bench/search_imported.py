@@ -4,7 +4,8 @@ imported by `shardpy import --apply`, beside search_bench's own generated vault,
 For each corpus: build the vault, run `shardpy index .` (a whole process, vectors included: the
 bundled model is the default; the folder is named because neither vault has ``.obsidian`` or a
 manifest, and search refuses an unindexed folder of more than 500 notes), check the index holds a
-vector per section, then time five whole `shardpy search` processes (search_bench's queries,
+vector per section, index it again without vectors (``SHARDPY_EMBED_MODEL=off``, another cache:
+the cold index's ratio), then time five whole `shardpy search` processes (search_bench's queries,
 hybrid, median wall and CPU of the child) and `grep -ril` for the first word of search_bench's
 first six queries over the same tree.
 
@@ -103,6 +104,12 @@ def corpus(kind: str, notes: int, work: Path) -> dict[str, Any]:
     wall, cpu = _run([sys.executable, "-m", "shardpy", "index", "."], env=env, cwd=vault)
     out["index_s"], out["index_cpu_s"] = round(wall, 1), round(cpu, 1)
     out["sections"], out["vectors"] = _vectors(cache)
+    # The same cold index without vectors (issue 29: with vectors at most 3x this, same run).
+    lexical = {**env, "SHARDPY_CACHE_DIR": str(work / f"cache-{kind}-lexical"), "SHARDPY_EMBED_MODEL": "off"}
+    wall, cpu = _run([sys.executable, "-m", "shardpy", "index", "."], env=lexical, cwd=vault)
+    out["lexical_index_s"], out["lexical_index_cpu_s"] = round(wall, 1), round(cpu, 1)
+    out["index_vs_lexical"] = round(out["index_s"] / wall, 2)
+    out["index_vs_lexical_cpu"] = round(out["index_cpu_s"] / cpu, 2)
     search_bench._cli_search_ms(vault, env)  # warm the page cache for both sides alike
     search_bench._grep_ms(vault, search_bench.QUERIES[:6])
     out.update(search_bench._cli_search_ms(vault, env))
@@ -141,6 +148,10 @@ def main() -> None:
         ("vault tree MB (notes MB)", "tree_mb", ".1f"),
         ("shardpy index wall s", "index_s", ".1f"),
         ("shardpy index CPU s", "index_cpu_s", ".1f"),
+        ("same, no vectors: wall s", "lexical_index_s", ".1f"),
+        ("same, no vectors: CPU s", "lexical_index_cpu_s", ".1f"),
+        ("cold index / no vectors, wall (<= 3)", "index_vs_lexical", ".2f"),
+        ("cold index / no vectors, CPU", "index_vs_lexical_cpu", ".2f"),
         ("sections / vectors", "sections", "d"),
         ("shardpy search process wall ms", "cli_search_ms", ".0f"),
         ("shardpy search process CPU ms", "cli_search_cpu_ms", ".0f"),
