@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import collections
 import importlib.util
-import itertools
 import json
 import math
 import os
@@ -46,7 +45,7 @@ ENV = "SHARDPY_EMBED_MODEL"
 DEFAULT = "wordllama"
 OFF = frozenset({"off", "none", "0", "false"})
 MAX_TOKENS = 256  # a section's first 256 tokens stand for it (averaging more only blurs it)
-STATIC_BATCH = 64  # texts per gather: a 16 MB buffer, reused
+STATIC_BATCH = 64  # texts tokenized per call (the Rust tokenizer encodes a batch at once)
 WORDLLAMA_NAME = f"wordllama-l2_supercat_256/{MAX_TOKENS}"
 _OFFLINE = {
     "HF_HUB_OFFLINE": "1",
@@ -99,7 +98,7 @@ class StaticEmbedder:
     table: NDArray[np.float32]
     tok: Any
 
-    buf: Any = None  # the gather buffer, kept: first-touching fresh pages cost 6 s per 134 MB here
+    buf: Any = None  # one text's rows, the buffer reused: first-touching fresh pages cost 6 s per 134 MB here
 
     @property
     def forkable(self) -> bool:
@@ -114,21 +113,17 @@ class StaticEmbedder:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for lo in range(0, len(texts), STATIC_BATCH):
-            ids = _static_ids(self.tok, texts[lo : lo + STATIC_BATCH])
-            flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64)
-            if not len(flat):
-                continue
-            np.clip(flat, 0, self.table.shape[0] - 1, out=flat)
-            if self.buf is None or len(flat) > len(self.buf):
-                self.buf = np.empty((STATIC_BATCH * MAX_TOKENS, self.dim), dtype=np.float32)
-            gathered = np.take(self.table, flat, axis=0, out=self.buf[: len(flat)])
-            # Each text's mean token vector, without padding. A slice sum per text: np.add.reduceat
-            # over the same rows took 5-50x longer here.
-            pos = 0
-            for k, row in enumerate(ids):
-                if row:
-                    out[lo + k] = gathered[pos : pos + len(row)].sum(axis=0) / len(row)
-                pos += len(row)
+            for k, row in enumerate(_static_ids(self.tok, texts[lo : lo + STATIC_BATCH])):
+                if not row:
+                    continue
+                if self.buf is None or len(row) > len(self.buf):
+                    self.buf = np.empty((max(len(row), MAX_TOKENS), self.dim), dtype=np.float32)
+                # Each text's rows gathered and summed alone, while they are in the CPU's cache: a
+                # gather of the whole batch first, then a slice sum per text, took twice as long for
+                # the same sums (bench/search_bench.py; tests/index/test_parallel_embed.py keeps the
+                # bytes). "clip": an id past the table is its last row, as before.
+                rows = np.take(self.table, row, axis=0, mode="clip", out=self.buf[: len(row)])
+                out[lo + k] = rows.sum(axis=0) / len(row)
         return normalised(out)
 
 
