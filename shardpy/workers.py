@@ -2,8 +2,8 @@
 
 Not a feature's module (issue 25: no reader depends on a feature package for
 infrastructure): the import planner (``importers/pool.py`` decides which of
-its work runs here, and how many workers) and the index's cold build
-(``index/build.py``) both use it.
+its work runs here, and how many workers), the index's cold build
+(``index/build.py``) and its embedding of many sections (``index/vectors.py``) use it.
 
 ``run_stream``: payloads produced as the caller goes (an import's walked
 files, the index's batches of notes) go to workers forked before any
