@@ -89,16 +89,37 @@ def _in_pool(
     global _STATE
     ctx = multiprocessing.get_context("fork")
     _STATE = state
-    pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
+    pool = None
     try:
+        # Workers are forked with Ctrl-C held back (a held signal is not inherited; the parent's
+        # is raised when it lets it through below), so none can take one before _init ignores
+        # it: a Ctrl-C right after a fork printed that worker's traceback.
+        with _sigint_held():
+            pool = ctx.Pool(workers, initializer=_init, initargs=(os.getpid(),))
         yield from pool.imap(task, items, chunksize=1)
         pool.close()
     except BaseException:
-        pool.terminate()
+        if pool is not None:
+            pool.terminate()
         raise
     finally:
-        pool.join()
+        if pool is not None:
+            pool.join()
         _STATE = None
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _no_setup(work: object) -> None:
@@ -112,6 +133,15 @@ def _run_payload(payload: Any) -> Any:
 
 
 def _init(parent: int) -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent alone answers it (it stops the pool and
+    # rolls back); a worker that raised KeyboardInterrupt printed its traceback under the
+    # parent's message (tests/index/test_parallel_embed.py, Ctrl-C during a cold index). Forked
+    # with it held back (_sigint_held): one sent meanwhile is dropped by SIG_IGN.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # What the worker inherits is never collected by its GC, which would otherwise touch
     # (and so copy) every page holding one; freezing is constant time (no object is touched).
     gc.freeze()
