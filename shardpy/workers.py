@@ -57,14 +57,19 @@ def resident_bytes() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
+def _no_setup(work: object) -> None:
+    return None
+
+
 def run_chunks(
     work: W,
     bounds: list[tuple[int, int]],
     workers: int,
     fn: Callable[[W, int, int], T],
-    setup: Callable[[W], None],
+    setup: Callable[[W], None] = _no_setup,
 ) -> Iterator[T]:
-    """``fn(work, lo, hi)`` for each bound, in forked workers; results in order."""
+    """``fn(work, lo, hi)`` for each bound, in forked workers; results in order. ``setup(work)``
+    runs once in each worker first."""
     return _in_pool((work, fn, setup), _run, iter(bounds), workers)
 
 
@@ -120,10 +125,6 @@ def _sigint_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
-
-
-def _no_setup(work: object) -> None:
-    return None
 
 
 def _run_payload(payload: Any) -> Any:

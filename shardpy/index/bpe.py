@@ -157,7 +157,7 @@ class Bpe:
         """The ids of a text without special tokens, lazily (a caller's limit stops the merging)."""
         # The normalizer prepends "▁" and turns spaces into "▁"; a piece is a run of "▁" and the
         # word after it. Split on "▁", a word after one "▁" is its own key; an empty string marks a
-        # further "▁" of a run, which joins the next word (_runs). 20x cheaper than a regex findall.
+        # further "▁" of a run, which joins the next word (_runs). A third of a regex findall's time.
         words = part.replace(" ", META).split(META)
         if "" in words:
             words = _runs(words)

@@ -158,7 +158,7 @@ def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, b
         return
     from shardpy.workers import run_chunks
 
-    yield from zip(steps, run_chunks((model, texts), steps, workers, _rows, _no_setup), strict=True)
+    yield from zip(steps, run_chunks((model, texts), steps, workers, _rows), strict=True)
 
 
 def _rows(work: tuple[embed.Embedder, list[str]], lo: int, hi: int) -> bytes:
@@ -166,10 +166,6 @@ def _rows(work: tuple[embed.Embedder, list[str]], lo: int, hi: int) -> bytes:
 
     model, texts = work
     return np.ascontiguousarray(model.encode(texts[lo:hi]), dtype=np.float32).tobytes()
-
-
-def _no_setup(work: object) -> None:
-    return None
 
 
 def drop(conn: sqlite3.Connection) -> None:
