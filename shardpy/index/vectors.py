@@ -62,9 +62,12 @@ _MISSING = (
 )
 _ORPHANS = "SELECT chunk_id, digest, vec FROM vectors WHERE chunk_id < 0"
 EMBED_STEP = 4096  # sections embedded per call (memory stays flat on a large vault)
-# Sections from which a refresh embeds in worker processes (fewer: forking, and each worker merging
-# its own words afresh, cost more than the second core gives back).
-PARALLEL_SECTIONS = 8192
+# Sections from which a refresh embeds in worker processes, in steps of at least MIN_STEP. Measured
+# on 2 cores (bench vault sections, cold memos): 1,000 sections 0.48 -> 0.31 s wall, 0.48 -> 0.55 s
+# CPU; 2,000: 0.59-0.78 -> 0.46-0.50 s wall, 0.59-0.78 -> 0.84-0.93 s CPU; 8,000: 2.36 -> 1.12 s
+# wall. Below the bar the fork and each worker's words merged afresh buy a few tenths at most.
+PARALLEL_SECTIONS = 2048
+MIN_STEP = 256
 
 
 def _digest(text: str) -> bytes:
@@ -146,12 +149,15 @@ def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, b
     """The float32 rows of each :data:`EMBED_STEP` texts, in order. A large refresh (a cold index)
     embeds in forked workers while this process writes the rows: on 2 cores the vectors of a cold
     index at 20,000 notes took half the wall time (docs/SEARCH.md, bench/search_bench.py)."""
-    steps = [(lo, min(lo + EMBED_STEP, len(texts))) for lo in range(0, len(texts), EMBED_STEP)]
     workers = 1
     if len(texts) >= PARALLEL_SECTIONS and getattr(model, "forkable", False):
         from shardpy.workers import available_workers
 
         workers = available_workers()
+    # Four steps a worker at least, so none waits long for the last one (a text's vector does not
+    # depend on the step it is embedded in).
+    step = min(EMBED_STEP, max(MIN_STEP, -(-len(texts) // (workers * 4)))) if workers > 1 else EMBED_STEP
+    steps = [(lo, min(lo + step, len(texts))) for lo in range(0, len(texts), step)]
     if workers <= 1:
         for lo, hi in steps:
             yield (lo, hi), _rows((model, texts), lo, hi)

@@ -113,7 +113,7 @@ def test_ctrl_c_during_a_parallel_cold_index_prints_no_traceback(tmp_path: Path)
     vault = tmp_path / "v"
     (vault / ".obsidian").mkdir(parents=True)
     section = "Cone {i} firing in a gas kiln with a long reduction and slow cooling. " * 6
-    for i in range(2400):  # past both bars: 1,000 notes read in workers, 8,192 sections embedded
+    for i in range(2400):  # past both bars: 1,000 notes read in workers, 2,048 sections embedded
         body = "".join(f"## Part {k}\n\n{section.format(i=i)}\n\n" for k in range(4))
         write(vault, f"n/{i // 100:02}/Note {i:04}.md", f"# Note {i}\n\n{body}")
     env = {**os.environ, "SHARDPY_CACHE_DIR": str(tmp_path / "cache")}
@@ -144,3 +144,17 @@ def _rows_in(db: Path) -> int:
             return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
         except sqlite3.OperationalError:
             return 0
+
+
+def test_each_worker_gets_several_steps_and_the_rows_do_not_depend_on_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = embed.load()
+    texts = [f"Note {i}: cone {i % 13} firing, glaze {i % 7}, kiln log" for i in range(3000)]
+    monkeypatch.setattr(workers, "available_workers", lambda: 1)
+    serial = list(vectors._embedded(model, texts))
+    assert [s for s, _ in serial] == [(0, 3000)]  # one step of EMBED_STEP alone
+    monkeypatch.setattr(workers, "available_workers", lambda: 2)
+    parallel = list(vectors._embedded(model, texts))
+    assert [s for s, _ in parallel] == [(lo, min(lo + 375, 3000)) for lo in range(0, 3000, 375)]
+    assert b"".join(r for _, r in parallel) == serial[0][1]
