@@ -1,6 +1,6 @@
 """A large refresh embeds its sections in forked workers (issue 29, the cold index's cost): the same
-vectors as one process, every row where it belongs, and an edit afterwards still re-embeds only
-what changed."""
+vectors as one process, every row where it belongs, an edit afterwards still re-embeds only what
+changed, and Ctrl-C stays the parent's (no worker prints a traceback)."""
 
 from __future__ import annotations
 
