@@ -512,9 +512,13 @@ def main() -> None:
         clones = {case: clone(tmp, bare, case, env, driver=case != "builtin") for case in cases}
         if "watch" in cases:
             timed_watch(clones["watch"], b, env)  # the daemon's first round: imports, warm caches
-        timers = {"builtin": timed_pull, "shardpy": timed_pull, "sync": timed_sync}
-        timers["sync-compare"] = timed_sync
-        timers["watch"] = timed_watch
+        timers = {
+            "builtin": timed_pull,
+            "shardpy": timed_pull,
+            "sync": timed_sync,
+            "sync-compare": timed_sync,
+            "watch": timed_watch,
+        }
         labels = {
             "builtin": "git pull, git's built-in text merge",
             "shardpy": "git pull, shardpy driver per file",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,7 +110,8 @@ def corpus_triples(rng: random.Random, n: int, kind: str) -> list[tuple[bytes, b
 
     env = child_env()
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # the importer run by the corpus
-    notes = CORPORA[kind](n, Path(tempfile.mkdtemp(prefix="merge-tree-corpus-")), env)
+    with tempfile.TemporaryDirectory(prefix="merge-tree-corpus-") as scratch:
+        notes = CORPORA[kind](n, Path(scratch), env)
     out = []
     for _, lines, _ in notes:
         pool = [*lines, "\n", "A new line.\n", "- [ ] a new task\n"]
@@ -133,18 +135,21 @@ def main() -> None:
     repo = Repo()
     same = differ = tried = 0
     example = None
-    for b, o, t in triples:
-        if b in (o, t) or o == t:
-            continue
-        tried += 1
-        by_tree, by_file = repo.both(b, o, t)
-        if by_tree is None and by_file is None:
-            continue  # both conflict
-        if by_tree == by_file:
-            same += 1
-        else:
-            differ += 1
-            example = example or ((b, o, t), by_tree, by_file)
+    try:
+        for b, o, t in triples:
+            if b in (o, t) or o == t:
+                continue
+            tried += 1
+            by_tree, by_file = repo.both(b, o, t)
+            if by_tree is None and by_file is None:
+                continue  # both conflict
+            if by_tree == by_file:
+                same += 1
+            else:
+                differ += 1
+                example = example or ((b, o, t), by_tree, by_file)
+    finally:
+        shutil.rmtree(repo.work, ignore_errors=True)
     print(f"{args.corpus}: {tried} notes both sides changed: {same} merged cleanly alike, {differ} differ")
     print("(one clean and the other a conflict, or both clean with other bytes); the rest conflict in both")
     if example:

@@ -321,16 +321,19 @@ def _cli_search_ms(vault: Path, env: dict[str, str]) -> dict[str, float]:
 def _floor_ms(env: dict[str, str]) -> dict[str, float]:
     """What any Python process pays before searching, same run: the interpreter without its site
     packages' start-up (-S), the interpreter, with sqlite3, and with numpy imported (the scan by
-    meaning needs it), median of 5 each."""
+    meaning needs it) with OpenBLAS's thread pool and with the one thread shardpy.index asks for
+    (the floor a search process pays), median of 5 each."""
     out = {}
+    pool = {k: v for k, v in env.items() if k != "OPENBLAS_NUM_THREADS"}
     floors = (
-        ("python_s_floor_ms", ["-S", "-c", "pass"]),
-        ("python_floor_ms", ["-c", "pass"]),
-        ("sqlite_floor_ms", ["-c", "import sqlite3"]),
-        ("numpy_floor_ms", ["-c", "import numpy"]),
+        ("python_s_floor_ms", ["-S", "-c", "pass"], env),
+        ("python_floor_ms", ["-c", "pass"], env),
+        ("sqlite_floor_ms", ["-c", "import sqlite3"], env),
+        ("numpy_floor_ms", ["-c", "import numpy"], pool),
+        ("numpy_one_thread_floor_ms", ["-c", "import numpy"], {**env, "OPENBLAS_NUM_THREADS": "1"}),
     )
-    for key, args in floors:
-        runs = [_child([sys.executable, *args], env=env, check=True) for _ in range(5)]
+    for key, args, child in floors:
+        runs = [_child([sys.executable, *args], env=child, check=True) for _ in range(5)]
         out[key] = statistics.median(r[0] for r in runs) * 1000
         out[key.replace("_ms", "_cpu_ms")] = statistics.median(r[1] for r in runs) * 1000
     return out
@@ -478,6 +481,7 @@ ROWS = [
     ("python -c 'import sqlite3', CPU (ms)", "sqlite_floor_cpu_ms", "floor"),
     ("python -c 'import numpy' (ms, same run)", "numpy_floor_ms", "floor"),
     ("python -c 'import numpy', CPU (ms)", "numpy_floor_cpu_ms", "floor"),
+    ("import numpy, 1 BLAS thread, CPU (ms)", "numpy_one_thread_floor_cpu_ms", "floor"),
     ("model package / weights (MB)", "model_pkg_mb", "wordllama"),
     ("model weights file (MB)", "model_weights_mb", ""),
     ("DB size (MB)", "db_mb", ""),

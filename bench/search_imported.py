@@ -165,6 +165,7 @@ def main() -> None:
         ("search / grep CPU (notes only)", "cli_vs_grep_notes_only_cpu", ".2f"),
         ("python -c pass CPU ms", "python_floor_cpu_ms", ".0f"),
         ("python -c 'import numpy' CPU ms", "numpy_floor_cpu_ms", ".0f"),
+        ("the same, one BLAS thread, CPU ms", "numpy_one_thread_floor_cpu_ms", ".0f"),
     ]
     print(f"{'':38}" + "".join(f"{r['corpus']:>14}" for r in results))
     for label, key, fmt in rows:
