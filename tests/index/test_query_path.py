@@ -132,3 +132,16 @@ def test_the_vector_file_beside_the_index_follows_every_change(tmp_path: Path) -
     store.remove(index.index_path(vault))  # a rebuilt index never meets an earlier file
     assert not side.exists()
     assert _search_in_a_new_process(vault, "baking loaves at home")[0] == "Cars.md"
+
+
+def test_a_long_word_is_merged_in_the_order_of_the_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word past bpe.LONG_WORD symbols is merged through a heap (the scan is quadratic: 0.18 s
+    for one 1,500-character word of a note): the same merges in the same order, so the same ids."""
+    tok = bpe.Bpe(bpe.load_tables(_wordllama_tokenizer()))
+    rng = random.Random(30)
+    alphabet = "aabbeeinrst\u2581\u2581éü数🎉-."
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(40, 400))) for _ in range(300)]
+    words += ["a" * 1500, "\u2581" * 700 + "x", "ab" * 400, "🎉" * 60]
+    by_heap = [bpe._merge_heap(tok._symbols(w), tok.merges) for w in words]
+    monkeypatch.setattr(bpe, "LONG_WORD", 1 << 30)  # the scan for every length
+    assert [tok._merge(tok._symbols(w)) for w in words] == by_heap
