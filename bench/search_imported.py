@@ -113,10 +113,6 @@ def corpus(kind: str, notes: int, work: Path) -> dict[str, Any]:
     search_bench._cli_search_ms(vault, env)  # warm the page cache for both sides alike
     search_bench._grep_ms(vault, search_bench.QUERIES[:6])
     out.update(search_bench._cli_search_ms(vault, env))
-    # The same processes with OpenBLAS's thread pool (one thread per core, its default, which
-    # shardpy.index no longer leaves it: the figure before that change, same run).
-    pool = search_bench._cli_search_ms(vault, {**env, "OPENBLAS_NUM_THREADS": str(os.cpu_count() or 1)})
-    out["cli_search_cpu_ms_blas_pool"] = pool["cli_search_cpu_ms"]
     out.update(search_bench._grep_ms(vault, search_bench.QUERIES[:6]))
     notes_only = search_bench._grep_ms(notes_dir, search_bench.QUERIES[:6])
     out.update({f"notes_only_{k}": v for k, v in notes_only.items()})
@@ -155,7 +151,7 @@ def main() -> None:
         ("sections / vectors", "sections", "d"),
         ("shardpy search process wall ms", "cli_search_ms", ".0f"),
         ("shardpy search process CPU ms", "cli_search_cpu_ms", ".0f"),
-        ("the same, BLAS thread pool, CPU ms", "cli_search_cpu_ms_blas_pool", ".0f"),
+        ("the same, --mode lexical, CPU ms", "cli_search_lexical_cpu_ms", ".0f"),
         ("grep -ril p50 wall ms (vault root)", "grep_p50_ms", ".0f"),
         ("grep -ril p50 CPU ms (vault root)", "grep_cpu_p50_ms", ".0f"),
         ("grep -ril p50 wall ms (notes only)", "notes_only_grep_p50_ms", ".0f"),
@@ -164,8 +160,7 @@ def main() -> None:
         ("search / grep CPU (vault root)", "cli_vs_grep_cpu", ".2f"),
         ("search / grep CPU (notes only)", "cli_vs_grep_notes_only_cpu", ".2f"),
         ("python -c pass CPU ms", "python_floor_cpu_ms", ".0f"),
-        ("python -c 'import numpy' CPU ms", "numpy_floor_cpu_ms", ".0f"),
-        ("the same, one BLAS thread, CPU ms", "numpy_one_thread_floor_cpu_ms", ".0f"),
+        ("import numpy, one BLAS thread, CPU ms (no longer paid)", "numpy_one_thread_floor_cpu_ms", ".0f"),
     ]
     print(f"{'':38}" + "".join(f"{r['corpus']:>14}" for r in results))
     for label, key, fmt in rows:

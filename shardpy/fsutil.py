@@ -13,7 +13,6 @@ import errno
 import hashlib
 import io
 import os
-import secrets
 import stat
 import sys
 from collections.abc import Callable, Iterable
@@ -385,7 +384,7 @@ def replace_with(
     name carries TMP_MARK, so a crash's leftover is recognised and removed.
     """
     base = name.rpartition("/")[2]
-    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(base)}"  # beside it
+    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{os.urandom(4).hex()}-{temp_tail(base)}"  # beside it
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         fd = os.open(tmp, flags, 0o666 if mode is None else mode, dir_fd=dir_fd)
@@ -412,7 +411,7 @@ def replace_with_link(name: str, text: bytes) -> None:
     temporary names, so a crash's leftover is recognised and removed the same way.
     """
     base = name.rpartition("/")[2]
-    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(base)}"
+    tmp = f"{name[: len(name) - len(base)]}{TMP_MARK}{os.urandom(4).hex()}-{temp_tail(base)}"
     os.symlink(text, tmp)
     try:
         os.replace(tmp, name)
@@ -457,7 +456,7 @@ def create_new(name: str, data: bytes, *, dir_fd: int, device: int) -> bool | No
     func = _renameat2_function()
     if func is None or device in _NO_RENAMEAT2:
         return None
-    tmp = f"{TMP_MARK}{secrets.token_hex(4)}-{temp_tail(name)}"
+    tmp = f"{TMP_MARK}{os.urandom(4).hex()}-{temp_tail(name)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=dir_fd)
     try:
         try:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from shardpy.index.model import RefreshReport, SearchHit, SearchResult
 
-# Every numpy import of shardpy is in this package, so this runs first: one BLAS thread. The scan
-# by meaning is one matrix-vector product; OpenBLAS's thread pool costs a one-shot `shardpy search`
-# more CPU than the search (starting it: `import numpy` 236 ms CPU against 124 ms with one thread
-# here; a whole search 0.31-0.49 s against 0.20-0.29 s), and threads fighting over 2 shared cores
-# made a small BERT batch 15x slower (34 s against 2.4 s). A value the user set is kept
-# (tests/index/test_cli_process.py).
+# Every numpy import of shardpy is in this package, so this runs first: one BLAS thread. numpy
+# embeds (an index refresh, a folder model, recall's re-ranking); a search scans with SimSIMD and
+# does not import it. OpenBLAS's thread pool cost a one-shot `shardpy search` more CPU than the
+# search when it did (`import numpy` 236 ms CPU against 124 ms with one thread), and threads
+# fighting over 2 shared cores made a small BERT batch 15x slower (34 s against 2.4 s). A value
+# the user set is kept (tests/index/test_cli_process.py).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __all__ = ["RefreshReport", "SearchHit", "SearchResult", "index_path", "refresh", "search"]

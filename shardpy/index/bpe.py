@@ -6,7 +6,8 @@ a Prepend("▁") + Replace(" ", "▁") normalizer, no pre-tokenizer, a BPE model
 three special tokens matched in the raw text. No vocabulary entry holds a "▁" after another
 character, so no merge crosses the start of a "▁" run: each run of "▁" with the word after it is
 merged alone (and remembered), which gives the whole string's ids. The vocabulary and the merges are
-read from the JSON once per machine and kept in the user cache folder as a marshal file.
+read from the JSON once per machine and kept in the user cache folder as a marshal file, the merges
+as two sorted arrays: a query looks its few pairs up by bisection, an index builds a dict.
 
 Only a tokenizer of exactly that shape is accepted (:class:`Unsupported` otherwise: the caller uses
 ``tokenizers``). tests/index/test_query_path.py compares the ids with ``tokenizers`` on varied text
@@ -20,6 +21,8 @@ import itertools
 import json
 import marshal
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,16 +30,32 @@ from shardpy.cachedir import cache_dir
 from shardpy.fsutil import atomic_write, sha256_bytes
 
 META = "\u2581"  # "▁": a space, for SentencePiece-style vocabularies
-FORMAT = 2  # of the cached tables
+FORMAT = 3  # of the cached tables
 
 
 class Unsupported(ValueError):
     """The tokenizer is not of the shape this module reproduces."""
 
 
+class SortedPairs:
+    """The merges as two sorted int64 arrays, looked up by bisection. Loading them is a copy (~1 ms)
+    where building the dict cost a one-shot search 17 ms of its ~120 (issue 29); a lookup costs a
+    microsecond more, which a query's dozen words do not feel and an index's millions would."""
+
+    __slots__ = ("keys", "values")
+
+    def __init__(self, keys: array[int], values: array[int]) -> None:
+        self.keys, self.values = keys, values
+
+    def get(self, key: int) -> int | None:
+        i = bisect_left(self.keys, key)
+        return self.values[i] if i < len(self.keys) and self.keys[i] == key else None
+
+
 # (the id of each one-character token, merges: (left << 16 | right) -> (rank << 16 | merged id), the
 # special tokens, the 256 byte tokens). Only what encoding reads, in ints: loading it stays cheap.
-Tables = tuple[dict[str, int], dict[int, int], dict[str, int], list[int]]
+Pairs = dict[int, int] | SortedPairs
+Tables = tuple[dict[str, int], Pairs, dict[str, int], list[int]]
 
 
 def _check_shape(data: dict[str, object]) -> None:
@@ -87,23 +106,53 @@ def _cache_file(path: Path) -> Path:
     return cache_dir() / "models" / f"{path.stem}-{key}.bpe"
 
 
-def load_tables(path: Path) -> Tables:
-    """The tables of ``path`` (a tokenizer.json), from the machine's cache when it has them."""
+def load_tables(path: Path, *, many: bool = False) -> Tables:
+    """The tables of ``path`` (a tokenizer.json), from the machine's cache when it has them; the
+    merges as :class:`SortedPairs`, or as a dict for ``many`` texts (an index's)."""
     cached = _cache_file(path)
     try:
         with open(cached, "rb") as fh:
-            got = marshal.loads(fh.read())  # marshal.load(fh) reads in small pieces: 5x slower
-        if isinstance(got, tuple) and len(got) == 4:
-            return got
+            got = _unpacked(marshal.loads(fh.read()))  # marshal.load(fh) reads in small pieces: 5x slower
     except (OSError, EOFError, ValueError, TypeError):
-        pass
-    tables = _tables(json.loads(path.read_text(encoding="utf-8")))
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(cached.parent, cached.name, marshal.dumps(tables), durable=False)
-    except OSError:
-        pass  # an unwritable cache costs the next query the JSON again, nothing else
-    return tables
+        tables = _tables(json.loads(path.read_text(encoding="utf-8")))
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(cached.parent, cached.name, marshal.dumps(_packed(tables)), durable=False)
+        except OSError:
+            pass  # an unwritable cache costs the next query the JSON again, nothing else
+        got = _unpacked(_packed(tables))
+    if many:
+        pairs = got[1]
+        assert isinstance(pairs, SortedPairs)
+        return got[0], dict(zip(pairs.keys, pairs.values, strict=True)), got[2], got[3]
+    return got
+
+
+def _packed(tables: Tables) -> tuple[int, dict[str, int], bytes, bytes, dict[str, int], list[int]]:
+    chars, merges, specials, byte_ids = tables
+    assert isinstance(merges, dict)
+    keys = sorted(merges)
+    return (
+        FORMAT,
+        chars,
+        array("q", keys).tobytes(),
+        array("q", map(merges.__getitem__, keys)).tobytes(),
+        specials,
+        byte_ids,
+    )
+
+
+def _unpacked(got: object) -> Tables:
+    """The cached tuple, checked: a file of another format or a damaged one raises ValueError."""
+    if not (isinstance(got, tuple) and len(got) == 6 and got[0] == FORMAT):
+        raise ValueError("not this format's tables")
+    _fmt, chars, keys, values, specials, byte_ids = got
+    if not (isinstance(chars, dict) and isinstance(specials, dict) and isinstance(byte_ids, list)):
+        raise ValueError("damaged tables")
+    pairs = SortedPairs(array("q", keys), array("q", values))
+    if len(pairs.keys) != len(pairs.values) or len(byte_ids) != 256:
+        raise ValueError("damaged tables")
+    return chars, pairs, specials, byte_ids
 
 
 class _Memo(dict[str, list[int]]):
@@ -199,7 +248,7 @@ class Bpe:
 LONG_WORD = 48
 
 
-def _merge_heap(ids: list[int], merges: dict[int, int]) -> list[int]:
+def _merge_heap(ids: list[int], merges: Pairs) -> list[int]:
     """``Bpe._merge``'s merges in its order (the lowest rank, then the leftmost), in O(n log n):
     the symbols as a linked list, the candidate pairs in a heap by (rank, left symbol's place),
     an entry dropped when it is popped if its pair is no longer there."""

@@ -152,7 +152,7 @@ def _static_tokenizer(path: Path) -> Any:
     from shardpy.index import bpe
 
     try:
-        return bpe.Bpe(bpe.load_tables(path))
+        return bpe.Bpe(bpe.load_tables(path, many=True))
     except (bpe.Unsupported, OSError, KeyError, TypeError, AttributeError):
         return _tokenizer(path, specials=False)
 

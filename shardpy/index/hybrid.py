@@ -18,11 +18,13 @@ lexically and says why once.
 
 from __future__ import annotations
 
+import math
 import sqlite3
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar, cast
 
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
@@ -30,10 +32,6 @@ from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import _check
 from shardpy.index.searcher import search as lexical_search
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
 # 0.1-weighted any-word match lifted a note ranked third by meaning over the first.
@@ -282,38 +280,72 @@ def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None)
 
 
 def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, depth: int) -> Ranked:
-    import numpy as np
-
-    sims = mat.vecs @ np.asarray(query, dtype=np.float32)
+    if mat.vecs is None or depth <= 0:
+        return []
+    sims = _similarities(mat.vecs, query)
     if allowed is not None:
-        keep = np.isin(mat.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-        sims = np.where(keep, sims, -np.inf)
-    # The best sections first: a partial sort of the few thousand best (a note has a handful of
-    # sections), the full sort only when those do not hold ``depth`` notes.
+        sims = [x if f in allowed else _UNRANKED for x, f in zip(sims, mat.files, strict=True)]
+    # The best sections first: the few thousand best (a note has a handful of sections), all of them
+    # only when those do not hold ``depth`` notes.
     head = min(len(sims), depth * 40)
-    best = np.argpartition(-sims, head - 1)[:head] if 0 < head < len(sims) else np.arange(len(sims))
-    order = best[np.argsort(-sims[best], kind="stable")]
-    out = _best_per_note(mat, sims, order, depth)
-    if len(out) < depth and len(order) < len(sims):
-        out = _best_per_note(mat, sims, np.argsort(-sims, kind="stable"), depth)
+    out = _best_per_note(mat, sims, _best_rows(sims, head), depth)
+    if len(out) < depth and head < len(sims):
+        out = _best_per_note(mat, sims, _best_rows(sims, len(sims)), depth)
     return out
 
 
-def _best_per_note(
-    mat: vectors.Matrix, sims: NDArray[np.float32], order: NDArray[np.intp], depth: int
-) -> Ranked:
-    import numpy as np
+_UNRANKED = -math.inf  # a row the caller may not see, or a damaged one
+SAMPLE_STEP = 16  # every 16th similarity picks the threshold of the best rows
+SORT_ALL_BELOW = 8192  # rows sorted whole (a few ms) rather than through a threshold
 
+
+def _similarities(vecs: memoryview[float], query: list[float]) -> list[float]:
+    """The dot product of the query with each row: its cosine, the rows and the query being
+    normalised. SimSIMD's C scan over the mapped rows, without numpy: importing numpy alone cost a
+    one-shot search more than half of ``grep -ril``'s whole run (issue 29, docs/SEARCH.md)."""
+    import simsimd
+
+    q = memoryview(array("f", query)).cast("B").cast("f", [1, len(query)])
+    # Two matrices give a (1, rows) tensor of doubles: a buffer (the stub's union has scalars too).
+    out = cast(memoryview, simsimd.cdist(cast(memoryview, q), cast(memoryview, vecs), metric="dot"))
+    got = cast("list[list[float]]", memoryview(out).tolist())[0]
+    if not math.isfinite(sum(got)):  # a NaN compares false both ways and would scramble the order
+        got = [x if math.isfinite(x) else _UNRANKED for x in got]
+    return got
+
+
+def _best_rows(sims: list[float], head: int) -> list[int]:
+    """The ``head`` rows of highest similarity, highest first, ties in row order: what a stable sort
+    of every row gives, in one pass over them. Rows at or above a threshold taken from a sample are
+    sorted; a threshold that let fewer than ``head`` through is lowered (tests/index/test_rank_rows.py)."""
+    n = len(sims)
+    rows: list[int] | None = None
+    if n >= SORT_ALL_BELOW and head < n:
+        sample = sorted(sims[::SAMPLE_STEP], reverse=True)
+        r = head // SAMPLE_STEP + 8
+        while r < len(sample):
+            cut = sample[r]
+            rows = [i for i, x in enumerate(sims) if x >= cut]
+            if len(rows) >= head:
+                break
+            rows, r = None, r * 2
+    if rows is None:
+        rows = list(range(n))
+    rows.sort(key=sims.__getitem__, reverse=True)  # stable: equal similarities keep row order
+    return rows[:head]
+
+
+def _best_per_note(mat: vectors.Matrix, sims: list[float], order: list[int], depth: int) -> Ranked:
     out: Ranked = []
     seen: set[int] = set()
     for i in order:
-        if not np.isfinite(sims[i]):
+        if sims[i] == _UNRANKED:
             break
-        fid = int(mat.files[i])
+        fid = mat.files[i]
         if fid in seen:
             continue
         seen.add(fid)
-        out.append((fid, int(mat.ids[i]), float(sims[i])))
+        out.append((fid, mat.ids[i], sims[i]))
         if len(out) >= depth:
             break
     return out

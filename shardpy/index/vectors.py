@@ -8,8 +8,10 @@ vector of a section that disappeared with the same text (an edit re-embeds
 only the sections whose text changed; a rename re-embeds nothing), and
 vectors of sections that are gone are dropped. A table that does not match
 the model (another model, another dimension, a damaged row) is rebuilt with a
-notice. A search scans the blobs with numpy (one matrix-vector product; the
-matrix is kept per process while the index's ``vectors_stamp`` is unchanged).
+notice. A search scans the vectors with SimSIMD's ``cdist`` (one C pass over the
+rows, no numpy: importing numpy cost a one-shot search more than grep's half,
+issue 29); the rows are memory-mapped from a file beside the database and kept
+per process while the index's ``vectors_stamp`` is unchanged.
 
 tests/index/test_semantic.py covers each rule.
 """
@@ -19,21 +21,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
-import secrets
 import sqlite3
 import threading
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shardpy.fsutil import atomic_write
 from shardpy.index import embed, store
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
 # Triggers keep the work list exact and cheap (no scan of every section on a one-note refresh): a new
 # section is queued in vectors_todo; a deleted section's vector moves to the negative id (an orphan,
@@ -138,7 +136,7 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
     if missing or orphans:
         # Unique, never a counter: a rebuilt table (or a rebuilt index file) starts again, and a vector
         # file beside the database written for an earlier table must never match it.
-        store.set_meta(conn, "vectors_stamp", secrets.token_hex(8))
+        store.set_meta(conn, "vectors_stamp", os.urandom(8).hex())
     return len(todo)
 
 
@@ -187,9 +185,15 @@ class Damaged(Exception):
 
 @dataclass
 class Matrix:
-    ids: NDArray[np.int64]  # chunk ids, row order
-    files: NDArray[np.int64]  # the file id of each row
-    vecs: NDArray[np.float32]  # one row per section
+    """The stored vectors as buffers (numpy is an indexing import, not a search one)."""
+
+    ids: memoryview  # chunk ids (format "q"), row order
+    files: memoryview  # the file id of each row ("q")
+    vecs: memoryview[float] | None  # ("f", shape rows x dim); None when there are no rows
+
+    @property
+    def rows(self) -> int:
+        return len(self.ids)
 
 
 _CACHE_LOCK = threading.Lock()
@@ -220,22 +224,17 @@ def matrix(conn: sqlite3.Connection, key: str, model: embed.QueryModel) -> Matri
 
 
 def _read_table(conn: sqlite3.Connection, dim: int) -> Matrix:
-    import numpy as np
-
     try:
         rows = conn.execute(
             "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id"
         ).fetchall()
-        blob = b"".join(r[2] for r in rows)
         if any(len(r[2]) != dim * 4 for r in rows):
             raise ValueError("a vector of the wrong size")
-    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        ids, files = array("q", (r[0] for r in rows)), array("q", (r[1] for r in rows))
+    except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
         raise Damaged(str(exc)) from None
-    return Matrix(
-        np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
-        np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)),
-        np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim),
-    )
+    blob = memoryview(b"".join(r[2] for r in rows))
+    return Matrix(memoryview(ids), memoryview(files), blob.cast("f", [len(rows), dim]) if rows else None)
 
 
 # The vector file: a label line (format, the table's stamp, the dimension), a count line, then the
@@ -248,32 +247,30 @@ def _layout(label: bytes, rows: int, dim: int) -> tuple[int, int, int, int]:
 
 def _mapped(side: Path, label: bytes, dim: int) -> Matrix | None:
     """The vector file when it was written for this very table, memory-mapped; else None."""
-    import numpy as np
-
     try:
         with open(side, "rb") as fh:
             if fh.readline().rstrip(b"\n") != label:
                 return None
             rows = int(fh.readline())
-        ids_at, files_at, vecs_at, end = _layout(label, rows, dim)
-        if os.stat(side).st_size != end or rows <= 0:
-            return None
-        raw = np.memmap(side, dtype=np.uint8, mode="r")
+            ids_at, files_at, vecs_at, end = _layout(label, rows, dim)
+            if os.fstat(fh.fileno()).st_size != end or rows <= 0:
+                return None
+            raw = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         return None
     return Matrix(
-        raw[ids_at:files_at].view(np.int64),
-        raw[files_at:vecs_at].view(np.int64),
-        raw[vecs_at:end].view(np.float32).reshape(rows, dim),
+        raw[ids_at:files_at].cast("q"),
+        raw[files_at:vecs_at].cast("q"),
+        raw[vecs_at:end].cast("f", [rows, dim]),
     )
 
 
 def _write_file(side: Path, label: bytes, got: Matrix) -> None:
     """Written by the one atomic writer (a reader maps the old file or the new, never half of one)."""
-    rows = len(got.ids)
-    if not rows:
+    rows = got.rows
+    if not rows or got.vecs is None:
         return
-    start = _layout(label, rows, got.vecs.shape[1])[0]
+    start = _layout(label, rows, got.vecs.shape[1] if got.vecs.shape else 0)[0]
     head = label + b"\n" + f"{rows:<20}\n".encode()
     with contextlib.suppress(OSError):  # a cache: a lost file is written again by the next search
         atomic_write(

@@ -64,7 +64,7 @@ def is_vault_root(folder: Path) -> bool:
 @cache
 def _first_write_temp_name() -> re.Pattern[str]:
     """fsutil.atomic_write's temporary name for the journal or the vault id (8 hex digits
-    between). fsutil (hashlib, secrets) is imported here, not with this module: the merge
+    between). fsutil (hashlib) is imported here, not with this module: the merge
     driver git starts once per file imports layout for its names alone (issue 30)."""
     from shardpy.fsutil import TMP_MARK
 

@@ -55,15 +55,32 @@ def test_the_plain_tokenizer_gives_the_ids_tokenizers_gives(batch: str) -> None:
     path = _wordllama_tokenizer()
     reference = Tokenizer.from_file(str(path))
     reference.no_padding()
-    ours = bpe.Bpe(bpe.load_tables(path))
+    ours = bpe.Bpe(bpe.load_tables(path))  # a query's: the merges bisected in sorted arrays
+    assert isinstance(ours.merges, bpe.SortedPairs)
+    many = bpe.Bpe(bpe.load_tables(path, many=True))  # an index's: the merges in a dict
+    assert isinstance(many.merges, dict) and len(many.merges) == len(ours.merges.keys)
     for text in TEXTS if batch == "fixed" else _random_texts(400):
         want = reference.encode(text, add_special_tokens=False).ids
         assert ours.encode(text) == want, repr(text[:80])
+        assert many.encode(text) == want, repr(text[:80])
         for limit in (1, 3, embed.MAX_TOKENS):  # a limit stops inside a word, a part, a run of spaces
             assert ours.encode(text, limit=limit) == want[:limit], (limit, repr(text[:80]))
     assert isinstance(embed.load().tok, bpe.Bpe)  # the index embeds sections with it too
     again = bpe.Bpe(bpe.load_tables(path))  # the second load reads the machine's cached tables
     assert again.encode(TEXTS[5]) == ours.encode(TEXTS[5])
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", b"\xe9\x06\x00\x00\x00"])
+def test_a_damaged_or_older_tables_file_is_read_again_from_the_json(damage: bytes) -> None:
+    import marshal
+
+    path = _wordllama_tokenizer()
+    want = bpe.Bpe(bpe.load_tables(path)).encode(TEXTS[5])
+    cached = bpe._cache_file(path)
+    for content in (damage, marshal.dumps((2, {}, {}, {}, []))):  # a file of the format before
+        cached.write_bytes(content)
+        assert bpe.Bpe(bpe.load_tables(path)).encode(TEXTS[5]) == want
+        assert marshal.loads(cached.read_bytes())[0] == bpe.FORMAT  # written again
 
 
 def test_another_tokenizer_shape_is_refused(tmp_path: Path) -> None:
