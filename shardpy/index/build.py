@@ -266,7 +266,7 @@ def _refresh_all(w: _Writer, force: bool, progress: Progress | None) -> None:
     found, skipped = walk(w.root, w.cfg, folders)
     # What a search stats to see notes added, removed or renamed since (searcher._tree_changed).
     store.set_meta(w.conn, "walked_at", repr(walked_at))
-    store.set_meta(w.conn, "folders", json.dumps(folders[:MAX_WATCHED_FOLDERS]))
+    store.set_meta(w.conn, "folders", json.dumps(folders[: store.MAX_WATCHED_FOLDERS]))
     w.counts.skipped.extend(skipped)
     known = {} if force else w.known()  # a full refresh starts from a fresh, empty file
     for rel in known.keys() - found.keys():
@@ -309,10 +309,6 @@ def _examined(
     from shardpy.workers import run_stream
 
     yield from run_stream((root, force), batches(), workers, _examine_batch)
-
-
-# A search stats at most this many folders (the first walked: the root and the top levels).
-MAX_WATCHED_FOLDERS = 5_000
 
 
 def refresh(
@@ -370,6 +366,7 @@ def _run(
             _refresh_all(w, full, progress)
             store.set_meta(conn, "refreshed_at", repr(time.time()))
             store.set_meta(conn, "config", cfg.fingerprint())
+            store.set_meta(conn, "rules", cfg.rules_fingerprint())
         # Vectors in the same transaction and under the same lock as the FTS rows (docs/SEARCH.md).
         vectors.after_refresh(conn, bool(w.counts.indexed or w.counts.pruned), notices)
         conn.execute("COMMIT")

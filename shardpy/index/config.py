@@ -261,6 +261,14 @@ class IndexConfig:
         blob = json.dumps(sorted(self.type_paths.items()))
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
+    def rules_fingerprint(self) -> str:
+        """Changes when a rule that decides which notes the index holds, or their type, changes: a
+        search that finds it unchanged may stat the indexed notes instead of walking the vault."""
+        blob = json.dumps(
+            [self.include, self.exclude, self.never_expose, self.memory_root, sorted(self.type_paths.items())]
+        )
+        return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
     def type_of(self, rel: str) -> str | None:
         """The note type the manifest's folder conventions give a path (first match wins)."""
         if self.type_paths and not self._types:

@@ -80,6 +80,11 @@ def index_path(vault: Path) -> Path:
     return cache_dir() / "index" / f"{name}-{digest}.sqlite3"
 
 
+# A search stats at most this many folders (the first walked: the root and the top levels); a vault
+# with more is walked at each refresh interval (searcher._notes_unchanged).
+MAX_WATCHED_FOLDERS = 5_000
+
+
 def connect(db: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(db, timeout=10.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 10000")

@@ -216,7 +216,9 @@ def test_one_writer_at_a_time(vault: Path) -> None:
         with pytest.raises(ShardpyError) as err:
             build.refresh(vault, lock_wait=0.05)
         assert err.value.code == "INDEX_LOCKED"
-        # A search never waits: it answers from the committed index and says so.
+        # A search never waits: it answers from the committed index and says so. (A note changed:
+        # with none, the search's stat probe needs no refresh and no lock; tests/index/test_stat_probe.py.)
+        (vault / "d.md").write_text("# D\n\nalpha again\n")
         result = index.search(vault, "alpha", max_age=0)
         assert [h.path for h in result.hits] == ["a.md"]
         assert any("being refreshed" in n for n in result.notices)
