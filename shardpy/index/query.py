@@ -30,6 +30,7 @@ class Translated:
     advanced: bool  # passed through as FTS5 syntax
     plain: str | None  # the plain-words expression to retry with when FTS5 rejects an advanced one
     cjk_runs: tuple[str, ...]  # unsegmented runs, for snippets FTS5 cannot mark
+    terms: tuple[str, ...] = ()  # the fallback's terms, each a MATCH expression of its own
 
 
 def _phrase(words: list[str]) -> str:
@@ -74,4 +75,4 @@ def translate(query: str, *, words_only: bool = False) -> Translated:
     fallback = " OR ".join(terms) if len(terms) > 1 else None
     if not words_only and _SYNTAX.search(query):
         return Translated(query, None, True, plain, runs)
-    return Translated(plain or "", fallback, False, None, runs)
+    return Translated(plain or "", fallback, False, None, runs, tuple(terms) if fallback else ())
