@@ -152,6 +152,7 @@ def main() -> None:
         ("shardpy search process wall ms", "cli_search_ms", ".0f"),
         ("shardpy search process CPU ms", "cli_search_cpu_ms", ".0f"),
         ("the same, --mode lexical, CPU ms", "cli_search_lexical_cpu_ms", ".0f"),
+        ("the same, index an hour old, CPU ms", "cli_search_aged_cpu_ms", ".0f"),
         ("grep -ril p50 wall ms (vault root)", "grep_p50_ms", ".0f"),
         ("grep -ril p50 CPU ms (vault root)", "grep_cpu_p50_ms", ".0f"),
         ("grep -ril p50 wall ms (notes only)", "notes_only_grep_p50_ms", ".0f"),
