@@ -8,6 +8,7 @@ are ANDed; when that finds nothing the words are ORed and the result says
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -114,9 +115,15 @@ def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None, db: Path
     started = time.time()
     if not _notes_unchanged(conn, root, cfg or IndexConfig.for_vault(root)):
         return True
-    with store.writer_lock(db, wait=0.0) as got:
-        if got:  # else another process is refreshing: its stamp will do
-            store.set_meta(conn, "refreshed_at", repr(started))
+    # A stamp that cannot be written (a read-only cache) costs the next search this probe again.
+    try:
+        with store.writer_lock(db, wait=0.0) as got:
+            if got:  # else another process is refreshing: its stamp will do
+                with contextlib.suppress(sqlite3.Error):
+                    store.set_meta(conn, "refreshed_at", repr(started))
+    except ShardpyError as exc:
+        if exc.code != "INDEX_UNWRITABLE":
+            raise
     return False
 
 

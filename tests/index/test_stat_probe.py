@@ -5,9 +5,12 @@ that admits or withholds other notes, a vault with more folders than a search wa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -133,3 +136,26 @@ def test_a_note_replaced_by_a_link_is_walked_not_followed(
     calls = _refreshes(monkeypatch)
     assert "notes/quokka.md" not in _paths(vault, "quokka")
     assert len(calls) == 1
+
+
+def test_a_read_only_cache_answers_without_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp is a saving, not the answer: a cache where the lock file cannot be made, or an
+    index that cannot be written, still answers (and the next search probes again)."""
+    vault = _vault(tmp_path / "v")
+    index.refresh(vault)
+    calls = _refreshes(monkeypatch)
+
+    @contextlib.contextmanager
+    def no_lock(db: Path, *, wait: float = 0.0) -> Iterator[bool]:
+        raise store._unwritable(db, PermissionError(13, "Permission denied"))
+        yield True
+
+    def read_only(conn: object, key: str, value: str) -> None:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    for fault in ((store, "writer_lock", no_lock), (store, "set_meta", read_only)):
+        with monkeypatch.context() as m:
+            _age_out(vault)
+            m.setattr(*fault)
+            assert sorted(_paths(vault, "quokka")) == ["notes/quokka.md", "projects/secret.md"]
+    assert calls == []
