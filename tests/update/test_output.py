@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
@@ -120,6 +120,8 @@ _cell_text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")
     rows=st.lists(st.lists(_cell_text, min_size=3, max_size=3), min_size=1, max_size=12),
     styles=st.lists(st.sampled_from([s for s in table.ACTION_STYLE.values()]), min_size=12, max_size=12),
 )
+# Found by hypothesis: a wide character in the last column only (the plain layout's rule fell one short).
+@example(rows=[["", "", "000000\U00020000"]], styles=["green"] * 12)
 def test_a_table_that_fits_prints_the_plain_columns_in_colour(
     rows: list[list[str]], styles: list[str]
 ) -> None:
@@ -199,3 +201,14 @@ def test_a_long_table_wider_than_the_terminal_is_coloured_columns_each_path_on_i
     table.show(buf, _colour_terminal(buf, 60), ["name", "path"], rows, terminal=True)
     lines = _ANSI.sub("", buf.getvalue()).splitlines()
     assert lines[2:] == plain_table(["name", "path"], rows).splitlines()[2:]  # the terminal wraps them
+
+
+def test_the_last_column_s_rule_is_as_wide_as_its_widest_cell() -> None:
+    out = io.StringIO()
+    write_plain(out, ["action", "path", "details"], [["add", "a.md", "数据库"]])
+    assert (
+        out.getvalue().splitlines()[1] == "------  ----  -------"
+    )  # 3 wide characters: 6 cells, "details" 7
+    out = io.StringIO()
+    write_plain(out, ["a", "b"], [["x", "数据库复制方案"]])
+    assert out.getvalue().splitlines()[1] == "-  --------------"
