@@ -18,10 +18,11 @@ lexically and says why once.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar, cast
@@ -280,11 +281,19 @@ def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None)
 
 
 def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, depth: int) -> Ranked:
-    if mat.vecs is None or depth <= 0:
+    if depth <= 0:
         return []
-    sims = _similarities(mat.vecs, query)
+    sims = _similarities(mat.vecs, query) if mat.vecs is not None else []
+    for i in mat.hidden:  # changed or gone since the vector file: their rows are in ``extra``, if any
+        sims[i] = _UNRANKED
+    files: Iterable[int] = mat.files
+    if mat.extra is not None and mat.extra.vecs is not None:
+        sims += _similarities(mat.extra.vecs, query)
+        files = itertools.chain(mat.files, mat.extra.files)
+    if not sims:
+        return []
     if allowed is not None:
-        sims = [x if f in allowed else _UNRANKED for x, f in zip(sims, mat.files, strict=True)]
+        sims = [x if f in allowed else _UNRANKED for x, f in zip(sims, files, strict=True)]
     # The best sections first: the few thousand best (a note has a handful of sections), all of them
     # only when those do not hold ``depth`` notes.
     head = min(len(sims), depth * 40)
@@ -341,11 +350,11 @@ def _best_per_note(mat: vectors.Matrix, sims: list[float], order: list[int], dep
     for i in order:
         if sims[i] == _UNRANKED:
             break
-        fid = mat.files[i]
+        fid = mat.file_at(i)
         if fid in seen:
             continue
         seen.add(fid)
-        out.append((fid, mat.ids[i], sims[i]))
+        out.append((fid, mat.id_at(i), sims[i]))
         if len(out) >= depth:
             break
     return out

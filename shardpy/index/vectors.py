@@ -26,6 +26,7 @@ import os
 import sqlite3
 import threading
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,15 @@ from shardpy.index import embed, store
 # section is queued in vectors_todo; a deleted section's vector moves to the negative id (an orphan,
 # kept until the end of the sync so that the same text elsewhere re-uses it: a rename embeds nothing).
 # A section id the writer hands out again (after the last note was deleted) so never inherits a vector.
+# Every section whose vector a refresh added or dropped, in order: a search maps the vector file
+# written at some point of this log and reads only the rows touched since (the first search after the
+# write hook read all 93 MB of the table again at 20,000 notes: 0.9 s; issue 29). AUTOINCREMENT: a
+# number is never handed out twice within one log; a log made anew gets a new epoch (meta).
+_LOG_TABLE = (
+    "CREATE TABLE IF NOT EXISTS vectors_log "
+    "(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL)"
+)
+LOG_KEEP = 200_000  # entries kept; a vector file older than the oldest is read again whole
 _SCHEMA = (
     "CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, digest BLOB NOT NULL, vec BLOB NOT NULL)",
     "CREATE TABLE vectors_todo (chunk_id INTEGER PRIMARY KEY)",
@@ -45,12 +55,14 @@ _SCHEMA = (
     "CREATE TRIGGER vectors_chunk_gone AFTER DELETE ON chunks BEGIN "
     "UPDATE OR REPLACE vectors SET chunk_id = -old.id WHERE chunk_id = old.id; "
     "DELETE FROM vectors_todo WHERE chunk_id = old.id; END",
+    _LOG_TABLE,
 )
 _DROP = (
     "DROP TRIGGER IF EXISTS vectors_chunk_new",
     "DROP TRIGGER IF EXISTS vectors_chunk_gone",
     "DROP TABLE IF EXISTS vectors_todo",
     "DROP TABLE IF EXISTS vectors",
+    "DROP TABLE IF EXISTS vectors_log",
 )
 # CROSS JOIN fixes the loop order (the queue outermost): left to itself SQLite scanned all of fts,
 # ~100 ms of a one-note refresh at 91,162 sections.
@@ -84,6 +96,7 @@ def _create(conn: sqlite3.Connection) -> None:
     for statement in _SCHEMA:
         conn.execute(statement)
     conn.execute("INSERT OR IGNORE INTO vectors_todo SELECT id FROM chunks")
+    store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
 
 
 def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> None:
@@ -93,6 +106,9 @@ def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) 
         _create(conn)
         if stored and stored != model.name:
             notices.append(f"vectors rebuilt: the embedding model changed ({stored} -> {model.name})")
+    elif store.get_meta(conn, "vectors_epoch") is None:  # tables from before the log
+        conn.execute(_LOG_TABLE)
+        store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
     store.set_meta(conn, "embed_model", model.name)
 
 
@@ -134,6 +150,11 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
             [(cid, digest, rows[k * size : (k + 1) * size]) for k, (cid, digest, _) in enumerate(part)],
         )
     if missing or orphans:
+        touched = [(-int(cid),) for cid, _d, _v in orphans] + [(int(row[0]),) for row in missing]
+        conn.executemany("INSERT INTO vectors_log (chunk_id) VALUES (?)", touched)
+        conn.execute(
+            "DELETE FROM vectors_log WHERE seq <= (SELECT max(seq) FROM vectors_log) - ?", (LOG_KEEP,)
+        )
         # Unique, never a counter: a rebuilt table (or a rebuilt index file) starts again, and a vector
         # file beside the database written for an earlier table must never match it.
         store.set_meta(conn, "vectors_stamp", os.urandom(8).hex())
@@ -176,7 +197,7 @@ def drop(conn: sqlite3.Connection) -> None:
     """Forget every vector (the next refresh re-embeds)."""
     for statement in _DROP:
         conn.execute(statement)
-    conn.execute("DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp')")
+    conn.execute("DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp', 'vectors_epoch')")
 
 
 class Damaged(Exception):
@@ -187,13 +208,24 @@ class Damaged(Exception):
 class Matrix:
     """The stored vectors as buffers (numpy is an indexing import, not a search one)."""
 
-    ids: memoryview  # chunk ids (format "q"), row order
+    ids: memoryview  # chunk ids (format "q"), ascending
     files: memoryview  # the file id of each row ("q")
     vecs: memoryview[float] | None  # ("f", shape rows x dim); None when there are no rows
+    hidden: frozenset[int] = frozenset()  # rows whose section changed or went since the file
+    extra: Matrix | None = None  # the rows changed since the file, read from the table
 
     @property
     def rows(self) -> int:
         return len(self.ids)
+
+    def file_at(self, i: int) -> int:
+        """The file id of row ``i`` of this matrix followed by its extra rows."""
+        return (
+            int(self.files[i]) if i < self.rows or self.extra is None else self.extra.file_at(i - self.rows)
+        )
+
+    def id_at(self, i: int) -> int:
+        return int(self.ids[i]) if i < self.rows or self.extra is None else self.extra.id_at(i - self.rows)
 
 
 _CACHE_LOCK = threading.Lock()
@@ -203,7 +235,8 @@ _CACHE: dict[str, tuple[tuple[object, ...], Matrix]] = {}
 def matrix(conn: sqlite3.Connection, key: str, model: embed.QueryModel) -> Matrix | None:
     """Every stored vector (None when the index has none of this model); kept per process, and in a
     file beside the database (``key`` is its path) that later processes map instead of reading the
-    table (a one-shot search read 93 MB of blobs at 20,000 notes: ~1.3 s; issue 29)."""
+    table (a one-shot search read 93 MB of blobs at 20,000 notes: ~1.3 s; issue 29). A file written
+    before the latest refreshes is mapped too, with the rows they touched read from the table."""
     if store.get_meta(conn, "embed_model") != model.name or not has_table(conn):
         return None
     stamp = (store.get_meta(conn, "vectors_stamp"), store.get_meta(conn, "vault"), model.name)
@@ -211,28 +244,103 @@ def matrix(conn: sqlite3.Connection, key: str, model: embed.QueryModel) -> Matri
         kept = _CACHE.get(key)
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    label = json.dumps({"format": 1, "stamp": stamp, "dim": model.dim}).encode()
     side = Path(f"{key}.vectors")
-    got = _mapped(side, label, model.dim) if stamp[0] else None
+    got = _from_file(conn, side, stamp, model.dim) if stamp[0] else None
     if got is None:
-        got = _read_table(conn, model.dim)
+        got, epoch, seq = _read_table(conn, model.dim)
         if stamp[0]:
-            _write_file(side, label, got)
+            _write_file(side, _label(stamp, model.dim, epoch, seq), got)
     with _CACHE_LOCK:
         _CACHE[key] = (stamp, got)
     return got
 
 
-def _read_table(conn: sqlite3.Connection, dim: int) -> Matrix:
+def _label(stamp: tuple[str | None, ...], dim: int, epoch: str | None, seq: int) -> bytes:
+    return json.dumps({"format": 2, "stamp": list(stamp), "dim": dim, "epoch": epoch, "log": seq}).encode()
+
+
+def _from_file(
+    conn: sqlite3.Connection, side: Path, stamp: tuple[str | None, ...], dim: int
+) -> Matrix | None:
+    found = _mapped(side, dim)
+    if found is None:
+        return None
+    label, base = found
+    if label.get("stamp") == list(stamp):
+        return base
+    # The same vault, model and log (a dropped or rebuilt table has a new epoch), at an earlier point.
+    was = label.get("stamp")
+    epoch = store.get_meta(conn, "vectors_epoch")
+    seq = label.get("log")
+    same_log = isinstance(was, list) and was[1:] == list(stamp[1:]) and epoch and label.get("epoch") == epoch
+    if not same_log or not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    return _patched(conn, base, seq, dim)
+
+
+PATCH_MIN = 4096  # rows a search reads from the table rather than the whole table (or 1/8 of it)
+
+
+def _patched(conn: sqlite3.Connection, base: Matrix, seq: int, dim: int) -> Matrix | None:
+    """``base`` (the file, at log entry ``seq``) with the sections the log touched since hidden and
+    their current rows added; None when the log no longer reaches back to ``seq`` or touched too
+    many (the table is read whole and the file written again). One snapshot for every read."""
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
     try:
+        first = conn.execute("SELECT min(seq) FROM vectors_log").fetchone()[0]
+        if first is None or first > seq + 1:
+            return None
+        touched = [
+            int(r[0]) for r in conn.execute("SELECT DISTINCT chunk_id FROM vectors_log WHERE seq > ?", (seq,))
+        ]
+        if len(touched) > max(PATCH_MIN, base.rows // 8):
+            return None
         rows = conn.execute(
-            "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id"
+            "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+            "WHERE v.chunk_id IN (SELECT value FROM json_each(?)) ORDER BY v.chunk_id",
+            (json.dumps(touched),),
         ).fetchall()
-        if any(len(r[2]) != dim * 4 for r in rows):
-            raise ValueError("a vector of the wrong size")
-        ids, files = array("q", (r[0] for r in rows)), array("q", (r[1] for r in rows))
+        extra = _matrix_of(rows, dim)
     except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
         raise Damaged(str(exc)) from None
+    finally:
+        if began:
+            conn.execute("ROLLBACK")
+    hidden = frozenset(
+        i for cid in touched if (i := bisect_left(base.ids, cid)) < base.rows and base.ids[i] == cid
+    )
+    return Matrix(base.ids, base.files, base.vecs, hidden, extra if extra.rows else None)
+
+
+def _read_table(conn: sqlite3.Connection, dim: int) -> tuple[Matrix, str | None, int]:
+    """Every row in chunk id order, with the log's epoch and last entry of the same snapshot."""
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        rows = conn.execute(
+            "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+            "ORDER BY v.chunk_id"
+        ).fetchall()
+        epoch = store.get_meta(conn, "vectors_epoch")
+        seq = 0
+        if epoch is not None:
+            seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM vectors_log").fetchone()[0])
+        got = _matrix_of(rows, dim)
+    except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
+        raise Damaged(str(exc)) from None
+    finally:
+        if began:
+            conn.execute("ROLLBACK")
+    return got, epoch, seq
+
+
+def _matrix_of(rows: list[tuple[int, int, bytes]], dim: int) -> Matrix:
+    if any(len(r[2]) != dim * 4 for r in rows):
+        raise ValueError("a vector of the wrong size")
+    ids, files = array("q", (r[0] for r in rows)), array("q", (r[1] for r in rows))
     blob = memoryview(b"".join(r[2] for r in rows))
     return Matrix(memoryview(ids), memoryview(files), blob.cast("f", [len(rows), dim]) if rows else None)
 
@@ -245,20 +353,22 @@ def _layout(label: bytes, rows: int, dim: int) -> tuple[int, int, int, int]:
     return start, start + 8 * rows, start + 16 * rows, start + 16 * rows + 4 * rows * dim
 
 
-def _mapped(side: Path, label: bytes, dim: int) -> Matrix | None:
-    """The vector file when it was written for this very table, memory-mapped; else None."""
+def _mapped(side: Path, dim: int) -> tuple[dict[str, object], Matrix] | None:
+    """The vector file (its label and rows, memory-mapped) when it is whole and of this dimension."""
     try:
         with open(side, "rb") as fh:
-            if fh.readline().rstrip(b"\n") != label:
+            raw_label = fh.readline().rstrip(b"\n")
+            label = json.loads(raw_label)
+            if not isinstance(label, dict) or label.get("format") != 2 or label.get("dim") != dim:
                 return None
             rows = int(fh.readline())
-            ids_at, files_at, vecs_at, end = _layout(label, rows, dim)
+            ids_at, files_at, vecs_at, end = _layout(raw_label, rows, dim)
             if os.fstat(fh.fileno()).st_size != end or rows <= 0:
                 return None
             raw = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         return None
-    return Matrix(
+    return label, Matrix(
         raw[ids_at:files_at].cast("q"),
         raw[files_at:vecs_at].cast("q"),
         raw[vecs_at:end].cast("f", [rows, dim]),
