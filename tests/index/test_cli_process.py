@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.index.conftest import write
@@ -79,6 +80,9 @@ def test_a_search_that_does_not_refresh_loads_no_refresh_machinery(tmp_path: Pat
     write(vault, "vault-manifest.json", '{"user_content_roots": ["notes/"], "search": {"exclude": ["x/"]}}')
     write(vault, "notes/Release reversal runbook.md", "# Release reversal runbook\n\nPin the old tag.\n")
     write(vault, "notes/Bread.md", "# Bread\n\nFeed the starter with rye flour.\n")
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for folder in (vault, vault / "notes"):  # written well before the walk (searcher.MTIME_SLACK)
+        os.utime(folder, ns=(hour_ago, hour_ago))
     assert _shardpy("index", cwd=vault).returncode == 0
     said = f"print(sorted(m for m in {REFRESH_ONLY!r} if m in sys.modules), file=sys.stderr)\n"
     done = _search_probe(vault, said, {**os.environ})

@@ -26,6 +26,9 @@ def _vault(root: Path) -> Path:
     (root / "notes" / "quokka.md").write_text("# Quokka\n\nthe quokka census on Rottnest\n")
     (root / "notes" / "plain.md").write_text("# Plain\n\nnothing to see here\n")
     (root / "projects" / "secret.md").write_text("# Secret\n\nthe quokka budget\n")
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for folder in (root, root / "notes", root / "projects"):  # written long before the walk
+        os.utime(folder, ns=(hour_ago, hour_ago))
     return root
 
 
@@ -159,3 +162,19 @@ def test_a_read_only_cache_answers_without_the_stamp(tmp_path: Path, monkeypatch
             m.setattr(*fault)
             assert sorted(_paths(vault, "quokka")) == ["notes/quokka.md", "projects/secret.md"]
     assert calls == []
+
+
+def test_a_note_added_as_the_walk_began_is_seen(tmp_path: Path) -> None:
+    """A folder's time comes from the file system's coarser clock: a note added just after the walk
+    began can give its folder a time just before ``walked_at``. Past the interval no walk would ever
+    see it then; a folder changed that close before the walk counts as changed."""
+    vault = _vault(tmp_path / "v")
+    index.refresh(vault)
+    with store.reader(store.index_path(vault.resolve()), str(vault.resolve())) as conn:
+        assert conn is not None
+        walked = float(store.get_meta(conn, "walked_at") or 0)
+    (vault / "notes" / "late.md").write_text("# Late\n\na quokka seen as the walk began\n")
+    coarse = int((walked - 0.5) * 10**9)
+    os.utime(vault / "notes", ns=(coarse, coarse))
+    _age_out(vault)
+    assert "notes/late.md" in _paths(vault, "quokka")
