@@ -99,17 +99,22 @@ def _create(conn: sqlite3.Connection) -> None:
     store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
 
 
-def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> None:
-    """The tables exist and hold this model's vectors (else they start over, with a notice)."""
+def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> bool:
+    """The tables exist and hold this model's vectors (else they start over, with a notice). True
+    when the log is new: no vector file can be patched from it, so this sync need not fill it."""
     stored = store.get_meta(conn, "embed_model")
+    fresh = False
     if not has_table(conn) or stored != model.name:
         _create(conn)
+        fresh = True
         if stored and stored != model.name:
             notices.append(f"vectors rebuilt: the embedding model changed ({stored} -> {model.name})")
     elif store.get_meta(conn, "vectors_epoch") is None:  # tables from before the log
         conn.execute(_LOG_TABLE)
         store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+        fresh = True
     store.set_meta(conn, "embed_model", model.name)
+    return fresh
 
 
 def pending(conn: sqlite3.Connection) -> bool:
@@ -125,7 +130,7 @@ Progress = Callable[[int, int], None]
 def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> int:
     """Give every section a vector of ``model`` and drop the vectors of gone sections (inside the
     caller's transaction). Returns how many sections were embedded."""
-    _ready(conn, model, notices)
+    fresh_log = _ready(conn, model, notices)
     missing = conn.execute(_MISSING).fetchall()
     orphans = conn.execute(_ORPHANS).fetchall()
     spare: dict[bytes, bytes] = {bytes(d): bytes(v) for _cid, d, v in orphans}
@@ -149,12 +154,13 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
             "INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)",
             [(cid, digest, rows[k * size : (k + 1) * size]) for k, (cid, digest, _) in enumerate(part)],
         )
-    if missing or orphans:
+    if (missing or orphans) and not fresh_log:  # a cold index logs nothing (91,162 rows for naught)
         touched = [(-int(cid),) for cid, _d, _v in orphans] + [(int(row[0]),) for row in missing]
         conn.executemany("INSERT INTO vectors_log (chunk_id) VALUES (?)", touched)
         conn.execute(
             "DELETE FROM vectors_log WHERE seq <= (SELECT max(seq) FROM vectors_log) - ?", (LOG_KEEP,)
         )
+    if missing or orphans:
         # Unique, never a counter: a rebuilt table (or a rebuilt index file) starts again, and a vector
         # file beside the database written for an earlier table must never match it.
         store.set_meta(conn, "vectors_stamp", os.urandom(8).hex())
