@@ -287,14 +287,27 @@ def _from_file(
 PATCH_MIN = 4096  # rows a search reads from the table rather than the whole table (or 1/8 of it)
 
 
-def _patched(conn: sqlite3.Connection, base: Matrix, seq: int, dim: int) -> Matrix | None:
-    """``base`` (the file, at log entry ``seq``) with the sections the log touched since hidden and
-    their current rows added; None when the log no longer reaches back to ``seq`` or touched too
-    many (the table is read whole and the file written again). One snapshot for every read."""
+@contextlib.contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction for every read inside (unless the caller holds one); what fails to
+    read as this model's vectors is a :class:`Damaged` table."""
     began = not conn.in_transaction
     if began:
         conn.execute("BEGIN")
     try:
+        yield
+    except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
+        raise Damaged(str(exc)) from None
+    finally:
+        if began:
+            conn.execute("ROLLBACK")
+
+
+def _patched(conn: sqlite3.Connection, base: Matrix, seq: int, dim: int) -> Matrix | None:
+    """``base`` (the file, at log entry ``seq``) with the sections the log touched since hidden and
+    their current rows added; None when the log no longer reaches back to ``seq`` or touched too
+    many (the table is read whole and the file written again)."""
+    with _snapshot(conn):
         first = conn.execute("SELECT min(seq) FROM vectors_log").fetchone()[0]
         if first is None or first > seq + 1:
             return None
@@ -309,11 +322,6 @@ def _patched(conn: sqlite3.Connection, base: Matrix, seq: int, dim: int) -> Matr
             (json.dumps(touched),),
         ).fetchall()
         extra = _matrix_of(rows, dim)
-    except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
-        raise Damaged(str(exc)) from None
-    finally:
-        if began:
-            conn.execute("ROLLBACK")
     hidden = frozenset(
         i for cid in touched if (i := bisect_left(base.ids, cid)) < base.rows and base.ids[i] == cid
     )
@@ -322,10 +330,7 @@ def _patched(conn: sqlite3.Connection, base: Matrix, seq: int, dim: int) -> Matr
 
 def _read_table(conn: sqlite3.Connection, dim: int) -> tuple[Matrix, str | None, int]:
     """Every row in chunk id order, with the log's epoch and last entry of the same snapshot."""
-    began = not conn.in_transaction
-    if began:
-        conn.execute("BEGIN")
-    try:
+    with _snapshot(conn):
         rows = conn.execute(
             "SELECT v.chunk_id, c.file_id, v.vec FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
             "ORDER BY v.chunk_id"
@@ -335,11 +340,6 @@ def _read_table(conn: sqlite3.Connection, dim: int) -> tuple[Matrix, str | None,
         if epoch is not None:
             seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM vectors_log").fetchone()[0])
         got = _matrix_of(rows, dim)
-    except (sqlite3.DatabaseError, ValueError, TypeError, OverflowError) as exc:
-        raise Damaged(str(exc)) from None
-    finally:
-        if began:
-            conn.execute("ROLLBACK")
     return got, epoch, seq
 
 
