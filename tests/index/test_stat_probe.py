@@ -32,6 +32,14 @@ def _vault(root: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """The vault above, indexed."""
+    root = _vault(tmp_path / "v")
+    index.refresh(root)
+    return root
+
+
 def _age_out(vault: Path) -> None:
     """The index as if its last refresh were an hour ago."""
     with store.reader(store.index_path(store.resolve_vault(vault)), str(vault.resolve())) as conn:
@@ -56,10 +64,8 @@ def _paths(vault: Path, query: str) -> list[str]:
 
 
 def test_nothing_changed_costs_a_stat_per_note_and_no_refresh(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     _age_out(vault)
     calls = _refreshes(monkeypatch)
     before = time.time()
@@ -71,10 +77,8 @@ def test_nothing_changed_costs_a_stat_per_note_and_no_refresh(
 
 
 def test_an_edit_in_place_of_a_note_that_is_not_a_hit_is_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     plain = vault / "notes" / "plain.md"
     with open(plain, "r+") as fh:  # in place: the folder's time does not change
         fh.write("# Plain\n\nnow a quokka too!!\n")
@@ -87,10 +91,8 @@ def test_an_edit_in_place_of_a_note_that_is_not_a_hit_is_seen(
 
 
 def test_a_manifest_rule_that_withholds_notes_is_applied(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     assert "projects/secret.md" in _paths(vault, "quokka")
     manifest = {"schema": 1, "search": {"exclude": ["projects/"]}}
     (vault / "vault-manifest.json").write_text(json.dumps(manifest))
@@ -102,10 +104,8 @@ def test_a_manifest_rule_that_withholds_notes_is_applied(
 
 
 def test_an_index_from_before_the_probe_or_with_too_many_folders_is_walked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     calls = _refreshes(monkeypatch)
     monkeypatch.setattr(store, "MAX_WATCHED_FOLDERS", 2)  # the list was cut: a folder past it is unseen
     _age_out(vault)
@@ -124,12 +124,10 @@ def test_an_index_from_before_the_probe_or_with_too_many_folders_is_walked(
 
 
 def test_a_note_replaced_by_a_link_is_walked_not_followed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "v")
     outside = tmp_path / "outside.md"
     outside.write_text("# Walrus\n\nthe quokka census on Rottnest\n")  # the same size
-    index.refresh(vault)
     note = vault / "notes" / "quokka.md"
     os.utime(outside, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns))  # followed, it looks the same
     note.unlink()
@@ -141,11 +139,9 @@ def test_a_note_replaced_by_a_link_is_walked_not_followed(
     assert len(calls) == 1
 
 
-def test_a_read_only_cache_answers_without_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_only_cache_answers_without_the_stamp(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stamp is a saving, not the answer: a cache where the lock file cannot be made, or an
     index that cannot be written, still answers (and the next search probes again)."""
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     calls = _refreshes(monkeypatch)
 
     @contextlib.contextmanager
@@ -164,12 +160,10 @@ def test_a_read_only_cache_answers_without_the_stamp(tmp_path: Path, monkeypatch
     assert calls == []
 
 
-def test_a_note_added_as_the_walk_began_is_seen(tmp_path: Path) -> None:
+def test_a_note_added_as_the_walk_began_is_seen(vault: Path) -> None:
     """A folder's time comes from the file system's coarser clock: a note added just after the walk
     began can give its folder a time just before ``walked_at``. Past the interval no walk would ever
     see it then; a folder changed that close before the walk counts as changed."""
-    vault = _vault(tmp_path / "v")
-    index.refresh(vault)
     with store.reader(store.index_path(vault.resolve()), str(vault.resolve())) as conn:
         assert conn is not None
         walked = float(store.get_meta(conn, "walked_at") or 0)
