@@ -17,14 +17,12 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from shardpy.apply import journalcheck as jc
 from shardpy.apply.journalcheck import ensure_vault_id
@@ -47,6 +45,9 @@ from shardpy.fsutil import (
     syncfs_all,
 )
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID, first_write_temps
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 JOURNAL_VERSION = 2  # 2: bound to the vault id, each path's written hash
 KEEP_BACKUPS = 5
@@ -102,8 +103,22 @@ class RecoveryReport:
 ProgressFn = Callable[[int, int], None]
 
 
+def _utc_now() -> datetime:
+    # datetime and shutil are imported where used: a sync round or a search that writes nothing
+    # pays neither (issue 30, a one-shot sync's start-up).
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return _utc_now().strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _test_delay() -> float:
@@ -175,7 +190,7 @@ class Transaction:
             "made_vault_id": False,
             "label": self.label,
             "phase": "backing-up",
-            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "started_at": _utc_now().isoformat(timespec="seconds"),
             "pid": os.getpid(),
             "backup_dir": self.backup_dir,
             "remove_sidecar_on_rollback": self.remove_sidecar_on_rollback,
@@ -566,7 +581,7 @@ def _rollback(root: Path, journal: _Checked) -> list[str]:
         with contextlib.suppress(OSError):
             os.rmdir(root / d)
     if not kept and jc.real_folder(root, journal.backup_dir):
-        shutil.rmtree(root / journal.backup_dir, ignore_errors=True)
+        _rmtree(root / journal.backup_dir)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / JOURNAL)
     if journal.made_vault_id:  # after the journal: a journal is never left without its vault id
@@ -600,7 +615,7 @@ def _prune_backups(root: Path) -> None:
             e.name for e in it if e.is_dir(follow_symlinks=False) and jc.BACKUP_NAME.fullmatch(e.name)
         )
     for name in names[:-KEEP_BACKUPS]:
-        shutil.rmtree(root / BACKUPS / name, ignore_errors=True)
+        _rmtree(root / BACKUPS / name)
 
 
 def _finish(root: Path, journal: _Checked, *, sweep: bool = True) -> None:
@@ -610,7 +625,7 @@ def _finish(root: Path, journal: _Checked, *, sweep: bool = True) -> None:
     if sweep:
         _remove_temp_files(root, [e.path for e in journal.entries])
     if not any(e.existed for e in journal.entries) and jc.real_folder(root, journal.backup_dir):
-        shutil.rmtree(root / journal.backup_dir, ignore_errors=True)
+        _rmtree(root / journal.backup_dir)
     _prune_emptied(root, [e.path for e in journal.entries])
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / JOURNAL)

@@ -37,6 +37,7 @@ comments and order).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import importlib
 import json
 import re
@@ -464,13 +465,20 @@ _WORD_LIST = r"\[ *(?:[A-Za-z][A-Za-z0-9_/.-]*(?: *, *[A-Za-z][A-Za-z0-9_/.-]*)*
 _QUOTED = r"'[ -&(-~]*'|\"[ !#-\[\]-~]*\""
 _VALUE = rf"(?:{_PLAIN}|[0-9]+|{_DAY}(?:{_TIME})?|{_WORD_LIST}|{_QUOTED}) *"
 _ITEMS = rf"(?:\n(?P<ind> *)-(?: +{_VALUE})?(?:\n(?P=ind)-(?: +{_VALUE})?)*)?"
-_PLAIN_BLOCK = re.compile(rf"(?:[A-Za-z_][A-Za-z0-9_-]*:(?: +{_VALUE}| *{_ITEMS})(?:\n|\Z))+", re.MULTILINE)
+_PLAIN_BLOCK = rf"(?:[A-Za-z_][A-Za-z0-9_-]*:(?: +{_VALUE}| *{_ITEMS})(?:\n|\Z))+"
 _BLOCK_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):", re.MULTILINE)
+
+
+@functools.cache
+def _plain_block() -> re.Pattern[str]:
+    # Compiled when first used, not at import: 4 ms, paid by every command that imports the notes
+    # package (a sync that merges no frontmatter, issue 30) while only key readers need it.
+    return re.compile(_PLAIN_BLOCK, re.MULTILINE)
 
 
 def _plain_block_keys(fm_text: str) -> list[str] | None:
     """The keys of a block :data:`_PLAIN_BLOCK` matches whole (new, non-YAML-word keys), else None."""
-    if _PLAIN_BLOCK.fullmatch(fm_text) is None:
+    if _plain_block().fullmatch(fm_text) is None:
         return None
     keys = _BLOCK_KEY.findall(fm_text)
     if len(set(keys)) != len(keys) or not _PLAIN_WORDS.isdisjoint(map(str.lower, keys)):

@@ -13,9 +13,9 @@ shardpy writes no file for them. Keys (section ``shardpy-sync``):
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
-from datetime import UTC, datetime
+import time
 
 from shardpy.gitsync.repo import Repo, git, local_config
 
@@ -52,14 +52,14 @@ def machine_id(repo: Repo, *, create: bool = True, known: dict[str, str] | None 
     current = known.get(MACHINE_KEY) if known is not None else get(repo, MACHINE_KEY)
     if current and _MACHINE.fullmatch(current):
         return current
-    made = secrets.token_hex(4)
+    made = os.urandom(4).hex()
     if create:
         put(repo, MACHINE_KEY, made)
     return made
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def remote_key(remote: str, what: str) -> str:
