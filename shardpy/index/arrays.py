@@ -57,3 +57,16 @@ def normalised(x: NDArray[np.float32]) -> NDArray[np.float32]:
     norm = np.linalg.norm(x, axis=1, keepdims=True)
     out: NDArray[np.float32] = (x / np.maximum(norm, 1e-9)).astype(np.float32)
     return out
+
+
+def int8_rows(x: NDArray[Any]) -> bytes:
+    """Each row scaled so that its largest magnitude is 127, rounded to int8 (the stored form of a
+    section's vector: a quarter of float32's bytes; cosine similarity ignores a row's scale, and a
+    row's error is at most half a step of 127). A row of zeros stays zeros."""
+    import numpy as np
+
+    rows = np.asarray(x, dtype=np.float32)
+    top = np.abs(rows).max(axis=1, keepdims=True) if rows.size else np.zeros((len(rows), 1), np.float32)
+    scale = np.divide(127.0, top, out=np.zeros_like(top), where=top > 0)
+    out: bytes = np.clip(np.rint(rows * scale), -127, 127).astype(np.int8).tobytes()
+    return out

@@ -283,78 +283,90 @@ def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None)
 def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, depth: int) -> Ranked:
     if depth <= 0:
         return []
-    sims = _similarities(mat.vecs, query) if mat.vecs is not None else []
+    dist = _distances(mat.vecs, query) if mat.vecs is not None else []
     for i in mat.hidden:  # changed or gone since the vector file: their rows are in ``extra``, if any
-        sims[i] = _UNRANKED
+        dist[i] = _UNRANKED
     files: Iterable[int] = mat.files
     if mat.extra is not None and mat.extra.vecs is not None:
-        sims += _similarities(mat.extra.vecs, query)
+        dist += _distances(mat.extra.vecs, query)
         files = itertools.chain(mat.files, mat.extra.files)
-    if not sims:
+    if not dist:
         return []
     if allowed is not None:
-        sims = [x if f in allowed else _UNRANKED for x, f in zip(sims, files, strict=True)]
-    # The best sections first: the few thousand best (a note has a handful of sections), all of them
-    # only when those do not hold ``depth`` notes.
-    head = min(len(sims), depth * 40)
-    out = _best_per_note(mat, sims, _best_rows(sims, head), depth)
-    if len(out) < depth and head < len(sims):
-        out = _best_per_note(mat, sims, _best_rows(sims, len(sims)), depth)
+        dist = [x if f in allowed else _UNRANKED for x, f in zip(dist, files, strict=True)]
+    # The nearest sections first: the few thousand nearest (a note has a handful of sections), all
+    # of them only when those do not hold ``depth`` notes.
+    head = min(len(dist), depth * 40)
+    out = _best_per_note(mat, dist, _nearest_rows(dist, head), depth)
+    if len(out) < depth and head < len(dist):
+        out = _best_per_note(mat, dist, _nearest_rows(dist, len(dist)), depth)
     return out
 
 
-_UNRANKED = -math.inf  # a row the caller may not see, or a damaged one
-SAMPLE_STEP = 16  # every 16th similarity picks the threshold of the best rows
+_UNRANKED = math.inf  # the distance of a row the caller may not see
+SAMPLE_STEP = 16  # every 16th distance picks the threshold of the nearest rows
 SORT_ALL_BELOW = 8192  # rows sorted whole (a few ms) rather than through a threshold
 
 
-def _similarities(vecs: memoryview[float], query: list[float]) -> list[float]:
-    """The dot product of the query with each row: its cosine, the rows and the query being
-    normalised. SimSIMD's C scan over the mapped rows, without numpy: importing numpy alone cost a
-    one-shot search more than half of ``grep -ril``'s whole run (issue 29, docs/SEARCH.md)."""
+def _distances(vecs: memoryview[int], query: list[float]) -> list[float]:
+    """The cosine distance (1 - cosine) of the query to each int8 row, both quantized alike
+    (:func:`_int8`): SimSIMD's C scan over the mapped rows, without numpy (importing numpy alone
+    cost a one-shot search more than half of ``grep -ril``'s whole run; issue 29, docs/SEARCH.md).
+    A quarter of float32's bytes to scan: 91,162 rows in ~4 ms, not ~12. Distances, not
+    similarities: turning 91,162 of them around would cost more than half of that again."""
     import simsimd
 
-    q = memoryview(array("f", query)).cast("B").cast("f", [1, len(query)])
-    # Two matrices give a (1, rows) tensor of doubles: a buffer (the stub's union has scalars too).
-    out = cast(memoryview, simsimd.cdist(cast(memoryview, q), cast(memoryview, vecs), metric="dot"))
-    got = cast("list[list[float]]", memoryview(out).tolist())[0]
-    if not math.isfinite(sum(got)):  # a NaN compares false both ways and would scramble the order
-        got = [x if math.isfinite(x) else _UNRANKED for x in got]
-    return got
+    q8 = _int8(query)
+    if q8 is None:
+        return [1.0] * len(vecs)  # a query with no vector (nothing the model knows): cosine 0
+    q = memoryview(q8).cast("B").cast("b", [1, len(q8)])
+    # Two matrices give a (1, rows) tensor of doubles (a zero row is at distance 1; int8 has no NaN).
+    out = cast(memoryview, simsimd.cdist(q, vecs, metric="cosine"))
+    return cast("list[list[float]]", memoryview(out).tolist())[0]
 
 
-def _best_rows(sims: list[float], head: int) -> list[int]:
-    """The ``head`` rows of highest similarity, highest first, ties in row order: what a stable sort
-    of every row gives, in one pass over them. Rows at or above a threshold taken from a sample are
-    sorted; a threshold that let fewer than ``head`` through is lowered (tests/index/test_rank_rows.py)."""
-    n = len(sims)
+def _int8(query: list[float]) -> array[int] | None:
+    """The query as the rows are stored (shardpy/index/arrays.py int8_rows: largest magnitude 127,
+    rounded half to even as numpy's rint); None for a zero or non-finite vector."""
+    top = max(map(abs, query), default=0.0)
+    if not top or not math.isfinite(top):
+        return None
+    scale = 127.0 / top
+    return array("b", [max(-127, min(127, round(x * scale))) for x in query])
+
+
+def _nearest_rows(dist: list[float], head: int) -> list[int]:
+    """The ``head`` rows of least distance, nearest first, ties in row order: what a stable sort
+    of every row gives, in one pass over them. Rows at or below a threshold taken from a sample are
+    sorted; a threshold that let fewer than ``head`` through is raised (tests/index/test_rank_rows.py)."""
+    n = len(dist)
     rows: list[int] | None = None
     if n >= SORT_ALL_BELOW and head < n:
-        sample = sorted(sims[::SAMPLE_STEP], reverse=True)
+        sample = sorted(dist[::SAMPLE_STEP])
         r = head // SAMPLE_STEP + 8
         while r < len(sample):
             cut = sample[r]
-            rows = [i for i, x in enumerate(sims) if x >= cut]
+            rows = [i for i, x in enumerate(dist) if x <= cut]
             if len(rows) >= head:
                 break
             rows, r = None, r * 2
     if rows is None:
         rows = list(range(n))
-    rows.sort(key=sims.__getitem__, reverse=True)  # stable: equal similarities keep row order
+    rows.sort(key=dist.__getitem__)  # stable: equal distances keep row order
     return rows[:head]
 
 
-def _best_per_note(mat: vectors.Matrix, sims: list[float], order: list[int], depth: int) -> Ranked:
+def _best_per_note(mat: vectors.Matrix, dist: list[float], order: list[int], depth: int) -> Ranked:
     out: Ranked = []
     seen: set[int] = set()
     for i in order:
-        if sims[i] == _UNRANKED:
+        if dist[i] == _UNRANKED:
             break
         fid = mat.file_at(i)
         if fid in seen:
             continue
         seen.add(fid)
-        out.append((fid, mat.id_at(i), sims[i]))
+        out.append((fid, mat.id_at(i), 1.0 - dist[i]))
         if len(out) >= depth:
             break
     return out

@@ -1,7 +1,9 @@
 """Section vectors beside FTS5 in the index's SQLite file: stored, refreshed, scanned.
 
-``vectors(chunk_id, digest, vec)``: one L2-normalised float32 blob per section
-(``chunks.id``), with the digest of the text it was embedded from. The
+``vectors(chunk_id, digest, vec)``: one int8 blob per section (``chunks.id``):
+its vector scaled so the largest magnitude is 127 (a quarter of float32's
+bytes; the ranking it gives is measured in docs/SEARCH.md), with the digest of
+the text it was embedded from. The
 refresh that rewrote FTS rows calls :func:`sync` in the same transaction,
 under the same writer lock: sections without a vector get one, re-using the
 vector of a section that disappeared with the same text (an edit re-embeds
@@ -89,6 +91,11 @@ def has_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
+# How rows are stored (meta ``vectors_dtype``). Tables from before it hold float32 rows: the next
+# refresh quantizes them in place (no section is embedded again) and a search waits for that.
+DTYPE = "int8"
+
+
 def _create(conn: sqlite3.Connection) -> None:
     """Fresh tables and triggers; every existing section queued."""
     for statement in _DROP:
@@ -97,6 +104,32 @@ def _create(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     conn.execute("INSERT OR IGNORE INTO vectors_todo SELECT id FROM chunks")
     store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+    store.set_meta(conn, "vectors_dtype", DTYPE)
+
+
+def _to_int8(conn: sqlite3.Connection, dim: int) -> None:
+    """float32 rows (an index from before :data:`DTYPE`) quantized in place; a row of another size is
+    dropped and its section queued (embedded again). The log and the vector files start over."""
+    import numpy as np
+
+    from shardpy.index.arrays import int8_rows
+
+    rows = [(int(cid), bytes(vec)) for cid, vec in conn.execute("SELECT chunk_id, vec FROM vectors")]
+    good = [(cid, vec) for cid, vec in rows if len(vec) == dim * 4]
+    bad = [(cid,) for cid, vec in rows if len(vec) != dim * 4]
+    conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", bad)
+    conn.executemany("INSERT OR IGNORE INTO vectors_todo SELECT id FROM chunks WHERE id = ?", bad)
+    if good:
+        packed = int8_rows(np.frombuffer(b"".join(v for _, v in good), dtype=np.float32).reshape(-1, dim))
+        conn.executemany(
+            "UPDATE vectors SET vec = ? WHERE chunk_id = ?",
+            [(packed[i * dim : (i + 1) * dim], cid) for i, (cid, _) in enumerate(good)],
+        )
+    conn.execute(_LOG_TABLE)
+    conn.execute("DELETE FROM vectors_log")
+    store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+    store.set_meta(conn, "vectors_stamp", os.urandom(8).hex())
+    store.set_meta(conn, "vectors_dtype", DTYPE)
 
 
 def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> bool:
@@ -109,6 +142,9 @@ def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) 
         fresh = True
         if stored and stored != model.name:
             notices.append(f"vectors rebuilt: the embedding model changed ({stored} -> {model.name})")
+    elif store.get_meta(conn, "vectors_dtype") != DTYPE:  # float32 rows from before
+        _to_int8(conn, model.dim)
+        fresh = True
     elif store.get_meta(conn, "vectors_epoch") is None:  # tables from before the log
         conn.execute(_LOG_TABLE)
         store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
@@ -147,7 +183,7 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
         else:
             todo.append((int(cid), digest, text))
     conn.executemany("INSERT OR REPLACE INTO vectors (chunk_id, digest, vec) VALUES (?,?,?)", reused)
-    size = model.dim * 4
+    size = model.dim  # bytes of an int8 row
     for (lo, hi), rows in _embedded(model, [t[2] for t in todo]):
         part = todo[lo:hi]
         conn.executemany(
@@ -171,7 +207,7 @@ Step = tuple[int, int]
 
 
 def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, bytes]]:
-    """The float32 rows of each :data:`EMBED_STEP` texts, in order. A large refresh (a cold index)
+    """The int8 rows of each :data:`EMBED_STEP` texts, in order. A large refresh (a cold index)
     embeds in forked workers while this process writes the rows: on 2 cores the vectors of a cold
     index at 20,000 notes took half the wall time (docs/SEARCH.md, bench/search_bench.py)."""
     workers = 1
@@ -193,17 +229,19 @@ def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, b
 
 
 def _rows(work: tuple[embed.Embedder, list[str]], lo: int, hi: int) -> bytes:
-    import numpy as np
+    from shardpy.index.arrays import int8_rows
 
     model, texts = work
-    return np.ascontiguousarray(model.encode(texts[lo:hi]), dtype=np.float32).tobytes()
+    return int8_rows(model.encode(texts[lo:hi]))
 
 
 def drop(conn: sqlite3.Connection) -> None:
     """Forget every vector (the next refresh re-embeds)."""
     for statement in _DROP:
         conn.execute(statement)
-    conn.execute("DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp', 'vectors_epoch')")
+    conn.execute(
+        "DELETE FROM meta WHERE key IN ('embed_model', 'vectors_stamp', 'vectors_epoch', 'vectors_dtype')"
+    )
 
 
 class Damaged(Exception):
@@ -216,7 +254,7 @@ class Matrix:
 
     ids: memoryview  # chunk ids (format "q"), ascending
     files: memoryview  # the file id of each row ("q")
-    vecs: memoryview[float] | None  # ("f", shape rows x dim); None when there are no rows
+    vecs: memoryview[int] | None  # int8 ("b", shape rows x dim); None when there are no rows
     hidden: frozenset[int] = frozenset()  # rows whose section changed or went since the file
     extra: Matrix | None = None  # the rows changed since the file, read from the table
 
@@ -245,6 +283,8 @@ def matrix(conn: sqlite3.Connection, key: str, model: embed.QueryModel) -> Matri
     before the latest refreshes is mapped too, with the rows they touched read from the table."""
     if store.get_meta(conn, "embed_model") != model.name or not has_table(conn):
         return None
+    if store.get_meta(conn, "vectors_dtype") != DTYPE:
+        return None  # float32 rows from before: the refresh the caller runs quantizes them
     stamp = (store.get_meta(conn, "vectors_stamp"), store.get_meta(conn, "vault"), model.name)
     with _CACHE_LOCK:
         kept = _CACHE.get(key)
@@ -262,7 +302,7 @@ def matrix(conn: sqlite3.Connection, key: str, model: embed.QueryModel) -> Matri
 
 
 def _label(stamp: tuple[str | None, ...], dim: int, epoch: str | None, seq: int) -> bytes:
-    return json.dumps({"format": 2, "stamp": list(stamp), "dim": dim, "epoch": epoch, "log": seq}).encode()
+    return json.dumps({"format": 3, "stamp": list(stamp), "dim": dim, "epoch": epoch, "log": seq}).encode()
 
 
 def _from_file(
@@ -344,19 +384,19 @@ def _read_table(conn: sqlite3.Connection, dim: int) -> tuple[Matrix, str | None,
 
 
 def _matrix_of(rows: list[tuple[int, int, bytes]], dim: int) -> Matrix:
-    if any(len(r[2]) != dim * 4 for r in rows):
+    if any(len(r[2]) != dim for r in rows):
         raise ValueError("a vector of the wrong size")
     ids, files = array("q", (r[0] for r in rows)), array("q", (r[1] for r in rows))
     blob = memoryview(b"".join(r[2] for r in rows))
-    return Matrix(memoryview(ids), memoryview(files), blob.cast("f", [len(rows), dim]) if rows else None)
+    return Matrix(memoryview(ids), memoryview(files), blob.cast("b", [len(rows), dim]) if rows else None)
 
 
 # The vector file: a label line (format, the table's stamp, the dimension), a count line, then the
-# chunk ids and file ids (int64) and the vectors (float32), each at an 8-aligned offset.
+# chunk ids and file ids (int64) and the vectors (int8), each at an 8-aligned offset.
 def _layout(label: bytes, rows: int, dim: int) -> tuple[int, int, int, int]:
     head = len(label) + 1 + 21
     start = (head + 7) // 8 * 8
-    return start, start + 8 * rows, start + 16 * rows, start + 16 * rows + 4 * rows * dim
+    return start, start + 8 * rows, start + 16 * rows, start + 16 * rows + rows * dim
 
 
 def _mapped(side: Path, dim: int) -> tuple[dict[str, object], Matrix] | None:
@@ -365,7 +405,7 @@ def _mapped(side: Path, dim: int) -> tuple[dict[str, object], Matrix] | None:
         with open(side, "rb") as fh:
             raw_label = fh.readline().rstrip(b"\n")
             label = json.loads(raw_label)
-            if not isinstance(label, dict) or label.get("format") != 2 or label.get("dim") != dim:
+            if not isinstance(label, dict) or label.get("format") != 3 or label.get("dim") != dim:
                 return None
             rows = int(fh.readline())
             ids_at, files_at, vecs_at, end = _layout(raw_label, rows, dim)
@@ -377,7 +417,7 @@ def _mapped(side: Path, dim: int) -> tuple[dict[str, object], Matrix] | None:
     return label, Matrix(
         raw[ids_at:files_at].cast("q"),
         raw[files_at:vecs_at].cast("q"),
-        raw[vecs_at:end].cast("f", [rows, dim]),
+        raw[vecs_at:end].cast("b", [rows, dim]),
     )
 
 
@@ -405,7 +445,12 @@ def after_refresh(conn: sqlite3.Connection, changed: bool, notices: list[str]) -
         if has_table(conn):
             drop(conn)
         return
-    current = name is not None and has_table(conn) and store.get_meta(conn, "embed_model") == name
+    current = (
+        name is not None
+        and has_table(conn)
+        and store.get_meta(conn, "embed_model") == name
+        and store.get_meta(conn, "vectors_dtype") == DTYPE
+    )
     if current and not (changed and pending(conn)):
         return
     try:

@@ -1,5 +1,6 @@
-"""The scan by meaning without numpy (issue 29): SimSIMD's similarities and the best rows picked
-through a sampled threshold must give exactly what a stable sort of every row gives."""
+"""The scan by meaning without numpy (issue 29): SimSIMD's distances over int8 rows, and the
+nearest rows picked through a sampled threshold must give exactly what a stable sort of every row
+gives."""
 
 from __future__ import annotations
 
@@ -11,68 +12,93 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardpy.index import hybrid, vectors
+from shardpy.index import arrays, hybrid, vectors
 
 
-def _matrix(vecs: list[list[float]], files: list[int]) -> vectors.Matrix:
-    dim = len(vecs[0])
-    flat = array("f", [x for row in vecs for x in row])
+def _int8(rows: np.ndarray) -> np.ndarray:
+    packed = arrays.int8_rows(rows)
+    return np.frombuffer(packed, dtype=np.int8).reshape(rows.shape)
+
+
+def _matrix(vecs: np.ndarray, files: list[int]) -> vectors.Matrix:
+    rows, dim = vecs.shape
     return vectors.Matrix(
-        memoryview(array("q", range(100, 100 + len(vecs)))),
+        memoryview(array("q", range(100, 100 + rows))),
         memoryview(array("q", files)),
-        memoryview(flat).cast("B").cast("f", [len(vecs), dim]),
+        memoryview(arrays.int8_rows(vecs)).cast("b", [rows, dim]),
     )
 
 
-def _stable_best(sims: list[float], head: int) -> list[int]:
-    return sorted(range(len(sims)), key=lambda i: -sims[i])[:head]
+def _stable_nearest(dist: list[float], head: int) -> list[int]:
+    return sorted(range(len(dist)), key=lambda i: dist[i])[:head]
+
+
+def _cosine_distances(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    r = rows.astype(np.float64)
+    q = query.astype(np.float64)
+    norms = np.linalg.norm(r, axis=1) * np.linalg.norm(q)
+    out: np.ndarray = 1.0 - np.divide(r @ q, norms, out=np.zeros(len(r)), where=norms > 0)
+    return out
 
 
 # Few distinct values: ties everywhere, at the threshold too.
-_VALUES = st.sampled_from([-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, -math.inf])
+_VALUES = st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, math.inf])
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_VALUES, min_size=1, max_size=400), st.integers(1, 500), st.integers(0, 3))
-def test_the_best_rows_are_a_stable_sort_s_head(values: list[float], head: int, copies: int) -> None:
-    sims = values * (1 + copies * 10)  # past SORT_ALL_BELOW at times, with repeated blocks
-    head = min(head, len(sims))
-    assert hybrid._best_rows(sims, head) == _stable_best(sims, head)
+def test_the_nearest_rows_are_a_stable_sort_s_head(values: list[float], head: int, copies: int) -> None:
+    dist = values * (1 + copies * 10)  # past SORT_ALL_BELOW at times, with repeated blocks
+    head = min(head, len(dist))
+    assert hybrid._nearest_rows(dist, head) == _stable_nearest(dist, head)
 
 
 def test_a_large_scan_picks_through_the_threshold_exactly(monkeypatch: object) -> None:
     rng = random.Random(7)
-    sims = [round(rng.gauss(0, 1), 2) for _ in range(30_000)]  # many ties
+    dist = [round(rng.gauss(1, 0.3), 2) for _ in range(30_000)]  # many ties
     for head in (1, 40, 2000, 29_999):
-        assert hybrid._best_rows(sims, head) == _stable_best(sims, head)
-    # A sample that sees only high values: the threshold is lowered until ``head`` rows pass.
-    skewed = [1.0 if i % hybrid.SAMPLE_STEP == 0 else 0.5 for i in range(20_000)]
-    assert hybrid._best_rows(skewed, 3000) == _stable_best(skewed, 3000)
+        assert hybrid._nearest_rows(dist, head) == _stable_nearest(dist, head)
+    # A sample that sees only near rows: the threshold is raised until ``head`` rows pass.
+    skewed = [0.0 if i % hybrid.SAMPLE_STEP == 0 else 0.5 for i in range(20_000)]
+    assert hybrid._nearest_rows(skewed, 3000) == _stable_nearest(skewed, 3000)
 
 
-def test_similarities_are_numpy_s_dot_products_and_damage_is_unranked() -> None:
+def test_distances_are_the_cosine_distances_of_the_int8_rows() -> None:
     rng = np.random.default_rng(3)
     mat = rng.standard_normal((500, 32)).astype(np.float32)
     mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    mat[9] = 0.0  # a zero row is at distance 1
     q = rng.standard_normal(32).astype(np.float32)
     q /= np.linalg.norm(q)
-    got = hybrid._similarities(memoryview(mat.tobytes()).cast("f", [500, 32]), [float(x) for x in q])
-    assert np.allclose(got, mat @ q, atol=1e-6)
-    mat[7, 3] = np.nan
-    got = hybrid._similarities(memoryview(mat.tobytes()).cast("f", [500, 32]), [float(x) for x in q])
-    assert got[7] == -math.inf and all(math.isfinite(x) for i, x in enumerate(got) if i != 7)
+    got = hybrid._distances(_matrix(mat, [0] * 500).vecs, [float(x) for x in q])  # type: ignore[arg-type]
+    q8 = _int8(q.reshape(1, -1))[0]
+    assert np.allclose(got, _cosine_distances(_int8(mat), q8), atol=1e-5)
+    # What storing int8 costs against the float32 cosine: under a hundredth (docs/SEARCH.md).
+    assert np.abs(np.asarray(got) - (1.0 - mat @ q))[np.arange(500) != 9].max() < 0.01
+    assert got[9] == 1.0
+    # A query with no vector is at distance 1 from every row, as a zero dot product was.
+    assert hybrid._distances(_matrix(mat, [0] * 500).vecs, [0.0] * 32) == [1.0] * 500  # type: ignore[arg-type]
+
+
+def test_int8_rows_scale_each_row_to_127_and_keep_zero_rows() -> None:
+    rows = np.array([[0.5, -0.25, 0.125], [0.0, 0.0, 0.0], [-2.0, 1.0, 0.5]], dtype=np.float32)
+    assert _int8(rows).tolist() == [[127, -64, 32], [0, 0, 0], [-127, 64, 32]]
+    # The query is quantized the same way, without numpy.
+    assert list(hybrid._int8([0.5, -0.25, 0.125]) or []) == [127, -64, 32]
+    assert hybrid._int8([0.0, 0.0]) is None and hybrid._int8([math.nan, 1.0]) is None
 
 
 def test_rank_keeps_each_note_s_best_section_and_the_caller_s_files() -> None:
-    rng = random.Random(5)
+    rng = np.random.default_rng(5)
     dim = 8
-    rows = [[rng.uniform(-1, 1) for _ in range(dim)] for _ in range(60)]
+    rows = rng.uniform(-1, 1, (60, dim)).astype(np.float32)
     files = [i % 13 for i in range(60)]
-    query = [rng.uniform(-1, 1) for _ in range(dim)]
+    query = [float(x) for x in rng.uniform(-1, 1, dim)]
     mat = _matrix(rows, files)
-    sims = [float(np.float32(np.dot(np.asarray(r, np.float32), np.asarray(query, np.float32)))) for r in rows]
+    q8 = _int8(np.asarray([query], dtype=np.float32))[0]
+    dist = [float(x) for x in _cosine_distances(_int8(rows), q8)]
     want: list[tuple[int, int]] = []
-    for i in _stable_best(sims, 60):
+    for i in _stable_nearest(dist, 60):
         if files[i] not in [f for f, _c in want]:
             want.append((files[i], 100 + i))
     got = hybrid._rank(mat, query, None, 5)

@@ -158,7 +158,9 @@ def test_a_damaged_vector_table_is_rebuilt_with_a_notice(tmp_path: Path) -> None
     assert any("vector table was damaged" in n for n in result.notices)
     assert result.mode == "hybrid" and result.hits[0].path == "ops/Release reversal runbook.md"
     with _db(vault) as conn:
-        assert conn.execute("SELECT count(*) FROM vectors WHERE length(vec) = 1024").fetchone()[0] == 6
+        assert (
+            conn.execute("SELECT count(*) FROM vectors WHERE length(vec) = 256").fetchone()[0] == 6
+        )  # int8 rows
 
 
 def test_another_model_rebuilds_the_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

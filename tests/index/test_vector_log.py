@@ -6,6 +6,7 @@ whole read gives, including when a refresh hands a freed section id out again.""
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,33 @@ def test_a_log_pruned_past_the_file_reads_the_table_whole(vault: Path) -> None:
     got, mat = _new_process(vault)
     assert mat.extra is None
     assert got == _whole_read(vault)
+
+
+def test_float32_rows_from_before_are_quantized_in_place_not_embedded_again(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index written before rows were stored as int8 holds float32 blobs and no ``vectors_dtype``:
+    the next search has the refresh quantize them (no section embedded again) and answers as a
+    fresh index does."""
+    fresh = _answers(vault)
+    db = store.index_path(vault.resolve())
+    with store.reader(db, str(vault.resolve())) as conn:
+        assert conn is not None
+        for cid, vec in conn.execute("SELECT chunk_id, vec FROM vectors").fetchall():
+            as_floats = array("f", [x / 127 for x in array("b", vec)])  # int8_rows gives these back
+            conn.execute("UPDATE vectors SET vec = ? WHERE chunk_id = ?", (as_floats.tobytes(), cid))
+        conn.execute("DELETE FROM meta WHERE key = 'vectors_dtype'")
+    vectors._CACHE.clear()
+
+    def embedded(model: object, texts: list[str]) -> object:
+        assert not texts, "a section was embedded again"
+        return iter(())
+
+    monkeypatch.setattr(vectors, "_embedded", embedded)
+    assert _answers(vault) == fresh
+    with store.reader(db, str(vault.resolve())) as conn:
+        assert conn is not None
+        assert store.get_meta(conn, "vectors_dtype") == "int8"
+        sizes = {len(v) for (v,) in conn.execute("SELECT vec FROM vectors")}
+    assert sizes == {vectors.embed.query_model().dim}
+    assert _side(vault).read_bytes().startswith(b'{"format": 3')
