@@ -122,10 +122,16 @@ def load_tables(path: Path, *, many: bool = False) -> Tables:
             pass  # an unwritable cache costs the next query the JSON again, nothing else
         got = _unpacked(_packed(tables))
     if many:
-        pairs = got[1]
-        assert isinstance(pairs, SortedPairs)
-        return got[0], dict(zip(pairs.keys, pairs.values, strict=True)), got[2], got[3]
+        return got[0], as_dict(got[1]), got[2], got[3]
     return got
+
+
+def as_dict(pairs: Pairs) -> dict[int, int]:
+    """The merges as a dict: 12-17 ms to build, then a lookup a microsecond cheaper than bisection
+    (worth it from a few dozen texts on)."""
+    if isinstance(pairs, dict):
+        return pairs
+    return dict(zip(pairs.keys, pairs.values, strict=True))
 
 
 def _packed(tables: Tables) -> tuple[int, dict[str, int], bytes, bytes, dict[str, int], list[int]]:
@@ -186,6 +192,10 @@ class Bpe:
         names = sorted(self.specials, key=len, reverse=True)
         self._names = names
         self._split = re.compile("(" + "|".join(re.escape(n) for n in names) + ")") if names else None
+
+    def for_many(self) -> None:
+        """Merges looked up in a dict from now on (an index's many texts; the ids are the same)."""
+        self.merges = as_dict(self.merges)
 
     def encode(self, text: str, limit: int | None = None) -> list[int]:
         """The ids of ``text``; with ``limit``, its first ``limit`` ids (the rest is not merged)."""

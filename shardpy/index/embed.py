@@ -46,6 +46,9 @@ DEFAULT = "wordllama"
 OFF = frozenset({"off", "none", "0", "false"})
 MAX_TOKENS = 256  # a section's first 256 tokens stand for it (averaging more only blurs it)
 STATIC_BATCH = 64  # texts tokenized per call (the Rust tokenizer encodes a batch at once)
+# From this many texts a static model converts its whole table and builds the merges' dict first
+# (~40 ms); below, the write hook's one-note refresh pays neither (0.3 s of CPU a process).
+MANY_TEXTS = 32
 WORDLLAMA_NAME = f"wordllama-l2_supercat_256/{MAX_TOKENS}"
 _OFFLINE = {
     "HF_HUB_OFFLINE": "1",
@@ -95,10 +98,11 @@ class StaticEmbedder:
 
     name: str
     dim: int
-    table: NDArray[np.float32]
+    table: NDArray[Any]  # as the weights file stores it (the bundled model's: float16, mapped)
     tok: Any
 
     buf: Any = None  # one text's rows, the buffer reused: first-touching fresh pages cost 6 s per 134 MB here
+    whole: Any = None  # the table as float32, made for a batch of MANY_TEXTS or more (for_many)
 
     @property
     def forkable(self) -> bool:
@@ -108,23 +112,46 @@ class StaticEmbedder:
 
         return isinstance(self.tok, Bpe)
 
+    def for_many(self) -> None:
+        """Ready for many texts (a cold index): the whole table as float32 (27 ms, 33 MB for the
+        bundled model) and the tokenizer's merges in a dict. Called before workers fork, so they
+        share it; a few texts (the write hook's one note) do without either."""
+        import numpy as np
+
+        from shardpy.index.bpe import Bpe
+
+        if self.whole is None:
+            self.whole = np.ascontiguousarray(self.table, dtype=np.float32)
+        if isinstance(self.tok, Bpe):
+            self.tok.for_many()
+
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
 
+        if len(texts) >= MANY_TEXTS:
+            self.for_many()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for lo in range(0, len(texts), STATIC_BATCH):
             for k, row in enumerate(_static_ids(self.tok, texts[lo : lo + STATIC_BATCH])):
-                if not row:
-                    continue
-                if self.buf is None or len(row) > len(self.buf):
-                    self.buf = np.empty((max(len(row), MAX_TOKENS), self.dim), dtype=np.float32)
-                # Each text's rows gathered and summed alone, while they are in the CPU's cache: a
-                # gather of the whole batch first, then a slice sum per text, took twice as long for
-                # the same sums (bench/search_bench.py; tests/index/test_parallel_embed.py keeps the
-                # bytes). "clip": an id past the table is its last row, as before.
-                rows = np.take(self.table, row, axis=0, mode="clip", out=self.buf[: len(row)])
-                out[lo + k] = rows.sum(axis=0) / len(row)
+                if row:
+                    out[lo + k] = self._rows(row).sum(axis=0) / len(row)
         return normalised(out)
+
+    def _rows(self, row: list[int]) -> NDArray[np.float32]:
+        """The text's token rows as float32. Each text's rows are gathered and summed alone, while
+        they are in the CPU's cache: a gather of the whole batch first, then a slice sum per text,
+        took twice as long for the same sums (bench/search_bench.py). "clip": an id past the table
+        is its last row. Without :meth:`for_many`, only these rows are converted: float16 to
+        float32 is exact, so the sums are the same bytes (tests/index/test_parallel_embed.py)."""
+        import numpy as np
+
+        if self.whole is None:
+            got: NDArray[np.float32] = np.take(self.table, row, axis=0, mode="clip").astype(np.float32)
+            return got
+        if self.buf is None or len(row) > len(self.buf):
+            self.buf = np.empty((max(len(row), MAX_TOKENS), self.dim), dtype=np.float32)
+        rows: NDArray[np.float32] = np.take(self.whole, row, axis=0, mode="clip", out=self.buf[: len(row)])
+        return rows
 
 
 def _static_ids(tok: Any, texts: Sequence[str]) -> list[list[int]]:
@@ -142,7 +169,9 @@ def _static(name: str, weights: Path, tokenizer: Path) -> StaticEmbedder:
     tables = [t for t in tensors(weights).values() if t.ndim == 2]
     if len(tables) != 1:
         raise Unavailable(f"{weights} does not hold exactly one embedding table")
-    table = np.ascontiguousarray(tables[0], dtype=np.float32)
+    table = tables[0]
+    if table.dtype not in (np.float16, np.float32):
+        table = np.ascontiguousarray(table, dtype=np.float32)
     return StaticEmbedder(name, int(table.shape[1]), table, _static_tokenizer(tokenizer))
 
 
@@ -152,7 +181,7 @@ def _static_tokenizer(path: Path) -> Any:
     from shardpy.index import bpe
 
     try:
-        return bpe.Bpe(bpe.load_tables(path, many=True))
+        return bpe.Bpe(bpe.load_tables(path))  # the merges become a dict for many texts (for_many)
     except (bpe.Unsupported, OSError, KeyError, TypeError, AttributeError):
         return _tokenizer(path, specials=False)
 

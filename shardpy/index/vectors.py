@@ -223,6 +223,9 @@ def _embedded(model: embed.Embedder, texts: list[str]) -> Iterator[tuple[Step, b
         for lo, hi in steps:
             yield (lo, hi), _rows((model, texts), lo, hi)
         return
+    prepare = getattr(model, "for_many", None)
+    if callable(prepare):
+        prepare()  # built once here and shared by the forked workers, not once in each
     from shardpy.workers import run_chunks
 
     yield from zip(steps, run_chunks((model, texts), steps, workers, _rows), strict=True)

@@ -158,3 +158,24 @@ def test_each_worker_gets_several_steps_and_the_rows_do_not_depend_on_them(
     parallel = list(vectors._embedded(model, texts))
     assert [s for s, _ in parallel] == [(lo, min(lo + 375, 3000)) for lo in range(0, 3000, 375)]
     assert b"".join(r for _, r in parallel) == serial[0][1]
+
+
+def test_a_few_texts_give_the_bytes_many_give() -> None:
+    """The write hook's few texts are embedded without the whole float32 table or the merges' dict
+    (a hook process paid ~40 ms for them); a cold index's many texts with both: the same rows."""
+    import numpy as np
+
+    texts = [
+        "",
+        "Release reversal runbook: redeploy the previous tag",
+        "Crème brûlée — 日本語のノート, Ελληνικά, emoji 🙂 and `code_fence()`",
+        " ".join(f"word{i} kiln glaze cone {i}" for i in range(300)),  # past MAX_TOKENS
+        *(f"# Note {i}\n\nPreamble {i} on kilns and glazes, at {900 + i} degrees." for i in range(40)),
+    ]
+    few = embed._wordllama()
+    small = np.vstack([few.encode(texts[i : i + 3]) for i in range(0, len(texts), 3)])
+    assert few.whole is None and not isinstance(few.tok.merges, dict)
+    many = embed._wordllama()
+    whole = many.encode(texts)
+    assert len(texts) >= embed.MANY_TEXTS and many.whole is not None and isinstance(many.tok.merges, dict)
+    assert small.tobytes() == whole.tobytes()
