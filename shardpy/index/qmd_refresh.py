@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -86,6 +85,8 @@ def start(vault: Path) -> str | None:
     name = index_name(vault)
     if not _configured(name):
         return None
+    import subprocess  # here: the write hook's `shardpy index --only` without QMD never needs it
+
     lock = cache_dir() / "qmd" / f"{name}.lock"
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
