@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shardpy import index
-from shardpy.index import store, vectors
+from shardpy.index import embed, store, vectors
 from tests.index.conftest import write
 
 NOTES = {
@@ -148,5 +148,33 @@ def test_float32_rows_from_before_are_quantized_in_place_not_embedded_again(
         assert conn is not None
         assert store.get_meta(conn, "vectors_dtype") == "int8"
         sizes = {len(v) for (v,) in conn.execute("SELECT vec FROM vectors")}
-    assert sizes == {vectors.embed.query_model().dim}
+    assert sizes == {embed.query_model().dim}
     assert _side(vault).read_bytes().startswith(b'{"format": 3')
+
+
+def test_a_row_of_another_size_in_an_old_table_is_embedded_again(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quantizing float32 rows in place, a row that is not ``dim`` floats (damaged) is dropped and
+    its section queued: embedded again, alone."""
+    fresh = _answers(vault)
+    db = store.index_path(vault.resolve())
+    with store.reader(db, str(vault.resolve())) as conn:
+        assert conn is not None
+        rows = conn.execute("SELECT chunk_id, vec FROM vectors ORDER BY chunk_id").fetchall()
+        for cid, vec in rows:
+            as_floats = array("f", [x / 127 for x in array("b", vec)]).tobytes()
+            conn.execute("UPDATE vectors SET vec = ? WHERE chunk_id = ?", (as_floats, cid))
+        conn.execute("UPDATE vectors SET vec = x'00' WHERE chunk_id = ?", (rows[0][0],))
+        conn.execute("DELETE FROM meta WHERE key = 'vectors_dtype'")
+    vectors._CACHE.clear()
+    embedded_texts: list[str] = []
+    real = vectors._embedded
+
+    def counted(model: embed.Embedder, texts: list[str]) -> object:
+        embedded_texts.extend(texts)
+        return real(model, texts)
+
+    monkeypatch.setattr(vectors, "_embedded", counted)
+    assert _answers(vault) == fresh
+    assert len(embedded_texts) == 1
