@@ -106,9 +106,9 @@ def _cache_file(path: Path) -> Path:
     return cache_dir() / "models" / f"{path.stem}-{key}.bpe"
 
 
-def load_tables(path: Path, *, many: bool = False) -> Tables:
+def load_tables(path: Path) -> Tables:
     """The tables of ``path`` (a tokenizer.json), from the machine's cache when it has them; the
-    merges as :class:`SortedPairs`, or as a dict for ``many`` texts (an index's)."""
+    merges as :class:`SortedPairs` (:meth:`Bpe.for_many` makes them a dict)."""
     cached = _cache_file(path)
     try:
         with open(cached, "rb") as fh:
@@ -121,17 +121,7 @@ def load_tables(path: Path, *, many: bool = False) -> Tables:
         except OSError:
             pass  # an unwritable cache costs the next query the JSON again, nothing else
         got = _unpacked(_packed(tables))
-    if many:
-        return got[0], as_dict(got[1]), got[2], got[3]
     return got
-
-
-def as_dict(pairs: Pairs) -> dict[int, int]:
-    """The merges as a dict: 12-17 ms to build, then a lookup a microsecond cheaper than bisection
-    (worth it from a few dozen texts on)."""
-    if isinstance(pairs, dict):
-        return pairs
-    return dict(zip(pairs.keys, pairs.values, strict=True))
 
 
 def _packed(tables: Tables) -> tuple[int, dict[str, int], bytes, bytes, dict[str, int], list[int]]:
@@ -194,8 +184,10 @@ class Bpe:
         self._split = re.compile("(" + "|".join(re.escape(n) for n in names) + ")") if names else None
 
     def for_many(self) -> None:
-        """Merges looked up in a dict from now on (an index's many texts; the ids are the same)."""
-        self.merges = as_dict(self.merges)
+        """Merges looked up in a dict from now on (an index's many texts; the ids are the same): 12-17
+        ms to build, then a lookup a microsecond cheaper than bisection."""
+        if isinstance(self.merges, SortedPairs):
+            self.merges = dict(zip(self.merges.keys, self.merges.values, strict=True))
 
     def encode(self, text: str, limit: int | None = None) -> list[int]:
         """The ids of ``text``; with ``limit``, its first ``limit`` ids (the rest is not merged)."""

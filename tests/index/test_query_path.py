@@ -57,7 +57,8 @@ def test_the_plain_tokenizer_gives_the_ids_tokenizers_gives(batch: str) -> None:
     reference.no_padding()
     ours = bpe.Bpe(bpe.load_tables(path))  # a query's: the merges bisected in sorted arrays
     assert isinstance(ours.merges, bpe.SortedPairs)
-    many = bpe.Bpe(bpe.load_tables(path, many=True))  # an index's: the merges in a dict
+    many = bpe.Bpe(bpe.load_tables(path))
+    many.for_many()  # an index's: the merges in a dict
     assert isinstance(many.merges, dict) and len(many.merges) == len(ours.merges.keys)
     for text in TEXTS if batch == "fixed" else _random_texts(400):
         want = reference.encode(text, add_special_tokens=False).ids
