@@ -258,16 +258,14 @@ class IndexConfig:
 
     def fingerprint(self) -> str:
         """Changes when a rule that decides a stored field (the note type) changes."""
-        blob = json.dumps(sorted(self.type_paths.items()))
-        return hashlib.sha1(blob.encode()).hexdigest()[:16]
+        return _fingerprint(sorted(self.type_paths.items()))
 
     def rules_fingerprint(self) -> str:
         """Changes when a rule that decides which notes the index holds, or their type, changes: a
         search that finds it unchanged may stat the indexed notes instead of walking the vault."""
-        blob = json.dumps(
+        return _fingerprint(
             [self.include, self.exclude, self.never_expose, self.memory_root, sorted(self.type_paths.items())]
         )
-        return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
     def type_of(self, rel: str) -> str | None:
         """The note type the manifest's folder conventions give a path (first match wins)."""
@@ -288,3 +286,8 @@ def _type_glob(pattern: str) -> Globs:
         return Globs([pattern.removeprefix("/")])
     except re.error:
         return Globs([])
+
+
+def _fingerprint(rules: object) -> str:
+    """A short digest of rules (JSON-encodable): the same rules, the same fingerprint."""
+    return hashlib.sha1(json.dumps(rules).encode()).hexdigest()[:16]
