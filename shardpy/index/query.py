@@ -67,12 +67,17 @@ def plain_terms(query: str) -> list[str]:
     return [t for t in (_term(w) for w in query.split()) if t is not None]
 
 
+def any_of(terms: list[str] | tuple[str, ...]) -> str:
+    """The any-word expression of plain terms (the fallback when not all of them match)."""
+    return " OR ".join(terms)
+
+
 def translate(query: str, *, words_only: bool = False) -> Translated:
     """The expressions for ``query``; ``words_only`` reads FTS5 syntax as plain words."""
     runs = tuple(m.group(0) for m in unsegmented(query))
     terms = plain_terms(query)
     plain = " AND ".join(terms) if terms else None
-    fallback = " OR ".join(terms) if len(terms) > 1 else None
+    fallback = any_of(terms) if len(terms) > 1 else None
     if not words_only and _SYNTAX.search(query):
         return Translated(query, None, True, plain, runs)
     return Translated(plain or "", fallback, False, None, runs, tuple(terms) if fallback else ())

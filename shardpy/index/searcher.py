@@ -21,7 +21,7 @@ from shardpy.errors import ShardpyError
 from shardpy.index import store
 from shardpy.index.config import IndexConfig
 from shardpy.index.model import Match, SearchHit, SearchResult
-from shardpy.index.query import MAX_QUERY_CHARS, Translated, translate
+from shardpy.index.query import MAX_QUERY_CHARS, Translated, any_of, translate
 
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24
@@ -108,12 +108,14 @@ def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None, db: Path
     if max_age is None:
         cfg = IndexConfig.for_vault(root)
         max_age = cfg.refresh_seconds
-    if max_age != math.inf and _tree_changed(conn, root):
+    listed = store.get_meta(conn, "folders")
+    folders: list[str] | None = json.loads(listed) if listed is not None else None
+    if max_age != math.inf and _tree_changed(conn, root, folders):
         return True
     if age <= max_age:
         return False
     started = time.time()
-    if not _notes_unchanged(conn, root, cfg or IndexConfig.for_vault(root)):
+    if not _notes_unchanged(conn, root, cfg or IndexConfig.for_vault(root), folders):
         return True
     # A stamp that cannot be written (a read-only cache) costs the next search this probe again.
     try:
@@ -127,16 +129,18 @@ def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None, db: Path
     return False
 
 
-def _notes_unchanged(conn: sqlite3.Connection, root: Path, cfg: IndexConfig) -> bool:
+def _notes_unchanged(
+    conn: sqlite3.Connection, root: Path, cfg: IndexConfig, folders: list[str] | None
+) -> bool:
     """What a refresh's walk would find, for a stat per indexed note: the admission rules it walked
     with, a complete folder list (none changed: the caller checked), and every note with the size
-    and time it was indexed with (an edit in place). The first search after ``refresh_seconds``
+    and time it was indexed with (an edit in place); ``folders``: the last walk's (meta). The first
+    search after ``refresh_seconds``
     paid a whole refresh that changed nothing: 0.5 s at 20,000 notes, five times the search
     (issue 29; tests/index/test_stat_probe.py)."""
     if store.get_meta(conn, "rules") != cfg.rules_fingerprint():
         return False
-    listed = store.get_meta(conn, "folders")
-    if listed is None or len(json.loads(listed)) >= store.MAX_WATCHED_FOLDERS:
+    if folders is None or len(folders) >= store.MAX_WATCHED_FOLDERS:
         return False  # a folder past the list could have gained a note
     base, lstat = os.fspath(root), os.lstat
     for rel, mtime_ns, size in conn.execute("SELECT path, mtime_ns, size FROM files"):
@@ -157,18 +161,17 @@ def _notes_unchanged(conn: sqlite3.Connection, root: Path, cfg: IndexConfig) -> 
 MTIME_SLACK = 2.0
 
 
-def _tree_changed(conn: sqlite3.Connection, root: Path) -> bool:
+def _tree_changed(conn: sqlite3.Connection, root: Path, folders: list[str] | None) -> bool:
     """A note was added, removed or renamed since the last walk: a folder the walk saw changed
     (a stat per folder, ~1 ms for 200; the note files are not read). A note edited in place is
     caught when it is a hit (:func:`_hits_changed`), else at ``refresh_seconds``
-    (issue 26 item 8, tests/hardening/test_search_fresh.py)."""
+    (issue 26 item 8, tests/hardening/test_search_fresh.py). ``folders``: the last walk's (meta)."""
     walked = store.get_meta(conn, "walked_at")
-    listed = store.get_meta(conn, "folders")
-    if walked is None or listed is None:
+    if walked is None or folders is None:
         return False  # an index from before the check: the age rule alone
     since = float(walked) - MTIME_SLACK
     base = os.fspath(root)
-    for rel in json.loads(listed):
+    for rel in folders:
         try:
             if os.stat(f"{base}/{rel}" if rel else base).st_mtime >= since:
                 return True
@@ -348,7 +351,7 @@ def _weighed_fallback(conn: sqlite3.Connection, tr: Translated) -> str:
     kept = [t for t in tr.terms if counts[t] < half]
     if not half or len(kept) == len(tr.terms) or not any(counts[t] for t in kept):
         return tr.fallback
-    return " OR ".join(kept)
+    return any_of(kept)
 
 
 def _query_failed(query: str, exc: sqlite3.Error) -> ShardpyError:
