@@ -1,4 +1,5 @@
-"""The numpy pieces both kinds of folder model share: reading safetensors, batching, normalising.
+"""The numpy pieces both kinds of folder model share: reading safetensors, batching, normalising;
+and the int8 rule of stored vectors (with its plain-Python form for a query).
 
 Its own module so that shardpy/index/embed.py (which loads the BERT backend
 lazily) and shardpy/index/embed_bert.py (which uses these) do not import each
@@ -9,7 +10,9 @@ these cannot read is a ValueError (embed.load() reports the model unavailable).
 from __future__ import annotations
 
 import json
+import math
 import struct
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,10 +62,12 @@ def normalised(x: NDArray[np.float32]) -> NDArray[np.float32]:
     return out
 
 
+# The one quantization rule of the section vectors, for stored rows (numpy) and for a query (plain
+# Python: a search imports no numpy). Each row scaled so that its largest magnitude is 127, rounded
+# half to even (cosine similarity ignores a row's scale; a row's error is at most half a step).
 def int8_rows(x: NDArray[Any]) -> bytes:
-    """Each row scaled so that its largest magnitude is 127, rounded to int8 (the stored form of a
-    section's vector: a quarter of float32's bytes; cosine similarity ignores a row's scale, and a
-    row's error is at most half a step of 127). A row of zeros stays zeros."""
+    """The stored form of sections' vectors (a quarter of float32's bytes). A row of zeros stays
+    zeros."""
     import numpy as np
 
     rows = np.asarray(x, dtype=np.float32)
@@ -70,3 +75,13 @@ def int8_rows(x: NDArray[Any]) -> bytes:
     scale = np.divide(127.0, top, out=np.zeros_like(top), where=top > 0)
     out: bytes = np.clip(np.rint(rows * scale), -127, 127).astype(np.int8).tobytes()
     return out
+
+
+def int8_vector(values: Sequence[float]) -> array[int] | None:
+    """One vector (a query's) by :func:`int8_rows`' rule, without numpy (in double precision, so at
+    an exact half it may round one step from a float32 row's); None for a zero or non-finite one."""
+    top = max(map(abs, values), default=0.0)
+    if not top or not math.isfinite(top):
+        return None
+    scale = 127.0 / top
+    return array("b", [max(-127, min(127, round(x * scale))) for x in values])

@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import math
 import sqlite3
-from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TypeVar, cast
 
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
+from shardpy.index.arrays import int8_vector
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import _check
@@ -310,29 +310,19 @@ SORT_ALL_BELOW = 8192  # rows sorted whole (a few ms) rather than through a thre
 
 def _distances(vecs: memoryview[int], query: list[float]) -> list[float]:
     """The cosine distance (1 - cosine) of the query to each int8 row, both quantized alike
-    (:func:`_int8`): SimSIMD's C scan over the mapped rows, without numpy (importing numpy alone
+    (``arrays.int8_vector``): SimSIMD's C scan over the mapped rows, without numpy (importing numpy alone
     cost a one-shot search more than half of ``grep -ril``'s whole run; issue 29, docs/SEARCH.md).
     A quarter of float32's bytes to scan: 91,162 rows in ~4 ms, not ~12. Distances, not
     similarities: turning 91,162 of them around would cost more than half of that again."""
     import simsimd
 
-    q8 = _int8(query)
+    q8 = int8_vector(query)
     if q8 is None:
         return [1.0] * len(vecs)  # a query with no vector (nothing the model knows): cosine 0
     q = memoryview(q8).cast("B").cast("b", [1, len(q8)])
     # Two matrices give a (1, rows) tensor of doubles (a zero row is at distance 1; int8 has no NaN).
     out = cast(memoryview, simsimd.cdist(q, vecs, metric="cosine"))
     return cast("list[list[float]]", memoryview(out).tolist())[0]
-
-
-def _int8(query: list[float]) -> array[int] | None:
-    """The query as the rows are stored (shardpy/index/arrays.py int8_rows: largest magnitude 127,
-    rounded half to even as numpy's rint); None for a zero or non-finite vector."""
-    top = max(map(abs, query), default=0.0)
-    if not top or not math.isfinite(top):
-        return None
-    scale = 127.0 / top
-    return array("b", [max(-127, min(127, round(x * scale))) for x in query])
 
 
 def _nearest_rows(dist: list[float], head: int) -> list[int]:

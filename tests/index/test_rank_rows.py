@@ -84,8 +84,8 @@ def test_int8_rows_scale_each_row_to_127_and_keep_zero_rows() -> None:
     rows = np.array([[0.5, -0.25, 0.125], [0.0, 0.0, 0.0], [-2.0, 1.0, 0.5]], dtype=np.float32)
     assert _int8(rows).tolist() == [[127, -64, 32], [0, 0, 0], [-127, 64, 32]]
     # The query is quantized the same way, without numpy.
-    assert list(hybrid._int8([0.5, -0.25, 0.125]) or []) == [127, -64, 32]
-    assert hybrid._int8([0.0, 0.0]) is None and hybrid._int8([math.nan, 1.0]) is None
+    assert list(arrays.int8_vector([0.5, -0.25, 0.125]) or []) == [127, -64, 32]
+    assert arrays.int8_vector([0.0, 0.0]) is None and arrays.int8_vector([math.nan, 1.0]) is None
 
 
 def test_rank_keeps_each_note_s_best_section_and_the_caller_s_files() -> None:
