@@ -103,8 +103,15 @@ def _create(conn: sqlite3.Connection) -> None:
     for statement in _SCHEMA:
         conn.execute(statement)
     conn.execute("INSERT OR IGNORE INTO vectors_todo SELECT id FROM chunks")
-    store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+    _new_log(conn)
     store.set_meta(conn, "vectors_dtype", DTYPE)
+
+
+def _new_log(conn: sqlite3.Connection) -> None:
+    """The log started over under a new epoch: no vector file written before can be patched from it."""
+    conn.execute(_LOG_TABLE)
+    conn.execute("DELETE FROM vectors_log")
+    store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
 
 
 def _to_int8(conn: sqlite3.Connection, dim: int) -> None:
@@ -125,9 +132,7 @@ def _to_int8(conn: sqlite3.Connection, dim: int) -> None:
             "UPDATE vectors SET vec = ? WHERE chunk_id = ?",
             [(packed[i * dim : (i + 1) * dim], cid) for i, (cid, _) in enumerate(good)],
         )
-    conn.execute(_LOG_TABLE)
-    conn.execute("DELETE FROM vectors_log")
-    store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+    _new_log(conn)
     store.set_meta(conn, "vectors_stamp", os.urandom(8).hex())
     store.set_meta(conn, "vectors_dtype", DTYPE)
 
@@ -146,8 +151,7 @@ def _ready(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) 
         _to_int8(conn, model.dim)
         fresh = True
     elif store.get_meta(conn, "vectors_epoch") is None:  # tables from before the log
-        conn.execute(_LOG_TABLE)
-        store.set_meta(conn, "vectors_epoch", os.urandom(8).hex())
+        _new_log(conn)
         fresh = True
     store.set_meta(conn, "embed_model", model.name)
     return fresh
