@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sys
 from functools import partial
@@ -16,6 +17,14 @@ if TYPE_CHECKING:
 # A reader that went away (`shardpy status | head -1`): quiet, with the status a
 # shell reports for git killed by SIGPIPE (128 + 13). tests/hardening/test_closed_pipe.py
 EXIT_CLOSED_PIPE = 141
+
+# The collector's first-generation threshold for a shardpy process (Python's default: 700).
+# Start-up creates tens of thousands of objects that live until exit (modules, classes,
+# functions, option tables), and at 700 the collector walked them over and over while they
+# were made; at exit it walked them once more. A one-shot `shardpy search` paid ~7 ms for
+# that, `shardpy sync` ~8 ms (issues 29 and 30, docs/SEARCH.md). Garbage in cycles is still
+# collected, in larger batches: `serve` and `sync --watch` run for days with it.
+GC_THRESHOLD = 20_000
 
 
 def _completing() -> bool:
@@ -121,7 +130,15 @@ def _light_plugin_loader(variable: str) -> None:
 
 def main() -> None:
     """The console script: every command, plain or Typer's, inside one closed-pipe boundary."""
-    sys.exit(_run_plain(_main))
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    try:
+        code = _run_plain(_main)
+    finally:
+        # The command is done (or leaving by SystemExit): what is still alive lives until exit.
+        # Frozen, the interpreter's last collection at shutdown skips it; nothing shardpy
+        # does at exit waits on that collection (atexit handlers and finalizers still run).
+        gc.freeze()
+    sys.exit(code)
 
 
 def _main() -> int:
