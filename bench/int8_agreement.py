@@ -36,7 +36,7 @@ QUESTIONS = [
 def _sections(vault: Path) -> list[tuple[int, str, str]]:
     """(file id, heading, the text a refresh embeds) of every section."""
     from shardpy import index
-    from shardpy.index import embed
+    from shardpy.index.vectors import stored_text
 
     index.refresh(vault)
     with sqlite3.connect(index.index_path(vault)) as conn:
@@ -44,14 +44,7 @@ def _sections(vault: Path) -> list[tuple[int, str, str]]:
             "SELECT c.file_id, f.title, c.heading, fts.body FROM chunks AS c "
             "JOIN files AS f ON f.id = c.file_id JOIN fts ON fts.rowid = c.id"
         ).fetchall()
-    return [
-        (
-            int(fid),
-            str(h).replace("\x1f", " "),
-            embed.section_text(str(t), str(h).replace("\x1f", " / "), str(b or "")),
-        )
-        for fid, t, h, b in rows
-    ]
+    return [(int(fid), str(h).replace("\x1f", " "), stored_text(t, h, b)) for fid, t, h, b in rows]
 
 
 def _nearest(scores: Any, files: Any, k: int = 10) -> list[int]:

@@ -167,6 +167,13 @@ def pending(conn: sqlite3.Connection) -> bool:
 Progress = Callable[[int, int], None]
 
 
+def stored_text(title: object, heading: object, body: object) -> str:
+    """The text a section is embedded from, out of its index row (the note's title, the heading path
+    as the index stores it, joined by ``\x1f``, and the section's body): what :func:`sync` embeds,
+    and what bench/int8_agreement.py embeds to compare against it."""
+    return embed.section_text(str(title), str(heading).replace("\x1f", " / "), str(body or ""))
+
+
 def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) -> int:
     """Give every section a vector of ``model`` and drop the vectors of gone sections (inside the
     caller's transaction). Returns how many sections were embedded."""
@@ -179,7 +186,7 @@ def sync(conn: sqlite3.Connection, model: embed.Embedder, notices: list[str]) ->
     todo: list[tuple[int, bytes, str]] = []
     reused: list[tuple[int, bytes, bytes]] = []
     for cid, title, heading, body in missing:
-        text = embed.section_text(str(title), str(heading).replace("\x1f", " / "), str(body or ""))
+        text = stored_text(title, heading, body)
         digest = _digest(text)
         vec = spare.get(digest)
         if vec is not None:
