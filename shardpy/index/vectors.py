@@ -426,7 +426,7 @@ def _mapped(side: Path, dim: int) -> tuple[dict[str, object], Matrix] | None:
             if os.fstat(fh.fileno()).st_size != end or rows <= 0:
                 return None
             raw = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a damaged label (nested past the parser) included
         return None
     return label, Matrix(
         raw[ids_at:files_at].cast("q"),

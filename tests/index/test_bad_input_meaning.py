@@ -43,6 +43,7 @@ def test_a_damaged_vector_file_is_ignored_and_written_again(tmp_path: Path) -> N
         good[: len(good) // 2],
         b"garbage\n12\n" + b"\0" * 64,
         good.replace(b"format", b"f0rmat"),
+        b"[" * 100_000 + b"\n12\n",  # a label nested past the JSON parser's depth
     ):
         side.write_bytes(damaged)
         vectors._CACHE.clear()  # as a new process would
