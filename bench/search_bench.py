@@ -316,23 +316,18 @@ def _cli_search_ms(vault: Path, env: dict[str, str]) -> dict[str, float]:
     finds it (it stats every indexed note first); hybrid once more as a user's session runs it
     (:func:`_user_env`: the cache found by platformdirs), taking turns; and ``grep -ril`` of each
     query's first word right after its search."""
-    runs: dict[str, list[tuple[float, float]]] = {
-        "": [],
-        "_lexical": [],
-        "_aged": [],
-        "_grep": [],
-        "_user": [],
-    }
+    kinds: tuple[tuple[str, list[str]], ...] = (
+        ("", []),
+        ("_grep", []),
+        ("_lexical", ["--mode", "lexical"]),
+        ("_aged", []),
+        ("_user", []),
+    )
+    runs: dict[str, list[tuple[float, float]]] = {key: [] for key, _ in kinds}
     fresh = {**env, "SHARDPY_SEARCH_REFRESH_SECONDS": "1000000"}
     envs = {"": fresh, "_grep": fresh, "_lexical": fresh, "_aged": env, "_user": _user_env(fresh)}
     for q in ("kubernetes", "how do we roll back a bad deploy", "vendor", "budget review", "gotcha"):
-        for key, mode in (
-            ("", []),
-            ("_grep", []),
-            ("_lexical", ["--mode", "lexical"]),
-            ("_aged", []),
-            ("_user", []),
-        ):
+        for key, mode in kinds:
             if key == "_aged":
                 _age_index(env)
             argv = [sys.executable, "-m", "shardpy", "search", *mode, q]
