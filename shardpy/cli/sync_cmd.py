@@ -187,32 +187,36 @@ def _watch(args: SyncArgs, vault: Path) -> None:
     print(f"{now()} sync: watcher stopped", flush=True)
 
 
-def run_sync(args: SyncArgs) -> None:
+def run_sync(args: SyncArgs) -> int | None:
+    """The command; 1 when a remote's part of the round ended in error (its report says which and
+    why: a full disk, a push rejected every time). An unreachable remote is not a failure: a
+    machine offline syncs later (tests/sync/test_full_disk.py)."""
     if args.words and args.words[0] in ACTIONS:
         _action(args)
-        return
+        return None
     if len(args.words) > 1:
         raise UsageError(f"Unexpected argument {args.words[1]!r}", "shardpy sync [VAULT] [options]")
     vault = _vault(args.words[0] if args.words else None)
     if args.status:
         _status(vault, args.as_json)
-        return
+        return None
     if args.print_unit is not None:
         from shardpy.sync.watch import unit_text
 
         print(unit_text(args.print_unit, vault, args.interval), end="")
-        return
+        return None
     if args.dry_run:
         plan = _plan(args, vault)
         _emit(plan.to_json(), _plan_text(plan.to_json()), args.as_json)
-        return
+        return None
     if args.watch:
         if _plan(args, vault).setup_needed:
             _ensure_setup(vault, args.yes)
         _watch(args, vault)
-        return
+        return None
     report = _round(args, vault)
     _emit(report.to_json(), summary(report), args.as_json)
+    return 1 if any(r.status == "error" for r in report.remotes) else None
 
 
 def _plan_text(plan: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@ shardpy.gitrun as every git command shardpy runs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Complet
     """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when ``check``."""
     done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args))
     if check and done.returncode != 0:
-        raise _failed(args, done.returncode, done.stderr.strip() or done.stdout.strip())
+        raise failure(args, done.returncode, done.stderr.strip() or done.stdout.strip(), cwd)
     return done
 
 
@@ -44,16 +45,43 @@ def git_bytes(args: list[str], cwd: Path, *, input: bytes, timeout: float = 300)
     done = gitrun.run_bytes(args, cwd, input=input, timeout=timeout, failures=_failures(args))
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip()).decode("utf-8", "replace")
-        raise _failed(args, done.returncode, said)
+        raise failure(args, done.returncode, said, cwd)
     return done.stdout
 
 
-def _failed(args: list[str], code: int, said: str) -> ShardpyError:
+# git's words for a full disk (it speaks the C locale here, shardpy.gitrun): its own "Out of
+# diskspace" and the system's for ENOSPC and EDQUOT (tests/sync/test_full_disk.py).
+_DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
+# Some of git's writes fail without saying why ("failed to write new configuration file"): a
+# failure with less than this left on the repository's disk is taken for a full disk.
+LOW_SPACE_BYTES = 1 << 20
+
+
+def disk_full(said: str, where: Path | None = None) -> bool:
+    """git's message says the disk (or the user's quota) is full, or ``where``'s disk nearly is."""
+    if any(words in said for words in _DISK_FULL):
+        return True
+    try:
+        st = os.statvfs(where) if where is not None else None
+    except OSError:
+        return False
+    return st is not None and st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
+
+
+def failure(args: list[str], code: int, said: str, where: Path | None = None) -> ShardpyError:
+    """What a failed ``git ARGS`` run in ``where`` means: DISK_FULL when git ran out of space,
+    else GIT_FAILED."""
     last = said.splitlines()
+    what = f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}"
+    if disk_full(said, where):
+        return ShardpyError(
+            "DISK_FULL",
+            what,
+            "Free some space on the vault's disk and run the command again (a sync round undoes "
+            "what it left unfinished before it starts).",
+        )
     return ShardpyError(
-        "GIT_FAILED",
-        f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}",
-        "Run the same git command by hand in the vault to see the whole message.",
+        "GIT_FAILED", what, "Run the same git command by hand in the vault to see the whole message."
     )
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, git, git_bytes
+from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, disk_full, failure, git, git_bytes
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
@@ -139,7 +139,12 @@ def _write_results(
         raise ShardpyError(
             exc.code,
             f"git could not record the merged files: {exc.message}",
-            "Run `git status` in the vault; the next sync undoes this merge and tries again.",
+            (
+                "Free some space on the vault's disk"
+                if exc.code == "DISK_FULL"
+                else "Run `git status` in the vault"
+            )
+            + "; the next sync undoes this merge and tries again.",
         ) from None
     write([Op.write(p[len(vault_prefix) :], data) for p, (_, data) in results.items()])
     return False
@@ -185,7 +190,10 @@ def merge_plumbing(
         git(["update-ref", "-d", "MERGE_HEAD"], repo.top, check=False)
         from shardpy.errors import ShardpyError
 
-        last = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        said = done.stderr.strip() or done.stdout.strip()
+        if disk_full(said, repo.top):
+            raise failure(["read-tree", "-m"], done.returncode, said, repo.top)
+        last = said.splitlines()
         raise ShardpyError(
             "SYNC_MERGE_FAILED",
             f"the merge did not start: {last[0] if last else 'git read-tree failed'}",

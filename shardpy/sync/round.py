@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import git
+from shardpy.gitsync.repo import disk_full, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -56,6 +56,11 @@ class RemoteResult:
     conflicts: list[str] = field(default_factory=list)
     resurrected: list[str] = field(default_factory=list)  # purged elsewhere, edited here: kept
     error: str | None = None
+    code: str | None = None  # the error's stable code (DISK_FULL, SYNC_PUSH_REJECTED, ...)
+    hint: str | None = None
+
+    def failed(self, status: str, error: ShardpyError) -> None:
+        self.status, self.error, self.code, self.hint = status, error.message, error.code, error.hint
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +71,8 @@ class RemoteResult:
             "conflicts": self.conflicts,
             "resurrected": self.resurrected,
             "error": self.error,
+            "code": self.code,
+            "hint": self.hint,
         }
 
 
@@ -251,7 +258,10 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
             return
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
             records.drop(plan.repo, records.MERGING_KEY)
-            last = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            said = done.stderr.strip() or done.stdout.strip()
+            if disk_full(said, top):
+                raise failure(["merge", ref], done.returncode, said, top)
+            last = said.splitlines()
             raise ShardpyError(
                 "SYNC_MERGE_FAILED",
                 f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(done.returncode)}",
@@ -300,7 +310,10 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
     except ShardpyError as exc:
         return exc.message
     if done.returncode != 0:
-        lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        said = done.stderr.strip() or done.stdout.strip()
+        if disk_full(said, plan.repo.top):  # reachable, but this machine cannot store what it fetched
+            raise failure(["fetch", remote], done.returncode, said, plan.repo.top)
+        lines = said.splitlines()
         return lines[-1] if lines else f"git fetch exited {done.returncode}"
     return None
 
@@ -327,22 +340,42 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
         text = done.stdout + done.stderr
         if "rejected" not in text:
             lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
-            raise _RemoteFailure("unreachable", lines[-1] if lines else "git push failed")
+            raise _unreachable(lines[-1] if lines else "git push failed")
         if stop():
             return
         # Another machine pushed first: take its work, then try again.
         why = _fetch(plan, remote)
         if why is not None:
-            raise _RemoteFailure("unreachable", why)
+            raise _unreachable(why)
         _locked_merge(plan, ref, out)
-    raise _RemoteFailure("error", f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)")
+    raise _RemoteFailure(
+        "error",
+        ShardpyError(
+            "SYNC_PUSH_REJECTED",
+            f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)",
+            "The next round merges what the others pushed and pushes again.",
+        ),
+    )
 
 
 class _RemoteFailure(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
+    """A remote's part of the round ended early: ``status`` (unreachable | error) and why."""
+
+    def __init__(self, status: str, error: ShardpyError) -> None:
+        super().__init__(error.message)
         self.status = status
-        self.message = message
+        self.error = error
+
+
+def _unreachable(why: str) -> _RemoteFailure:
+    return _RemoteFailure(
+        "unreachable",
+        ShardpyError(
+            "SYNC_REMOTE_UNREACHABLE",
+            why,
+            "Check the remote's address and the network (`git remote -v`); the next round tries again.",
+        ),
+    )
 
 
 def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> RemoteResult:
@@ -351,7 +384,7 @@ def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> Remot
     try:
         why = _fetch(plan, remote)
         if why is not None:
-            raise _RemoteFailure("unreachable", why)
+            raise _unreachable(why)
         if stop():
             out.status = "stopped"
             return out
@@ -359,13 +392,17 @@ def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> Remot
         if plan.push and not stop():
             _push(plan, remote, ref, out, stop)
     except _RemoteFailure as exc:
-        out.status, out.error = exc.status, exc.message
+        out.failed(exc.status, exc.error)
     except ShardpyError as exc:
-        out.status, out.error = "error", exc.message
-    if out.error is None:
-        records.record_ok(plan.repo, remote, plan.records)
-    else:
-        records.record_error(plan.repo, remote, out.error)
+        out.failed("error", exc)
+    try:
+        if out.error is None:
+            records.record_ok(plan.repo, remote, plan.records)
+        else:
+            records.record_error(plan.repo, remote, out.error)
+    except ShardpyError as exc:  # the record of the round, not the round: its report still goes out
+        if out.error is None:
+            out.failed("error", exc)
     return out
 
 

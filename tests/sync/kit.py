@@ -51,8 +51,9 @@ class Fleet:
             assert res.exit_code == 0, res.output
         return res
 
-    def sync(self, machine: str, *args: str) -> dict[str, Any]:
-        res = self.shardpy(machine, "sync", "--yes", "--json", *args)
+    def sync(self, machine: str, *args: str, exit_code: int = 0) -> dict[str, Any]:
+        res = self.shardpy(machine, "sync", "--yes", "--json", *args, ok=False)
+        assert res.exit_code == exit_code, res.output
         data = res.json()
         assert isinstance(data, dict)
         return data

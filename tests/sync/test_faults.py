@@ -32,9 +32,10 @@ def test_a_push_rejected_every_time_gives_up_after_a_bounded_number_of_attempts(
     b = fleet.machines["b"]
     races = fleet.race_pushes("b", "c", once=False)  # every push b tries, c pushes first
     fleet.write("b", "notes/plan.md", NOTE + "four\n")
-    report = fleet.sync("b")
+    report = fleet.sync("b", exit_code=1)  # a remote's part of the round failed: exit 1
     remote = report["remotes"][0]
     assert remote["status"] == "error" and "rejected" in remote["error"]
+    assert remote["code"] == "SYNC_PUSH_REJECTED" and remote["hint"]
     assert remote["pushed"] is False
     assert races.read_text().count("x") == PUSH_ATTEMPTS
     # Each rejection was followed by a merge of what c pushed; nothing is left mid-merge.

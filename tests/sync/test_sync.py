@@ -81,9 +81,10 @@ def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     fleet.shardpy("a", "sync", "add-remote", "gone", str(fleet.root / "nowhere.git"))
     fleet.write("a", "notes/plan.md", NOTE + "four\n")
-    report = fleet.sync("a")
+    report = fleet.sync("a")  # exit 0: a machine offline syncs later (its kit asserts the code)
     by_name = {r["name"]: r for r in report["remotes"]}
     assert by_name["gone"]["status"] == "unreachable" and by_name["gone"]["error"]
+    assert by_name["gone"]["code"] == "SYNC_REMOTE_UNREACHABLE"
     assert by_name["origin"]["pushed"] is True
     status = fleet.shardpy("a", "status", "--json").json()
     remotes = {r["name"]: r for r in status["git"]["sync"]["remotes"]}
