@@ -42,6 +42,27 @@ def io_error(
     )
 
 
+# Some writers fail on a full disk without saying so (git's "failed to write new configuration
+# file", SQLite's "disk I/O error" for its WAL index): a write failure with less than this left
+# on the disk is taken for a full disk (tests/sync/test_full_disk.py, tests/index/test_full_disk.py).
+LOW_SPACE_BYTES = 1 << 20
+
+
+def low_space(path: str | os.PathLike[str]) -> bool:
+    """The disk holding ``path`` (or its nearest existing folder) has under LOW_SPACE_BYTES left."""
+    where = os.fspath(path)
+    while where and not os.path.exists(where):
+        parent = os.path.dirname(where)
+        if parent == where:
+            break
+        where = parent
+    try:
+        st = os.statvfs(where or ".")
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
+
+
 # The content hash (issue 27: one owner). Every file, note, record and archive is named by the
 # hex sha256 these return; tests/test_one_primitive.py keeps other modules from re-deriving it.
 def sha256_bytes(data: bytes) -> str:

@@ -3,13 +3,13 @@ shardpy.gitrun as every git command shardpy runs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy import gitrun
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import low_space
 
 DRIVER_NAME = "shardpy"
 DRIVER_KEY = f"merge.{DRIVER_NAME}.driver"
@@ -52,20 +52,14 @@ def git_bytes(args: list[str], cwd: Path, *, input: bytes, timeout: float = 300)
 # git's words for a full disk (it speaks the C locale here, shardpy.gitrun): its own "Out of
 # diskspace" and the system's for ENOSPC and EDQUOT (tests/sync/test_full_disk.py).
 _DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
-# Some of git's writes fail without saying why ("failed to write new configuration file"): a
-# failure with less than this left on the repository's disk is taken for a full disk.
-LOW_SPACE_BYTES = 1 << 20
 
 
 def disk_full(said: str, where: Path | None = None) -> bool:
-    """git's message says the disk (or the user's quota) is full, or ``where``'s disk nearly is."""
+    """git's message says the disk (or the user's quota) is full, or ``where``'s disk nearly is
+    (some of git's writes fail without saying why: fsutil.low_space)."""
     if any(words in said for words in _DISK_FULL):
         return True
-    try:
-        st = os.statvfs(where) if where is not None else None
-    except OSError:
-        return False
-    return st is not None and st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
+    return where is not None and low_space(where)
 
 
 def failure(args: list[str], code: int, said: str, where: Path | None = None) -> ShardpyError:

@@ -337,6 +337,12 @@ def refresh(
             conn, _ = store.open_for_write(db, str(root))
         try:
             return _run(conn, root, cfg, full, only, progress, notices, db, started)
+        except sqlite3.OperationalError as exc:  # the disk full, the file unwritable: typed
+            raise store.write_failed(db, exc) from None
+        except OSError as exc:  # the vector file beside it
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise store.write_failed(db, exc) from None
         finally:
             conn.close()
 
@@ -371,7 +377,8 @@ def _run(
         vectors.after_refresh(conn, bool(w.counts.indexed or w.counts.pruned), notices)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolled back itself on some errors (SQLITE_FULL)
+            conn.execute("ROLLBACK")
         raise
     notes, chunks = conn.execute(
         "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"

@@ -31,7 +31,7 @@ from shardpy.index import embed, store, vectors
 from shardpy.index.arrays import int8_vector
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
-from shardpy.index.searcher import _check
+from shardpy.index.searcher import UNREFRESHABLE, _check
 from shardpy.index.searcher import search as lexical_search
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
@@ -242,10 +242,13 @@ def _embed_now(root: Path, notices: list[str]) -> bool:
     try:
         report = refresh(root, lock_wait=0.0)
     except ShardpyError as exc:
-        if exc.code != "INDEX_LOCKED":
-            raise
-        notices.append("vectors are being built by another process; searching by words only")
-        return False
+        if exc.code == "INDEX_LOCKED":
+            notices.append("vectors are being built by another process; searching by words only")
+            return False
+        if exc.code in UNREFRESHABLE:
+            notices.append(f"vectors could not be built ({exc.message}); searching by words only")
+            return False
+        raise
     notices.extend(n for n in report.notices if n not in notices)
     return True
 

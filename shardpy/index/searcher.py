@@ -124,7 +124,7 @@ def _stale(conn: sqlite3.Connection, root: Path, max_age: float | None, db: Path
                 with contextlib.suppress(sqlite3.Error):
                     store.set_meta(conn, "refreshed_at", repr(started))
     except ShardpyError as exc:
-        if exc.code != "INDEX_UNWRITABLE":
+        if exc.code not in UNREFRESHABLE:
             raise
     return False
 
@@ -193,6 +193,10 @@ def _hits_changed(conn: sqlite3.Connection, root: Path, hits: list[SearchHit]) -
     return False
 
 
+# A refresh that could not write: an index that exists still answers (tests/index/test_full_disk.py).
+UNREFRESHABLE = ("DISK_FULL", "INDEX_UNWRITABLE")
+
+
 def _refresh(root: Path, built: bool, notices: list[str]) -> None:
     from shardpy.index.build import refresh  # issue 29: the walker and parser load only to refresh
 
@@ -200,9 +204,12 @@ def _refresh(root: Path, built: bool, notices: list[str]) -> None:
         # An index exists: never wait for another writer (its refresh will do). None yet: wait for it.
         report = refresh(root, lock_wait=0.0 if built else store.LOCK_WAIT_SECONDS)
     except ShardpyError as exc:
-        if exc.code != "INDEX_LOCKED" or not built:
+        if not built or exc.code not in ("INDEX_LOCKED", *UNREFRESHABLE):
             raise
-        notices.append("index is being refreshed by another process; results may be slightly stale")
+        if exc.code == "INDEX_LOCKED":
+            notices.append("index is being refreshed by another process; results may be slightly stale")
+        else:  # the answer from the index as it is: a full cache disk must not stop a search
+            notices.append(f"the index could not be refreshed ({exc.message}); results may be stale")
         return
     notices.extend(report.notices)
     if report.degraded:
@@ -385,7 +392,8 @@ def search(
     db = store.index_path(root)
     notices: list[str] = []
     with store.reader(db, str(root)) as conn:
-        built = conn is not None
+        # Built: refreshed once at least (a file whose first refresh failed holds nothing to answer).
+        built = conn is not None and store.get_meta(conn, "refreshed_at") is not None
         if conn is not None and not _stale(conn, root, max_age, db):
             answer = _answer(conn, text, query, type, path, top, offset, notices)
             if max_age == math.inf or not _hits_changed(conn, root, answer.hits):

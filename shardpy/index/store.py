@@ -11,6 +11,7 @@ is deleted and rebuilt, with a notice, never trusted.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import flock_within, sha256_bytes
+from shardpy.fsutil import flock_within, low_space, sha256_bytes
 
 APPLICATION_ID = 0x53485058  # "SHPX"
 SCHEMA_VERSION = 2
@@ -133,11 +134,29 @@ def _create(db: Path, vault_real: str) -> sqlite3.Connection:
 
 
 def _unwritable(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
+    """Writing the index failed: DISK_FULL when its disk is full (SQLite's SQLITE_FULL, or the
+    system's ENOSPC/EDQUOT), else INDEX_UNWRITABLE (tests/index/test_full_disk.py)."""
+    said = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) in (
+        errno.ENOSPC,
+        errno.EDQUOT,
+    )
+    if said or low_space(db):  # SQLite says "disk I/O error" when its WAL index cannot grow
+        return ShardpyError(
+            "DISK_FULL",
+            f"Cannot write the search index {db}: the disk is full",
+            "Free some space on the disk that holds it, or point SHARDPY_CACHE_DIR at another disk. "
+            "The index is a cache: nothing in the vault changed.",
+        )
     return ShardpyError(
         "INDEX_UNWRITABLE",
         f"Cannot write the search index {db}: {exc}",
         "Make the cache folder writable, or point SHARDPY_CACHE_DIR at a writable folder.",
     )
+
+
+def write_failed(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
+    """The typed error for a refresh that could not write the index (the one classification)."""
+    return _unwritable(db, exc)
 
 
 def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[str]]:

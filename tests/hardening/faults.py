@@ -1,12 +1,16 @@
 """Operating-system faults injected in-process: every write under a folder
 fails with one errno (EROFS for a read-only vault, ENOSPC for a full disk),
-as the kernel would refuse it; reads go through."""
+as the kernel would refuse it; reads go through. And the real thing, for what
+runs in other processes (git): a small tmpfs in a private mount namespace
+(``skip_without_a_mount_namespace``)."""
 
 from __future__ import annotations
 
 import builtins
 import io
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +77,17 @@ def refuse_writes(monkeypatch: pytest.MonkeyPatch, root: Path, err: int) -> None
         one_path(name)
     for name in ("replace", "rename", "link"):
         two_paths(name)
+
+
+def skip_without_a_mount_namespace(probe: Path) -> None:
+    """A real full disk needs a tmpfs of the test's own: a private mount namespace
+    (``unshare -m``: no mount is seen outside it, and it is gone when the namespace ends), which
+    some containers refuse. The test is skipped then, saying why."""
+    if shutil.which("unshare") is None:
+        pytest.skip("a real full disk needs `unshare` (util-linux) for a private mount namespace")
+    probe.mkdir()
+    script = 'mount -t tmpfs -o size=1m tmpfs "$1"'
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", probe], capture_output=True, text=True)
+    if done.returncode != 0:
+        why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        pytest.skip(f"a real full disk needs a tmpfs in a private mount namespace: {why[0]}")

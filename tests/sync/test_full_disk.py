@@ -1,20 +1,19 @@
 """Issue 30, faults: `shardpy sync` on a disk that really is full.
 
-A machine's clone is copied onto a small tmpfs in a private mount namespace (``unshare -m``: no
-mount is seen outside it, and it is gone when the namespace ends), the disk is filled to a few
-kilobytes, and a real ``python -m shardpy sync`` child runs there. Each amount of space left
-makes a different step run out (git's status, the stamps' transaction, the commit, the
-fetch, the merge). The answer must be
-DISK_FULL — the command's error, or the remote's in the round's report, with exit code 1 — never
-a traceback and never "unreachable". Then the space is freed and the next round must finish the
-sync to exactly the tree a machine with space made: nothing lost, nothing left half merged.
+A machine's clone is copied onto a small tmpfs in a private mount namespace
+(tests/hardening/faults.py), the disk is filled to a few kilobytes, and a real
+``python -m shardpy sync`` child runs there. Each amount of space left makes a different step
+run out (git's status, the stamps' transaction, the commit, the fetch, the merge). The answer
+must be DISK_FULL — the command's error, or the remote's in the round's report, with exit code
+1 — never a traceback and never "unreachable". Then the space is freed and the next round must
+finish the sync to exactly the tree a machine with space made: nothing lost, nothing left half
+merged.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.gitsync.kit import git
+from tests.hardening.faults import skip_without_a_mount_namespace
 from tests.shardkit import child_env, shardpy_argv
 from tests.sync.kit import Fleet
 
@@ -61,25 +61,12 @@ def _note(i: int, status: str = "draft", edits: dict[int, str] | None = None) ->
     return f"---\ntitle: Note {i}\nstatus: {status}\ntags: [plan]\n---\n\n" + "\n".join(lines) + "\n"
 
 
-def _skip_without_a_mount_namespace(probe: Path) -> None:
-    """A real full disk needs a tmpfs of the test's own: a private mount namespace, which some
-    containers refuse. The test is skipped then, saying why."""
-    if shutil.which("unshare") is None:
-        pytest.skip("a real full disk needs `unshare` (util-linux) for a private mount namespace")
-    probe.mkdir()
-    script = 'mount -t tmpfs -o size=1m tmpfs "$1"'
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", probe], capture_output=True, text=True)
-    if done.returncode != 0:
-        why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        pytest.skip(f"a real full disk needs a tmpfs in a private mount namespace: {why[0]}")
-
-
 @pytest.fixture
 def diverged(fleet: Fleet) -> Fleet:
     """Machine c edited every note's status and top line and pushed; b edited each note's
     bottom line and gave it an owner (a key to stamp) and has not synced: b's next round stamps,
     commits, fetches and merges every note."""
-    _skip_without_a_mount_namespace(fleet.root / "probe")
+    skip_without_a_mount_namespace(fleet.root / "probe")
     fleet.start({f"notes/n{i:02}.md": _note(i) for i in range(NOTES)})
     for i in range(NOTES):
         fleet.write("c", f"notes/n{i:02}.md", _note(i, "done", {3: "c changed the top."}))
