@@ -145,7 +145,8 @@ def summary(report: "SyncReport") -> str:
         if r.resurrected:
             line += f", purged elsewhere but edited here (kept, still disabled): {', '.join(r.resurrected)}"
         if r.error:
-            line = f"{r.name}: {r.status}: {r.error}"
+            code = f"[{r.code}] " if r.code else ""
+            line = f"{r.name}: {r.status}: {code}{r.error}"
         parts.append(line)
     if not report.plan.remotes:
         parts.append("no remotes (add one: shardpy sync add-remote NAME URL)")
