@@ -52,6 +52,7 @@ def git_bytes(args: list[str], cwd: Path, *, input: bytes, timeout: float = 300)
 # git's words for a full disk (it speaks the C locale here, shardpy.gitrun): its own "Out of
 # diskspace" and the system's for ENOSPC and EDQUOT (tests/sync/test_full_disk.py).
 _DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
+_READ_ONLY = "Read-only file system"  # strerror(EROFS)
 
 
 def disk_full(said: str, where: Path | None = None) -> bool:
@@ -62,11 +63,21 @@ def disk_full(said: str, where: Path | None = None) -> bool:
     return where is not None and low_space(where)
 
 
+def cannot_write(said: str, where: Path | None = None) -> bool:
+    """git failed to write this machine's repository (a full or read-only disk), not to reach or
+    understand something else (tests/hardening/test_read_only_mount.py)."""
+    return disk_full(said, where) or _READ_ONLY in said
+
+
 def failure(args: list[str], code: int, said: str, where: Path | None = None) -> ShardpyError:
     """What a failed ``git ARGS`` run in ``where`` means: DISK_FULL when git ran out of space,
-    else GIT_FAILED."""
+    IO_ERROR when the repository is read-only, else GIT_FAILED."""
     last = said.splitlines()
     what = f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}"
+    if not disk_full(said, where) and _READ_ONLY in said:
+        return ShardpyError(
+            "IO_ERROR", what, "The vault's repository is on a read-only disk or folder: make it writable."
+        )
     if disk_full(said, where):
         return ShardpyError(
             "DISK_FULL",

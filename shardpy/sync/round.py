@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import disk_full, failure, git
+from shardpy.gitsync.repo import cannot_write, disk_full, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -311,7 +311,7 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
         return exc.message
     if done.returncode != 0:
         said = done.stderr.strip() or done.stdout.strip()
-        if disk_full(said, plan.repo.top):  # reachable, but this machine cannot store what it fetched
+        if cannot_write(said, plan.repo.top):  # reachable, but this machine cannot store what it fetched
             raise failure(["fetch", remote], done.returncode, said, plan.repo.top)
         lines = said.splitlines()
         return lines[-1] if lines else f"git fetch exited {done.returncode}"
