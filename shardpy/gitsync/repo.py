@@ -74,11 +74,12 @@ def failure(args: list[str], code: int, said: str, where: Path | None = None) ->
     IO_ERROR when the repository is read-only, else GIT_FAILED."""
     last = said.splitlines()
     what = f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}"
-    if not disk_full(said, where) and _READ_ONLY in said:
+    full = disk_full(said, where)
+    if not full and _READ_ONLY in said:
         return ShardpyError(
             "IO_ERROR", what, "The vault's repository is on a read-only disk or folder: make it writable."
         )
-    if disk_full(said, where):
+    if full:
         return ShardpyError(
             "DISK_FULL",
             what,

@@ -133,9 +133,10 @@ def _create(db: Path, vault_real: str) -> sqlite3.Connection:
     return conn
 
 
-def _unwritable(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
-    """Writing the index failed: DISK_FULL when its disk is full (SQLite's SQLITE_FULL, or the
-    system's ENOSPC/EDQUOT), else INDEX_UNWRITABLE (tests/index/test_full_disk.py)."""
+def write_failed(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
+    """Writing the index failed (the one classification): DISK_FULL when its disk is full
+    (SQLite's SQLITE_FULL, the system's ENOSPC/EDQUOT, or fsutil.low_space), else
+    INDEX_UNWRITABLE (tests/index/test_full_disk.py)."""
     said = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) in (
         errno.ENOSPC,
         errno.EDQUOT,
@@ -152,11 +153,6 @@ def _unwritable(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
         f"Cannot write the search index {db}: {exc}",
         "Make the cache folder writable, or point SHARDPY_CACHE_DIR at a writable folder.",
     )
-
-
-def write_failed(db: Path, exc: OSError | sqlite3.Error) -> ShardpyError:
-    """The typed error for a refresh that could not write the index (the one classification)."""
-    return _unwritable(db, exc)
 
 
 def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[str]]:
@@ -179,7 +175,7 @@ def open_for_write(db: Path, vault_real: str) -> tuple[sqlite3.Connection, list[
     try:
         conn = _create(db, vault_real)
     except (OSError, sqlite3.Error) as exc:
-        raise _unwritable(db, exc) from None
+        raise write_failed(db, exc) from None
     _tune(conn)
     return conn, notices
 
@@ -318,7 +314,7 @@ def writer_lock(db: Path, *, wait: float = LOCK_WAIT_SECONDS) -> Iterator[bool]:
         db.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(f"{db}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise _unwritable(db, exc) from None
+        raise write_failed(db, exc) from None
     try:
         if not flock_within(fd, wait, poll=0.02):
             yield False

@@ -20,7 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shardpy.gitsync.repo import DRIVER_KEY, Repo, cat_blobs, config_get, disk_full, failure, git, git_bytes
+from shardpy.gitsync.repo import (
+    DRIVER_KEY,
+    Repo,
+    cannot_write,
+    cat_blobs,
+    config_get,
+    failure,
+    git,
+    git_bytes,
+)
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
@@ -191,7 +200,7 @@ def merge_plumbing(
         from shardpy.errors import ShardpyError
 
         said = done.stderr.strip() or done.stdout.strip()
-        if disk_full(said, repo.top):
+        if cannot_write(said, repo.top):
             raise failure(["read-tree", "-m"], done.returncode, said, repo.top)
         last = said.splitlines()
         raise ShardpyError(

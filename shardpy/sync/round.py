@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import cannot_write, disk_full, failure, git
+from shardpy.gitsync.repo import cannot_write, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -259,7 +259,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
             records.drop(plan.repo, records.MERGING_KEY)
             said = done.stderr.strip() or done.stdout.strip()
-            if disk_full(said, top):
+            if cannot_write(said, top):
                 raise failure(["merge", ref], done.returncode, said, top)
             last = said.splitlines()
             raise ShardpyError(

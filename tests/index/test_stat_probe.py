@@ -146,7 +146,7 @@ def test_a_read_only_cache_answers_without_the_stamp(vault: Path, monkeypatch: p
 
     @contextlib.contextmanager
     def no_lock(db: Path, *, wait: float = 0.0) -> Iterator[bool]:
-        raise store._unwritable(db, PermissionError(13, "Permission denied"))
+        raise store.write_failed(db, PermissionError(13, "Permission denied"))
         yield True
 
     def read_only(conn: object, key: str, value: str) -> None:
