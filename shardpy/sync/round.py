@@ -301,7 +301,8 @@ def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:
 
 
 def _fetch(plan: SyncPlan, remote: str) -> str | None:
-    """None when fetched, else why not."""
+    """None when fetched, else why not (the remote unreachable); what this machine could not store
+    (a full or read-only disk) is raised: the remote's error, not "unreachable"."""
     try:
         # `--`: a remote is a name from the repository's config (an included file may set it);
         # one named `--upload-pack=...` would otherwise be an option that runs a command
