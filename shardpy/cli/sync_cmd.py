@@ -162,7 +162,24 @@ def _round(args: SyncArgs, vault: Path) -> "SyncReport":
     if plan.setup_needed:
         _ensure_setup(vault, args.yes)
         plan = _plan(args, vault)
-    return run_round(plan)
+    try:
+        return run_round(plan)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(_interrupted(plan)) from None
+
+
+def _interrupted(plan: "SyncPlan") -> str:
+    """Ctrl-C stopped a round: its unfinished merge undone now, and what that means, said plainly
+    (not "every change was rolled back": a commit made is kept; tests/sync/test_faults.py)."""
+    from shardpy.sync.round import undo_interrupted
+
+    try:
+        undone = undo_interrupted(plan)
+    except (ShardpyError, KeyboardInterrupt):
+        return "Interrupted. What the round left unfinished is undone by the next sync, before it goes on."
+    did = "; ".join(undone) + ". " if undone else ""
+    kept = "What was committed is kept; the next sync goes on from there."
+    return f"Interrupted. {did[:1].upper() + did[1:]}{kept}"
 
 
 def _watch(args: SyncArgs, vault: Path) -> None:

@@ -104,9 +104,13 @@ class SyncReport:
 
 def _fault(point: str) -> None:
     # Test-only: die at a named point of the round (tests/sync/test_watch.py kills a round
-    # mid-merge this way). Never set in normal use.
-    if os.environ.get("SHARDPY_TEST_SYNC_FAULT") == point:
+    # mid-merge this way), or be interrupted there as by Ctrl-C ("POINT:int",
+    # tests/sync/test_faults.py). Never set in normal use.
+    wanted = os.environ.get("SHARDPY_TEST_SYNC_FAULT")
+    if wanted == point:
         os.kill(os.getpid(), signal.SIGKILL)
+    if wanted == f"{point}:int":
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def _root(plan: SyncPlan) -> Path:
@@ -405,6 +409,18 @@ def _sync_remote(plan: SyncPlan, remote: str, stop: Callable[[], bool]) -> Remot
         if out.error is None:
             out.failed("error", exc)
     return out
+
+
+def undo_interrupted(plan: SyncPlan) -> list[str]:
+    """After Ctrl-C stopped a round: undo at once what the next round would undo first (a merge of
+    ours left half done; the stamps' transaction its session rolled back already). What it undid."""
+    from shardpy.apply.session import session
+
+    report = SyncReport(plan)
+    with session(_root(plan), "sync") as writer:
+        plan.records = records.snapshot(plan.repo)  # the round's own marker, set since it began
+        _recover(plan, report, writer)
+    return report.recovered
 
 
 def run_round(plan: SyncPlan, *, stop: Callable[[], bool] = lambda: False) -> SyncReport:

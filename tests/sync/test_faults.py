@@ -67,6 +67,25 @@ def test_a_round_killed_at_each_step_is_finished_by_the_next(fleet: Fleet, point
         assert "two on a" in text and "three on b" in text
 
 
+def test_ctrl_c_mid_merge_undoes_the_merge_at_once_and_says_what_is_kept(fleet: Fleet) -> None:
+    """Ctrl-C is not a kill: the round's unfinished merge is undone before the command ends, and
+    the message says so (a commit the round made is kept: not "every change was rolled back")."""
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.write("a", "notes/plan.md", NOTE.replace("two", "two on a"))
+    fleet.sync("a")
+    fleet.write("b", "notes/plan.md", NOTE.replace("three", "three on b"))
+    b = fleet.machines["b"]
+    stopped = run_shardpy("sync", "--json", cwd=b, env={"SHARDPY_TEST_SYNC_FAULT": "merging:int"})
+    assert stopped.returncode == 130 and "Traceback" not in stopped.stderr
+    assert "Undid the interrupted merge" in stopped.stderr and "rolled back" not in stopped.stderr
+    assert not (b / ".git/MERGE_HEAD").exists() and fleet.clean("b")
+    assert git(b, "config", "shardpy-sync.merging", ok=False).returncode != 0
+    assert "three on b" in git(b, "show", "HEAD:notes/plan.md").stdout  # b's own commit is kept
+    report = fleet.sync("b")
+    assert report["recovered"] == [] and report["remotes"][0]["merged"] is True
+    assert "two on a" in fleet.read("b", "notes/plan.md")
+
+
 def test_a_note_whose_frontmatter_does_not_parse_on_one_side_is_kept_with_markers_and_reported(
     fleet: Fleet,
 ) -> None:
