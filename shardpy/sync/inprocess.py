@@ -235,8 +235,10 @@ def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
         return
     stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for _, data in results.values())
     git_bytes(["fast-import", "--quiet", "--done"], repo.top, input=stream + b"done\n")
-    info = "".join(f"{mode} {blob_id(data)} 0\t{path}\n" for path, (mode, data) in results.items())
-    git_bytes(["update-index", "--index-info"], repo.top, input=info.encode())
+    # -z: a path may hold a line break (a note named so on another machine); one ended by a line
+    # break was malformed index info, and the round could never finish (tests/sync/test_inprocess.py).
+    info = "".join(f"{mode} {blob_id(data)} 0\t{path}\0" for path, (mode, data) in results.items())
+    git_bytes(["update-index", "-z", "--index-info"], repo.top, input=info.encode())
     paths = "".join(f"{path}\0" for path in results)
     # -u: the index records the written files' stat data, as git merge's checkout does (else
     # every later git command re-reads and hashes each merged file to know it is unchanged).

@@ -107,3 +107,20 @@ def test_a_note_edited_during_the_round_stops_the_merge_cleanly(fleet: Fleet) ->
     assert fleet.read("b", "notes/body.md") == "edited while the round ran\n"
     fleet.settle()
     assert fleet.read("c", "notes/body.md") == fleet.read("b", "notes/body.md")
+
+
+def test_a_note_whose_name_holds_a_line_break_merges(fleet: Fleet) -> None:
+    """git allows a line break in a path, so another machine can name a note so. The merged file's
+    index entry was given to git line by line: "malformed index info", the merge left for the next
+    round, which failed the same way, for ever. Given NUL-separated, it merges like any note."""
+    name = "notes/odd\nname.md"
+    text = "---\ntitle: Odd\n---\n" + "".join(f"l{i}\n" for i in range(6))
+    fleet.start({name: text})
+    fleet.write("a", name, text.replace("l1\n", "l1 (a)\n"))
+    fleet.sync("a")
+    fleet.write("b", name, text.replace("l5\n", "l5 (b)\n"))
+    report = fleet.sync("b")
+    assert report["remotes"][0]["status"] == "ok" and report["remotes"][0]["merged"], report
+    merged = fleet.read("b", name)
+    assert "l1 (a)" in merged and "l5 (b)" in merged
+    assert fleet.clean("b")
