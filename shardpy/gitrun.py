@@ -46,13 +46,13 @@ def run(
     timeout: float,
     failures: Failures,
     env: Mapping[str, str] | None = None,
+    errors: str = "replace",
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``cwd``, its output as text. ``env``: the whole environment
-    (default: :func:`environment`)."""
+    (default: :func:`environment`). ``errors``: "surrogateescape" for paths given back to git or
+    the file system (a name that is not UTF-8 kept byte for byte); "replace" for words to show."""
     quiet = dict(env) if env is not None else environment()
-    return _spawn(
-        args, cwd, timeout, failures, env=quiet, stdin=subprocess.DEVNULL, text=True, errors="replace"
-    )
+    return _spawn(args, cwd, timeout, failures, env=quiet, stdin=subprocess.DEVNULL, text=True, errors=errors)
 
 
 def run_bytes(

@@ -137,6 +137,8 @@ def summary(report: "SyncReport") -> str:
         parts.append("recovered: " + "; ".join(report.recovered))
     if report.commit:
         parts.append(f"committed {len(report.committed)} path(s) ({report.commit[:8]})")
+    if report.unstamped:
+        parts.append(f"not stamped (a name shardpy never writes): {', '.join(report.unstamped)}")
     for r in report.remotes:
         did = [w for w, on in (("merged", r.merged), ("pushed", r.pushed)) if on] or ["up to date"]
         line = f"{r.name}: {'+'.join(did)}"

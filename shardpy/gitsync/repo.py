@@ -30,9 +30,12 @@ def _failures(args: list[str]) -> gitrun.Failures:
     )
 
 
-def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when ``check``."""
-    done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args))
+def git(
+    args: list[str], cwd: Path, *, check: bool = True, errors: str = "replace"
+) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd`` (shardpy.gitrun: no prompts, C locale); failures are typed errors when
+    ``check``. ``errors="surrogateescape"`` for paths handed back to git (gitrun.run)."""
+    done = gitrun.run(args, cwd, timeout=GIT_TIMEOUT_S, failures=_failures(args), errors=errors)
     if check and done.returncode != 0:
         raise failure(args, done.returncode, done.stderr.strip() or done.stdout.strip(), cwd)
     return done

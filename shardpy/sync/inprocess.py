@@ -58,8 +58,9 @@ class Deferred:
 
 
 def _stages(repo: Repo) -> dict[str, dict[int, tuple[str, str]]]:
-    """path → stage → (mode, object) for every unmerged path."""
-    done = git(["ls-files", "-u", "-z"], repo.top)
+    """path → stage → (mode, object) for every unmerged path. A name that is not UTF-8 is kept
+    byte for byte (surrogate escapes) to be handed back to git (tests/sync/test_inprocess.py)."""
+    done = git(["ls-files", "-u", "-z"], repo.top, errors="surrogateescape")
     out: dict[str, dict[int, tuple[str, str]]] = {}
     for entry in done.stdout.split("\0"):
         meta, _, path = entry.partition("\t")
@@ -238,8 +239,12 @@ def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
     # -z: a path may hold a line break (a note named so on another machine); one ended by a line
     # break was malformed index info, and the round could never finish (tests/sync/test_inprocess.py).
     info = "".join(f"{mode} {blob_id(data)} 0\t{path}\0" for path, (mode, data) in results.items())
-    git_bytes(["update-index", "-z", "--index-info"], repo.top, input=info.encode())
+    git_bytes(["update-index", "-z", "--index-info"], repo.top, input=info.encode("utf-8", "surrogateescape"))
     paths = "".join(f"{path}\0" for path in results)
     # -u: the index records the written files' stat data, as git merge's checkout does (else
     # every later git command re-reads and hashes each merged file to know it is unchanged).
-    git_bytes(["checkout-index", "-f", "-u", "-z", "--stdin"], repo.top, input=paths.encode())
+    git_bytes(
+        ["checkout-index", "-f", "-u", "-z", "--stdin"],
+        repo.top,
+        input=paths.encode("utf-8", "surrogateescape"),
+    )

@@ -82,6 +82,7 @@ class SyncReport:
     commit: str | None = None
     committed: list[str] = field(default_factory=list)
     stamped: list[str] = field(default_factory=list)
+    unstamped: list[str] = field(default_factory=list)  # changed notes whose names shardpy never writes
     recovered: list[str] = field(default_factory=list)
     remotes: list[RemoteResult] = field(default_factory=list)
     stopped: bool = False
@@ -96,6 +97,7 @@ class SyncReport:
             "commit": self.commit,
             "committed": self.committed,
             "stamped": self.stamped,
+            "unstamped": self.unstamped,
             "recovered": self.recovered,
             "remotes": [r.to_json() for r in self.remotes],
             "stopped": self.stopped,
@@ -166,12 +168,27 @@ def _message(plan: SyncPlan, paths: list[str]) -> str:
     return f"sync: {plan.host} ({plan.machine}): {what}: {shown}"
 
 
-def _stamp(plan: SyncPlan, paths: list[str], writer: Session) -> list[str]:
-    """Stamp the scalar keys each changed note changed since HEAD (one transaction)."""
+def _writable_name(rel: str) -> bool:
+    """shardpy writes no path it refuses everywhere (a backslash: another path on Windows)."""
+    from shardpy.fsutil import rel_parts
+
+    try:
+        rel_parts(rel)
+    except ShardpyError:
+        return False
+    return True
+
+
+def _stamp(plan: SyncPlan, paths: list[str], writer: Session, report: SyncReport) -> list[str]:
+    """Stamp the scalar keys each changed note changed since HEAD (one transaction). A note whose
+    name shardpy never writes is committed unstamped and reported, not a reason to stop the
+    whole sync (tests/sync/test_inprocess.py, odd names)."""
     from shardpy.apply.transaction import Op
     from shardpy.merge.revisions import stamp_note
 
     notes = [p for p in paths if p.endswith(".md") and (_root(plan) / p).is_file()]
+    report.unstamped = [p for p in notes if not _writable_name(p)]
+    notes = [p for p in notes if p not in set(report.unstamped)]
     old = head_blobs(plan.repo, [plan.prefix + p for p in notes])
     ops: list[Op] = []
     for rel in notes:
@@ -194,7 +211,7 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     plan.changes = paths
     if not paths:
         return
-    report.stamped = _stamp(plan, paths, writer)
+    report.stamped = _stamp(plan, paths, writer, report)
     git(["add", "-A", "--", "."], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(_root(plan))
@@ -272,7 +289,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
                 "Commit or move the files git names, then sync again.",
             )
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
-    out.resurrected = _purged_but_edited(plan, deferred.conflicted)
+    out.resurrected = [_shown(p) for p in _purged_but_edited(plan, deferred.conflicted)]
     _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
@@ -298,9 +315,15 @@ def _purged_but_edited(plan: SyncPlan, conflicted: list[str]) -> list[str]:
     return [p.removeprefix(plan.prefix) for p in kept if p.removeprefix(plan.prefix) in purged]
 
 
+def _shown(path: str) -> str:
+    """A path as the report shows it: a name that is not UTF-8 (kept byte for byte to hand back
+    to git) with U+FFFD where its bytes are, so the report can always be printed."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:
     out.merged = True
-    out.conflicts = conflicts
+    out.conflicts = [_shown(p) for p in conflicts]
     records.drop(plan.repo, records.MERGING_KEY)
 
 
