@@ -28,6 +28,7 @@ from shardpy.notes.blocks import inline_blocks
 from shardpy.notes.frontmatter import as_text, render_block, split_fences, split_frontmatter
 from shardpy.notes.note import is_note_name, without_ext
 from shardpy.notes.note import stem as note_stem
+from shardpy.notes.visibility import utf8_name
 from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "claude-code-memory"
@@ -68,7 +69,8 @@ def find_projects(source: Path) -> list[Project]:
             "Check the permissions.",
         ) from exc
     for child in children:
-        if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+        name = child.name
+        if name.startswith(".") or not utf8_name(name) or child.is_symlink() or not child.is_dir():
             continue
         sub = child / "memory"
         if sub.is_dir() and not sub.is_symlink():

@@ -24,6 +24,7 @@ from typing import Any
 from shardpy.notes.blocks import InlineBlock
 from shardpy.notes.note import is_note_name, without_ext
 from shardpy.notes.note import stem as note_stem
+from shardpy.notes.visibility import utf8_name
 from shardpy.notes.wikilinks import find_md_links, find_wikilinks, split_inner
 
 # Folders of a vault that never hold notes to link to.
@@ -83,6 +84,8 @@ class VaultIndex:
             with it:
                 for entry in it:
                     name = entry.name
+                    if not utf8_name(name):  # never a link's target: no note can name it
+                        continue
                     rel = f"{rel_dir}/{name}" if rel_dir else name
                     try:
                         is_dir = entry.is_dir(follow_symlinks=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shardpy.notes.visibility import printable, utf8_name
 from shardpy.plan.importplan import Skipped
 
 
@@ -68,6 +69,8 @@ def _classify(
     entry: os.DirEntry[str], rel: str, shown: str, ignore: Callable[[str, bool], bool] | None
 ) -> Found | Skipped | None:
     """One folder entry: a file to read, a skipped path, or None for a folder to enter."""
+    if not utf8_name(entry.name):  # no note, ledger or plan can hold such a name
+        return Skipped(printable(shown), "refused: the name is not UTF-8 (rename it)")
     try:
         st = entry.stat(follow_symlinks=False)
     except OSError as exc:

@@ -46,6 +46,9 @@ SKIPPED_FOLDERS = frozenset({"transcripts", "session-logs", "node_modules", "cre
 MAX_DEPTH = 32  # folders below the vault root a walk enters (and a path may name)
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is withheld from callers
 LINK_REASON = "symbolic link (not followed)"
+# A name whose bytes are not UTF-8 (os gives it back with surrogate escapes): no reader can store,
+# serve or print it (tests/index/test_bad_input_meaning.py); reported under a printable name.
+NAME_REASON = "name is not UTF-8 (rename it to be indexed and served)"
 DELETED_REASON = "soft-deleted (disabled: true)"
 _CONFLICT = re.compile(r"\.sync-conflict-|conflicted copy|\(conflict", re.IGNORECASE)
 
@@ -196,6 +199,8 @@ def walk(
             if name.startswith("."):
                 continue  # dot-folders and dotfiles: skipped before any other test
             child = f"{rel}/{name}" if rel else name
+            if _not_utf8(child, name, problems):
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if enter and not rule.skip_dir(child, name):
@@ -210,6 +215,31 @@ def walk(
                 continue
             yield Entry(child, entry.path, st)
         stack += reversed(below)  # folders in name order, each after the files beside it
+
+
+def utf8_name(name: str) -> bool:
+    """``name`` (as os gives it) was UTF-8: no surrogate escape stands for a byte that was not."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_utf8(child: str, name: str, problems: list[tuple[str, str]] | None) -> bool:
+    """``name`` held bytes that are not UTF-8: said in ``problems``."""
+    if utf8_name(name):
+        return False
+    if problems is not None:
+        problems.append((printable(child), NAME_REASON))
+    return True
+
+
+def printable(path: str) -> str:
+    """``path`` with U+FFFD where a name held bytes that are not UTF-8 (surrogate escapes)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _listing(folder: str, rel: str, problems: list[tuple[str, str]] | None) -> list[os.DirEntry[str]]:
