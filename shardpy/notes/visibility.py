@@ -47,7 +47,7 @@ MAX_DEPTH = 32  # folders below the vault root a walk enters (and a path may nam
 HEAD_BYTES = 4096  # frontmatter must close inside this window or the note is withheld from callers
 LINK_REASON = "symbolic link (not followed)"
 # A name whose bytes are not UTF-8 (os gives it back with surrogate escapes): no reader can store,
-# serve or print it (tests/index/test_bad_input_meaning.py); reported under a printable name.
+# serve or print it (tests/hardening/test_odd_names.py); reported under a printable name.
 NAME_REASON = "name is not UTF-8 (rename it to be indexed and served)"
 DELETED_REASON = "soft-deleted (disabled: true)"
 _CONFLICT = re.compile(r"\.sync-conflict-|conflicted copy|\(conflict", re.IGNORECASE)
