@@ -279,20 +279,36 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
             return
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
             records.drop(plan.repo, records.MERGING_KEY)
-            said = done.stderr.strip() or done.stdout.strip()
-            if cannot_write(said, top):
-                raise failure(["merge", ref], done.returncode, said, top)
-            last = said.splitlines()
-            raise ShardpyError(
-                "SYNC_MERGE_FAILED",
-                f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(done.returncode)}",
-                "Commit or move the files git names, then sync again.",
-            )
+            raise _not_started(ref, done.returncode, done.stderr.strip() or done.stdout.strip(), top)
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
     out.resurrected = [_shown(p) for p in _purged_but_edited(plan, deferred.conflicted)]
     _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
+
+
+def _not_started(ref: str, code: int, said: str, top: Path) -> ShardpyError:
+    """Why ``git merge`` did not start, as the error the remote's report carries."""
+    if cannot_write(said, top):
+        return failure(["merge", ref], code, said, top)
+    if "refusing to merge unrelated histories" in said:  # git speaks the C locale here (gitrun)
+        # A vault started by `git init` on a second machine, then given the seed as a remote: its
+        # history and the seed's share no commit. Never joined silently: the remote may be
+        # another person's vault (tests/sync/test_sync.py).
+        name = ref.removeprefix("refs/remotes/")
+        return ShardpyError(
+            "SYNC_UNRELATED_HISTORIES",
+            f"This vault's history and {name}'s share no commit: they were started apart",
+            f"If {name} is this vault on your other machines, join the two once: "
+            f"`git merge --allow-unrelated-histories {name}` (the merge driver merges the notes both "
+            "have), then `shardpy sync`. Else remove the remote (`shardpy sync remove-remote`).",
+        )
+    last = said.splitlines()
+    return ShardpyError(
+        "SYNC_MERGE_FAILED",
+        f"git merge {ref} did not start: {last[-1] if last else 'exit ' + str(code)}",
+        "Commit or move the files git names, then sync again.",
+    )
 
 
 def _purged_but_edited(plan: SyncPlan, conflicted: list[str]) -> list[str]:

@@ -77,6 +77,32 @@ def test_a_later_edit_wins_whatever_the_clocks_say(fleet: Fleet) -> None:
         assert _data(fleet.read(m, "notes/plan.md"))["status"] == "c-later"
 
 
+def test_a_vault_started_apart_is_never_joined_silently_and_the_hint_joins_it(fleet: Fleet) -> None:
+    """A second machine set up by `git init` and given the seed: the histories share no commit.
+    Every round failed with a hint about files to move; now it is SYNC_UNRELATED_HISTORIES, and
+    the command its hint names joins the two (the driver merges the note both have)."""
+    fleet.start({"notes/plan.md": NOTE, "notes/shared.md": "# Shared\n\nfrom a\n"})
+    apart = fleet.root / "apart"
+    (apart / ".shardmind").mkdir(parents=True)
+    (apart / ".shardmind/state.json").write_text(STATE, encoding="utf-8")
+    (apart / "notes").mkdir()
+    (apart / "notes/shared.md").write_text("# Shared\n\nfrom apart\n", encoding="utf-8")
+    git(apart, "init", "--quiet")
+    assert run_shardpy("sync", "add-remote", "origin", str(fleet.hub), cwd=apart).returncode == 0
+    done = run_shardpy("sync", "--yes", "--json", cwd=apart)
+    remote = json.loads(done.stdout)["remotes"][0]
+    assert done.returncode == 1 and remote["code"] == "SYNC_UNRELATED_HISTORIES", done.stdout
+    assert not (apart / "notes/plan.md").exists() and not (apart / ".git/MERGE_HEAD").exists()
+    hint = remote["hint"]
+    command = hint[hint.index("`") + 1 : hint.index("`", hint.index("`") + 1)].split()
+    assert command[:3] == ["git", "merge", "--allow-unrelated-histories"]
+    git(apart, *command[1:], "--no-edit")
+    again = run_shardpy("sync", "--json", cwd=apart)
+    assert again.returncode == 0 and json.loads(again.stdout)["remotes"][0]["pushed"], again.stdout
+    shared = (apart / "notes/shared.md").read_text(encoding="utf-8")
+    assert "from a" in shared and "from apart" in shared and (apart / "notes/plan.md").is_file()
+
+
 def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     fleet.shardpy("a", "sync", "add-remote", "gone", str(fleet.root / "nowhere.git"))
