@@ -42,6 +42,24 @@ def io_error(
     )
 
 
+# A file name whose bytes are not UTF-8 comes back from os with surrogate escapes: kept so to hand
+# back to the file system or git, shown with U+FFFD (tests/hardening/test_odd_names.py).
+def utf8_name(name: str) -> bool:
+    """``name`` (as os gives it) was UTF-8: no surrogate escape stands for a byte that was not."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """``path`` with U+FFFD where a name held bytes that are not UTF-8 (surrogate escapes)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 # Some writers fail on a full disk without saying so (git's "failed to write new configuration
 # file", SQLite's "disk I/O error" for its WAL index): a write failure with less than this left
 # on the disk is taken for a full disk (tests/sync/test_full_disk.py, tests/index/test_full_disk.py).

@@ -19,6 +19,7 @@ from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import sha256_bytes as sha256
+from shardpy.fsutil import utf8_name
 from shardpy.importers.links import Resolver, rewrite_body
 from shardpy.importers.models import Built, Provenance, Record, SourceChanged
 from shardpy.importers.names import sanitize_path_part, stem_for
@@ -28,7 +29,6 @@ from shardpy.notes.blocks import inline_blocks
 from shardpy.notes.frontmatter import as_text, render_block, split_fences, split_frontmatter
 from shardpy.notes.note import is_note_name, without_ext
 from shardpy.notes.note import stem as note_stem
-from shardpy.notes.visibility import utf8_name
 from shardpy.plan.importplan import Notice, Skipped
 
 FORMAT = "claude-code-memory"

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shardpy.fsutil import utf8_name
 from shardpy.notes.blocks import InlineBlock
 from shardpy.notes.note import is_note_name, without_ext
 from shardpy.notes.note import stem as note_stem
-from shardpy.notes.visibility import utf8_name
 from shardpy.notes.wikilinks import find_md_links, find_wikilinks, split_inner
 
 # Folders of a vault that never hold notes to link to.

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.notes.visibility import printable, utf8_name
+from shardpy.fsutil import printable, utf8_name
 from shardpy.plan.importplan import Skipped
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from shardpy.fsutil import printable, utf8_name
 from shardpy.notes import frontmatter, note
 from shardpy.notes.note import is_note_name
 from shardpy.vault.disabled import DISABLED, is_disabled
@@ -217,17 +218,6 @@ def walk(
         stack += reversed(below)  # folders in name order, each after the files beside it
 
 
-def utf8_name(name: str) -> bool:
-    """``name`` (as os gives it) was UTF-8: no surrogate escape stands for a byte that was not."""
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _not_utf8(child: str, name: str, problems: list[tuple[str, str]] | None) -> bool:
     """``name`` held bytes that are not UTF-8: said in ``problems``."""
     if utf8_name(name):
@@ -235,11 +225,6 @@ def _not_utf8(child: str, name: str, problems: list[tuple[str, str]] | None) -> 
     if problems is not None:
         problems.append((printable(child), NAME_REASON))
     return True
-
-
-def printable(path: str) -> str:
-    """``path`` with U+FFFD where a name held bytes that are not UTF-8 (surrogate escapes)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _listing(folder: str, rel: str, problems: list[tuple[str, str]] | None) -> list[os.DirEntry[str]]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import printable, rel_parts
 from shardpy.gitsync.repo import cannot_write, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
@@ -170,8 +171,6 @@ def _message(plan: SyncPlan, paths: list[str]) -> str:
 
 def _writable_name(rel: str) -> bool:
     """shardpy writes no path it refuses everywhere (a backslash: another path on Windows)."""
-    from shardpy.fsutil import rel_parts
-
     try:
         rel_parts(rel)
     except ShardpyError:
@@ -188,7 +187,8 @@ def _stamp(plan: SyncPlan, paths: list[str], writer: Session, report: SyncReport
 
     notes = [p for p in paths if p.endswith(".md") and (_root(plan) / p).is_file()]
     report.unstamped = [p for p in notes if not _writable_name(p)]
-    notes = [p for p in notes if p not in set(report.unstamped)]
+    refused = set(report.unstamped)
+    notes = [p for p in notes if p not in refused]
     old = head_blobs(plan.repo, [plan.prefix + p for p in notes])
     ops: list[Op] = []
     for rel in notes:
@@ -281,7 +281,7 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
             records.drop(plan.repo, records.MERGING_KEY)
             raise _not_started(ref, done.returncode, done.stderr.strip() or done.stdout.strip(), top)
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
-    out.resurrected = [_shown(p) for p in _purged_but_edited(plan, deferred.conflicted)]
+    out.resurrected = [printable(p) for p in _purged_but_edited(plan, deferred.conflicted)]
     _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
@@ -331,15 +331,9 @@ def _purged_but_edited(plan: SyncPlan, conflicted: list[str]) -> list[str]:
     return [p.removeprefix(plan.prefix) for p in kept if p.removeprefix(plan.prefix) in purged]
 
 
-def _shown(path: str) -> str:
-    """A path as the report shows it: a name that is not UTF-8 (kept byte for byte to hand back
-    to git) with U+FFFD where its bytes are, so the report can always be printed."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _merged(plan: SyncPlan, out: RemoteResult, conflicts: list[str]) -> None:
     out.merged = True
-    out.conflicts = [_shown(p) for p in conflicts]
+    out.conflicts = [printable(p) for p in conflicts]
     records.drop(plan.repo, records.MERGING_KEY)
 
 
