@@ -70,6 +70,15 @@ def _spawn(
             ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, check=False, **how
         )
     except FileNotFoundError:
+        if cwd is not None and not os.path.isdir(cwd):
+            # The folder to run in went away (a vault deleted under `sync --watch`): not a missing
+            # git (tests/sources/test_gitrun.py).
+            raise ShardpyError(
+                "IO_ERROR",
+                f"The folder {cwd} no longer exists",
+                "Restore or recreate it, or run the command in another folder.",
+                path=str(cwd),
+            ) from None
         raise failures.missing() from None
     except subprocess.TimeoutExpired:
         raise failures.timed_out(timeout) from None

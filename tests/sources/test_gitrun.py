@@ -99,6 +99,19 @@ def test_a_missing_git_is_a_typed_error(
     assert raised.value.code == code
 
 
+CALLERS = ["gitsync.git", "gitsync.git_bytes", "gitsync.cat_blobs", "sources.run_git"]
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_a_folder_gone_is_not_a_missing_git(tmp_path: Path, caller: str) -> None:
+    """A vault deleted under `sync --watch`: the watcher said "The git command is not installed"
+    (subprocess reports a missing cwd as a missing program)."""
+    gone = tmp_path / "gone"
+    with pytest.raises(ShardpyError) as raised:
+        _call(caller, gone)
+    assert raised.value.code == "IO_ERROR" and "no longer exists" in raised.value.message
+
+
 @pytest.mark.parametrize(
     ("caller", "code"),
     [
