@@ -376,7 +376,12 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
             out.pushed = True
             return
         text = done.stdout + done.stderr
-        if "rejected" not in text:
+        # Another machine pushed first: git says `[rejected]` (seen before sending), or the remote
+        # found its branch moved while this push was on the way ("is at X but expected Y").
+        raced = "[rejected]" in text or "but expected" in text
+        if not raced and "[remote rejected]" in text:  # reached, and it said no: disk, hook, rules
+            raise _RemoteFailure("error", _refused(remote, text))
+        if not raced:
             lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
             raise _unreachable(lines[-1] if lines else "git push failed")
         if stop():
@@ -393,6 +398,23 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
             f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)",
             "The next round merges what the others pushed and pushes again.",
         ),
+    )
+
+
+def _refused(remote: str, text: str) -> ShardpyError:
+    """The remote refused the push (``[remote rejected]``, not another machine's push first: that
+    one is retried): its own words, and a disk it filled said so (tests/sync/test_faults.py)."""
+    said = [line.removeprefix("remote:").strip() for line in text.splitlines() if line.startswith("remote:")]
+    why = next((line for line in reversed(said) if line), "")
+    if not why:
+        status = [line for line in text.splitlines() if "[remote rejected]" in line]
+        why = status[0].rsplit("[remote rejected]", 1)[-1].strip() if status else "no reason given"
+    full = any(words in text for words in ("No space left on device", "Disk quota exceeded"))
+    return ShardpyError(
+        "SYNC_PUSH_REFUSED",
+        f"{remote} refused the push: {why}",
+        ("Free some space on the remote's disk (the seed's); " if full else "See the remote's words above; ")
+        + "nothing was lost: the next round pushes again.",
     )
 
 

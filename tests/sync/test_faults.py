@@ -46,6 +46,22 @@ def test_a_push_rejected_every_time_gives_up_after_a_bounded_number_of_attempts(
     assert "four" in fleet.read("a", "notes/plan.md")
 
 
+def test_a_remote_that_refuses_the_push_is_an_error_in_its_words_not_a_race(fleet: Fleet) -> None:
+    """The seed's disk full (its unpacker fails) or a hook saying no: git reports
+    `[remote rejected]`. That is not another machine pushing first, so no fetch-merge-retry
+    loop ending in "others keep pushing": one SYNC_PUSH_REFUSED carrying the remote's words."""
+    fleet.start({"notes/plan.md": NOTE})
+    hook = fleet.hub / "hooks/pre-receive"
+    hook.write_text("#!/bin/sh\necho 'fatal: No space left on device' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    remote = fleet.sync("b", exit_code=1)["remotes"][0]
+    assert (remote["status"], remote["code"], remote["pushed"]) == ("error", "SYNC_PUSH_REFUSED", False)
+    assert "No space left on device" in remote["error"] and "space on the remote" in remote["hint"]
+    hook.unlink()
+    assert fleet.sync("b")["remotes"][0]["pushed"] is True
+
+
 @pytest.mark.parametrize("point", ["committed", "merging"])
 def test_a_round_killed_at_each_step_is_finished_by_the_next(fleet: Fleet, point: str) -> None:
     fleet.start({"notes/plan.md": NOTE})
