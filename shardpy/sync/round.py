@@ -351,6 +351,8 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
         said = done.stderr.strip() or done.stdout.strip()
         if cannot_write(said, plan.repo.top):  # reachable, but this machine cannot store what it fetched
             raise failure(["fetch", remote], done.returncode, said, plan.repo.top)
+        if _auth_failed(said):
+            raise _auth_error(remote, said)
         lines = said.splitlines()
         return lines[-1] if lines else f"git fetch exited {done.returncode}"
     return None
@@ -382,7 +384,10 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
         if not raced and "[remote rejected]" in text:  # reached, and it said no: disk, hook, rules
             raise _RemoteFailure("error", _refused(remote, text))
         if not raced:
-            lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            said = done.stderr.strip() or done.stdout.strip()
+            if _auth_failed(said):
+                raise _auth_error(remote, said)
+            lines = said.splitlines()
             raise _unreachable(lines[-1] if lines else "git push failed")
         if stop():
             return
@@ -398,6 +403,31 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
             f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)",
             "The next round merges what the others pushed and pushes again.",
         ),
+    )
+
+
+# git's and ssh's words (C locale) for credentials the remote did not take: never fixed by waiting,
+# so an error (exit 1), not "unreachable" (tests/sync/test_faults.py).
+_AUTH_WORDS = (
+    "Authentication failed",
+    "could not read Username",
+    "could not read Password",
+    "Permission denied (publickey",
+    "Host key verification failed",
+)
+
+
+def _auth_failed(said: str) -> bool:
+    return any(words in said for words in _AUTH_WORDS)
+
+
+def _auth_error(remote: str, said: str) -> ShardpyError:
+    last = [line for line in said.splitlines() if line.strip()]
+    return ShardpyError(
+        "SYNC_REMOTE_AUTH",
+        f"{remote} did not accept this machine's credentials: {last[-1] if last else 'no reason given'}",
+        f"Check this machine's access to it: `git fetch {remote}` by hand (an SSH key, a credential "
+        "helper or a token); sync never asks for a password.",
     )
 
 

@@ -5,7 +5,10 @@ line-merged with markers, kept and reported, and the machines' clocks decide not
 
 from __future__ import annotations
 
+import http.server
 import signal
+import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -60,6 +63,43 @@ def test_a_remote_that_refuses_the_push_is_an_error_in_its_words_not_a_race(flee
     assert "No space left on device" in remote["error"] and "space on the remote" in remote["hint"]
     hook.unlink()
     assert fleet.sync("b")["remotes"][0]["pushed"] is True
+
+
+class _Unauthorized(http.server.BaseHTTPRequestHandler):
+    """A git host on 127.0.0.1 that takes no credentials: 401 to everything."""
+
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="vault"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def locked_host() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/vault.git"
+    server.shutdown()
+
+
+def test_credentials_the_remote_refuses_are_an_error_never_a_prompt_or_unreachable(
+    fleet: Fleet, locked_host: str
+) -> None:
+    """A remote that wants a password: sync never prompts, and it is not "unreachable" (exit 0,
+    tried again for ever) but SYNC_REMOTE_AUTH with exit 1; the other remote still syncs."""
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.shardpy("a", "sync", "add-remote", "locked", locked_host)
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    by_name = {r["name"]: r for r in fleet.sync("a", exit_code=1)["remotes"]}
+    assert (by_name["locked"]["status"], by_name["locked"]["code"]) == ("error", "SYNC_REMOTE_AUTH")
+    assert "terminal prompts disabled" in by_name["locked"]["error"]
+    assert by_name["origin"]["pushed"] is True
 
 
 @pytest.mark.parametrize("point", ["committed", "merging"])
