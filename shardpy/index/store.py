@@ -66,7 +66,8 @@ def resolve_vault(vault: Path) -> Path:
         what = "does not exist" if not path.exists() else "is not a folder"
         raise ShardpyError(
             "INDEX_NO_VAULT",
-            f"The vault {vault} {what}",
+            # The path names the vault: the server shows it as "the vault" (serve/redact.py).
+            f"{vault} {what}",
             "Give the folder of Markdown notes to index (--vault DIR, or run inside it).",
             path=str(vault),
         )
