@@ -23,6 +23,7 @@ Typer at its top: the plain path imports it.
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -225,7 +226,8 @@ def _convert(cls: type[Args], name: str, given: Any) -> Any:
     if hint in (Path, int, float):
         number = hint(given)
         least = option_of(cls.__dataclass_fields__[name]).minimum
-        if least is not None and number < least:  # below it: Typer's usage error to report
+        # Below it, or no number at all (nan, inf: `nan < least` is False): Typer's usage error.
+        if least is not None and not (least <= number < math.inf):
             raise ValueError(given)
         return number
     return given

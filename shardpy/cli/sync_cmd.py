@@ -12,6 +12,7 @@ This module parses and prints; :mod:`shardpy.sync` decides and does.
 # ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
 # No `from __future__ import annotations`: Typer reads the parameters' annotations of the
 # commands declared inside register(), where `typer` is a local name.
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,6 +322,8 @@ def _purge(days: float, dry_run: bool, as_json: bool) -> None:
     from shardpy.sync.deletes import plan_purge, purge
     from shardpy.sync.records import machine_id
 
+    if not math.isfinite(days):  # Typer's minimum lets `inf` through; it is no number of days
+        raise UsageError(f"--older-than takes a number of days, not {days}", "For example: --older-than 30")
     vault = _vault(None)
     plan = plan_purge(vault, days)
     commit = None if dry_run else purge(plan, machine_id(open_repo(vault)))

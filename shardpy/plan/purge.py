@@ -52,7 +52,10 @@ def disabled_since(text: str) -> datetime | None:
 def plan_purge(vault: str, days: float, notes: Iterable[tuple[str, str]], now: datetime) -> PurgePlan:
     """The notes of ``notes`` (vault-relative path, text) disabled more than ``days`` before ``now``."""
     plan = PurgePlan(vault, days)
-    cutoff = now - timedelta(days=days)
+    try:
+        cutoff = now - timedelta(days=days)
+    except OverflowError:  # `--older-than inf` (or 1e309): no note was disabled that long ago
+        return plan
     for rel, text in notes:
         since = disabled_since(text)
         if since is not None and since <= cutoff:

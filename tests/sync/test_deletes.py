@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.gitsync.kit import git
+from tests.shardkit import run_shardpy
 from tests.sync.kit import MACHINES, Fleet
 
 NOTE = "---\ntitle: Old\nstatus: draft\n---\n# Old\n\nbody\n"
@@ -80,3 +83,20 @@ def test_a_hand_written_disabled_at_without_a_zone_is_read_as_utc() -> None:
         for i, v in enumerate(zones)
     ]
     assert plan_purge("/v", 30, iter(notes), now).notes == ["0.md", "1.md", "2.md"]
+
+
+def test_numbers_of_days_or_seconds_that_are_no_number_are_usage_errors(fleet: Fleet) -> None:
+    """`purge --older-than inf` ended in a traceback (timedelta overflow) and `sync --watch
+    --interval nan` was taken (nan is not below the minimum); a huge finite age is no note.
+    Real processes, as a user runs them (the usage error's JSON is the entry point's)."""
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    for argv in (
+        *(["purge", "--older-than", days, "--dry-run", "--json"] for days in ("inf", "1e309", "nan")),
+        ["sync", "--watch", "--interval", "nan", "--json"],
+    ):
+        done = run_shardpy(*argv, cwd=a)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert json.loads(done.stdout)["error"]["code"] == "USAGE", done.stdout
+    huge = run_shardpy("purge", "--older-than", "1e12", "--dry-run", "--json", cwd=a)
+    assert huge.returncode == 0 and json.loads(huge.stdout)["notes"] == []
