@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shlex
 import signal
 import sys
 import time
@@ -216,6 +215,13 @@ def watch(
             changes.close()
 
 
+def _systemd_word(arg: str) -> str:
+    """One ExecStart word as systemd reads it back: double-quoted with C escapes, and `%` (a
+    specifier) and `$` (a variable) doubled (tests/sync/test_watch.py runs systemd-analyze)."""
+    escaped = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{escaped}"'
+
+
 def unit_text(kind: str, vault: Path, interval: float) -> str:
     """A service unit running the watcher for ``vault`` (systemd user unit or launchd agent)."""
     argv = [
@@ -229,12 +235,20 @@ def unit_text(kind: str, vault: Path, interval: float) -> str:
         "--interval",
         f"{interval:g}",
     ]
+    if any(ord(c) < 32 or ord(c) == 127 for c in "".join(argv)):
+        from shardpy.errors import ShardpyError
+
+        raise ShardpyError(
+            "SYNC_UNIT_PATH",
+            f"A service unit cannot name {str(vault)!r}: the path holds a control character",
+            "Move or rename the vault (or a folder above it), then print the unit again.",
+        )
     if kind == "systemd":
         return (
             "# ~/.config/systemd/user/shardpy-sync.service, then:\n"
             "#   systemctl --user enable --now shardpy-sync\n"
-            "[Unit]\nDescription=shardpy sync --watch for " + str(vault) + "\n\n"
-            "[Service]\nExecStart=" + " ".join(shlex.quote(a) for a in argv) + "\n"
+            "[Unit]\nDescription=shardpy sync --watch for " + str(vault).replace("%", "%%") + "\n\n"
+            "[Service]\nExecStart=" + " ".join(_systemd_word(a) for a in argv) + "\n"
             "Restart=on-failure\nRestartSec=30\nKillSignal=SIGTERM\nTimeoutStopSec=120\n\n"
             "[Install]\nWantedBy=default.target\n"
         )

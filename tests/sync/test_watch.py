@@ -123,6 +123,45 @@ def test_print_unit(fleet: Fleet) -> None:
     assert fleet.shardpy("a", "sync", "--print-unit", "cron", ok=False).exit_code == 2
 
 
+def test_printed_units_name_an_odd_vault_path_exactly(tmp_path: Path) -> None:
+    """A vault path with a space, `%` (a systemd specifier), `$` (a systemd variable), quotes and
+    a backslash: the launchd agent gives it back byte for byte (plistlib), the systemd unit passes
+    systemd-analyze (where installed); a control character is a typed refusal, never a unit
+    that means another path."""
+    import plistlib
+    import shutil
+    import subprocess
+    import sys
+
+    from shardpy.errors import ShardpyError
+    from shardpy.sync.watch import unit_text
+
+    vault = tmp_path / "my vault 100%z $HOME q\"x s'q b\\s"
+    agent = plistlib.loads(unit_text("launchd", vault, 60).encode())
+    assert agent["ProgramArguments"] == [
+        sys.executable,
+        "-I",
+        "-m",
+        "shardpy",
+        "sync",
+        str(vault),
+        "--watch",
+        "--interval",
+        "60",
+    ]
+    unit = tmp_path / "shardpy-sync.service"
+    unit.write_text(unit_text("systemd", vault, 60), encoding="utf-8")
+    # systemd's own rules (systemd.service(5)): "%%" a percent sign, "$$" a dollar, C escapes.
+    assert '/my vault 100%%z $$HOME q\\"x s\'q b\\\\s"' in unit.read_text()
+    if shutil.which("systemd-analyze"):
+        done = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    for kind in ("systemd", "launchd"):
+        with pytest.raises(ShardpyError) as refused:
+            unit_text(kind, tmp_path / "line\nbreak", 60)
+        assert refused.value.code == "SYNC_UNIT_PATH"
+
+
 def test_status_lists_notes_left_with_markers(fleet: Fleet, tmp_path: Path) -> None:
     fleet.start({"notes/plan.md": NOTE})
     fleet.write("a", "notes/plan.md", NOTE.replace("two", "two on a"))
