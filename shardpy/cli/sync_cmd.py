@@ -138,6 +138,8 @@ def summary(report: "SyncReport") -> str:
         parts.append("recovered: " + "; ".join(report.recovered))
     if report.commit:
         parts.append(f"committed {len(report.committed)} path(s) ({report.commit[:8]})")
+    if report.nested:
+        parts.append(f"not synced (a git repository of its own): {', '.join(report.nested)}")
     if report.unstamped:
         parts.append(f"not stamped (a name shardpy never writes): {', '.join(report.unstamped)}")
     for r in report.remotes:

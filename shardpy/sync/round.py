@@ -84,6 +84,7 @@ class SyncReport:
     committed: list[str] = field(default_factory=list)
     stamped: list[str] = field(default_factory=list)
     unstamped: list[str] = field(default_factory=list)  # changed notes whose names shardpy never writes
+    nested: list[str] = field(default_factory=list)  # folders that are git repositories: not synced
     recovered: list[str] = field(default_factory=list)
     remotes: list[RemoteResult] = field(default_factory=list)
     stopped: bool = False
@@ -99,6 +100,7 @@ class SyncReport:
             "committed": self.committed,
             "stamped": self.stamped,
             "unstamped": self.unstamped,
+            "nested": self.nested,
             "recovered": self.recovered,
             "remotes": [r.to_json() for r in self.remotes],
             "stopped": self.stopped,
@@ -206,6 +208,30 @@ def _stamp(plan: SyncPlan, paths: list[str], writer: Session, report: SyncReport
     return [op.path for op in ops]
 
 
+def _staged(plan: SyncPlan, report: SyncReport) -> list[str]:
+    """The paths staged for the round's commit. A folder that is a git repository of its own (a
+    project cloned into the vault) would go in as a bare pointer — its notes on no other
+    machine: it is taken out again and reported, unless .gitmodules makes it a submodule on
+    purpose (tests/sync/test_sync.py)."""
+    top = plan.repo.top
+    raw = git(["diff", "--cached", "--raw", "--no-renames", "-z"], top, errors="surrogateescape").stdout
+    words = raw.split("\0")  # ":OLDMODE NEWMODE OLD NEW STATUS", then the path, for each entry
+    entries = [(words[i + 1], words[i].split()) for i in range(0, len(words) - 1, 2)]
+    added_links = [path for path, meta in entries if meta[:2] == [":000000", "160000"]]
+    wanted = _submodule_paths(top) if added_links else set()
+    nested = [p for p in added_links if p not in wanted]
+    if nested:
+        git(["reset", "--quiet", "--", *nested], top)  # unstaged: new, so nothing in HEAD to keep
+        report.nested = [printable(p.removeprefix(plan.prefix)) for p in nested]
+    left_out = set(nested)
+    return [path for path, _ in entries if path not in left_out]
+
+
+def _submodule_paths(top: Path) -> set[str]:
+    done = git(["config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"], top, check=False)
+    return {line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
+
+
 def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     paths = changed_paths(_root(plan), plan.prefix)
     plan.changes = paths
@@ -217,12 +243,13 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     tracked = tracked_local(_root(plan))
     if tracked:
         git(["rm", "--cached", "--quiet", "--", *tracked], _root(plan))
-    staged = [
-        p for p in git(["diff", "--cached", "--name-only", "-z"], plan.repo.top).stdout.split("\0") if p
-    ]
+    staged = _staged(plan, report)
     mine = [p for p in staged if p.startswith(plan.prefix)]
     if not mine:
         return
+    if report.nested:  # named in the message and the report only as what was not synced
+        left_out = set(report.nested)
+        paths = [p for p in paths if printable(p.rstrip("/")) not in left_out]
     # `commit -- .` (the vault's paths only) takes every path it lists from the work tree, so a
     # record untracked just above, still in HEAD and on disk, went back in (tests/sync/test_sync.py,
     # the vault id): the index is committed as staged unless something outside the vault is staged.

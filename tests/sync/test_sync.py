@@ -103,6 +103,31 @@ def test_a_vault_started_apart_is_never_joined_silently_and_the_hint_joins_it(fl
     assert "from a" in shared and "from apart" in shared and (apart / "notes/plan.md").is_file()
 
 
+def test_a_git_repository_inside_the_vault_is_reported_not_synced_as_an_empty_pointer(fleet: Fleet) -> None:
+    """A project cloned into the vault went into the commit as a bare pointer (a gitlink): its
+    notes on no other machine, which saw an empty folder, and nothing said. It is left out and
+    reported each round; a submodule declared in .gitmodules is the user's choice and kept."""
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    inner = a / "notes/project"
+    inner.mkdir()
+    git(inner, "init", "--quiet")
+    (inner / "inner.md").write_text("# Inner\n", encoding="utf-8")
+    git(inner, "add", "-A")
+    git(inner, "commit", "--quiet", "-m", "inner")
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("a")
+    assert report["nested"] == ["notes/project"] and report["remotes"][0]["pushed"], report
+    assert "notes/project" not in git(a, "ls-files", "-s").stdout
+    fleet.sync("b")
+    assert not (fleet.machines["b"] / "notes/project").exists() and "four" in fleet.read("b", "notes/plan.md")
+    # Declared on purpose: a submodule stays one.
+    git(a, "-c", "protocol.file.allow=always", "submodule", "add", "--quiet", str(inner), "notes/module")
+    report = fleet.sync("a")
+    assert report["nested"] == ["notes/project"], report  # the undeclared one, still said
+    assert "160000" in git(a, "ls-files", "-s", "notes/module").stdout
+
+
 def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     fleet.shardpy("a", "sync", "add-remote", "gone", str(fleet.root / "nowhere.git"))
