@@ -48,9 +48,26 @@ _NOT_A_REPO_MARKERS = ("does not appear to be a git repository", "repository not
 
 def _env() -> dict[str, str]:
     extra = {"GIT_ALLOW_PROTOCOL": os.environ.get("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")}
-    if "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ:
+    # ssh never prompts (BatchMode) unless the user names their own ssh command: the variable
+    # would override `core.sshCommand` (a key of their own for a private shard repository), and
+    # their command is theirs to run as it is (tests/sources/test_gitrun.py).
+    if "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ and not _configured_ssh():
         extra["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
     return gitrun.environment(extra)
+
+
+def _configured_ssh() -> bool:
+    """The user's git configuration names an ssh command (``core.sshCommand``)."""
+    unknown = gitrun.Failures(
+        missing=lambda: ShardpyError("SOURCE_GIT_NOT_INSTALLED", "git is not installed", ""),
+        timed_out=lambda seconds: ShardpyError("SOURCE_UNREACHABLE", "git config did not finish", ""),
+    )
+    try:
+        args = ["config", "--get", "core.sshCommand"]
+        done = gitrun.run(args, None, timeout=GIT_TIMEOUT_S, failures=unknown)
+    except ShardpyError:
+        return False  # the command itself then says what is wrong with git
+    return done.returncode == 0 and bool(done.stdout.strip())
 
 
 def _summary(stderr: str) -> str:

@@ -81,6 +81,22 @@ def test_every_caller_runs_git_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert seen["GIT_TERMINAL_PROMPT"] == "0" and seen["LC_ALL"] == "C"
 
 
+def test_a_configured_ssh_command_is_not_overridden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sources run ssh in BatchMode (never a prompt) through GIT_SSH_COMMAND, which git puts above
+    `core.sshCommand`: a user's own command (a key for a private shard repository) was ignored."""
+    from tests.gitsync.kit import git_env
+
+    git_env(monkeypatch, tmp_path / "home")
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    monkeypatch.delenv("GIT_SSH", raising=False)
+    assert source_git._env()["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"
+    config = tmp_path / "home/gitconfig"
+    config.write_text(config.read_text() + "[core]\n\tsshCommand = ssh -i ~/.ssh/work_key\n")
+    assert "GIT_SSH_COMMAND" not in source_git._env()
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -v")  # the user's variable: theirs as well
+    assert source_git._env()["GIT_SSH_COMMAND"] == "ssh -v"
+
+
 @pytest.mark.parametrize(
     ("caller", "code"),
     [
