@@ -24,7 +24,7 @@ from tests.shardkit import child_env, run_shardpy, shardpy_argv, tree_snapshot
 READ_ONLY = r"""
 set -u
 vault=$1; cache=$2; out=$3; bm=$4; shift 4
-for d in "$vault" "$cache"; do mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" || exit 1; done
+for d in "$vault" "$cache"; do mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" || exit 97; done
 cd "$vault"
 run() { name=$1; shift; "$@" > "$out/$name.out" 2> "$out/$name.err"; echo $? > "$out/$name.rc"; }
 run search "$@" search release --json
@@ -35,6 +35,7 @@ run import "$@" import --from basic-memory "$bm" . --apply --json
 exit 0
 """
 # sync: its fetch cannot write this machine's repository: an error, never "unreachable".
+NO_BIND_MOUNT = 97
 FAILS = {"index": "INDEX_UNWRITABLE", "sync": "IO_ERROR", "rm": "IO_ERROR", "import": "IO_ERROR"}
 
 
@@ -80,6 +81,8 @@ def test_a_read_only_vault_and_cache_answer_searches_and_refuse_writes_typed(
     before = tree_snapshot(vault)
     argv = ["unshare", "-m", "sh", "-c", READ_ONLY, "sh", vault, cache, out, bm.parent, *shardpy_argv()]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode == NO_BIND_MOUNT:  # tmpfs allowed, read-only bind mounts not: say so
+        pytest.skip(f"a read-only vault needs a read-only bind mount: {done.stderr.strip()[-200:]}")
     assert done.returncode == 0, done.stderr
 
     answers: dict[str, tuple[int, dict[str, Any]]] = {}
