@@ -46,14 +46,27 @@ _UNREACHABLE_MARKERS = (
 _NOT_A_REPO_MARKERS = ("does not appear to be a git repository", "repository not found", "' not found")
 
 
-def _env() -> dict[str, str]:
+def _env(location: str) -> dict[str, str]:
     extra = {"GIT_ALLOW_PROTOCOL": os.environ.get("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")}
     # ssh never prompts (BatchMode) unless the user names their own ssh command: the variable
     # would override `core.sshCommand` (a key of their own for a private shard repository), and
-    # their command is theirs to run as it is (tests/sources/test_gitrun.py).
-    if "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ and not _configured_ssh():
+    # their command is theirs to run as it is (tests/sources/test_gitrun.py). Their config is
+    # asked only for a location git reaches by ssh: an install from a file or https source ran
+    # one `git config` beside each of its git commands.
+    if "GIT_SSH_COMMAND" in os.environ or "GIT_SSH" in os.environ:
+        return gitrun.environment(extra)
+    if not (_uses_ssh(location) and _configured_ssh()):
         extra["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
     return gitrun.environment(extra)
+
+
+def _uses_ssh(location: str) -> bool:
+    """git reaches ``location`` by ssh: an ``ssh://`` URL (``git+ssh://`` too), or git's scp-like
+    ``[user@]host:path`` (a colon before any slash, and no ``://``)."""
+    scheme, sep, _ = location.partition("://")
+    if sep:
+        return "ssh" in scheme.split("+")
+    return ":" in location.split("/", 1)[0]
 
 
 def _configured_ssh() -> bool:
@@ -108,7 +121,7 @@ def _spawn_git(
         ),
     )
     options = ["-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"]
-    return gitrun.run([*options, *args], cwd, timeout=GIT_TIMEOUT_S, failures=failures, env=_env())
+    return gitrun.run([*options, *args], cwd, timeout=GIT_TIMEOUT_S, failures=failures, env=_env(location))
 
 
 def git_error(stderr: str, *, what: str, location: str) -> ShardpyError:

@@ -89,12 +89,18 @@ def test_a_configured_ssh_command_is_not_overridden(tmp_path: Path, monkeypatch:
     git_env(monkeypatch, tmp_path / "home")
     monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
     monkeypatch.delenv("GIT_SSH", raising=False)
-    assert source_git._env()["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"
+    ssh = "git@example.invalid:shards/vault.git"
+    assert source_git._env(ssh)["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"
     config = tmp_path / "home/gitconfig"
     config.write_text(config.read_text() + "[core]\n\tsshCommand = ssh -i ~/.ssh/work_key\n")
-    assert "GIT_SSH_COMMAND" not in source_git._env()
+    assert "GIT_SSH_COMMAND" not in source_git._env(ssh)
+    assert "GIT_SSH_COMMAND" not in source_git._env("ssh://example.invalid/vault.git")
+    # A location git reaches without ssh: its config is not asked (no process), nothing changes.
+    for other in ("https://example.invalid/vault.git", "file:///srv/vault.git", "/srv/vault.git"):
+        assert not source_git._uses_ssh(other)
+        assert source_git._env(other)["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"
     monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -v")  # the user's variable: theirs as well
-    assert source_git._env()["GIT_SSH_COMMAND"] == "ssh -v"
+    assert source_git._env(ssh)["GIT_SSH_COMMAND"] == "ssh -v"
 
 
 @pytest.mark.parametrize(
