@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable, rel_parts
-from shardpy.gitsync.repo import cannot_write, failure, git
+from shardpy.gitsync.repo import cannot_write, disk_full, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -466,7 +466,7 @@ def _refused(remote: str, text: str) -> ShardpyError:
     if not why:
         status = [line for line in text.splitlines() if "[remote rejected]" in line]
         why = status[0].rsplit("[remote rejected]", 1)[-1].strip() if status else "no reason given"
-    full = any(words in text for words in ("No space left on device", "Disk quota exceeded"))
+    full = disk_full(text)  # git's words only: the remote's disk, not this machine's
     return ShardpyError(
         "SYNC_PUSH_REFUSED",
         f"{remote} refused the push: {why}",
