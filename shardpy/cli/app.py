@@ -131,6 +131,12 @@ def _light_plugin_loader(variable: str) -> None:
 def main() -> None:
     """The console script: every command, plain or Typer's, inside one closed-pipe boundary."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    # A path named in bytes that are not UTF-8 reaches text output as surrogate escapes: written
+    # back as those bytes (as `ls` does), where a strict UTF-8 stdout raised UnicodeEncodeError.
+    # JSON is made UTF-8 by print_json itself (tests/hardening/test_odd_names.py).
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
     try:
         code = _run_plain(_main)
     finally:

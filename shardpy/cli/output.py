@@ -138,7 +138,15 @@ def err_console() -> Console:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if not text.isascii():
+        # JSON is UTF-8: a path that is not (a folder named in bytes another system wrote) is
+        # shown with U+FFFD, not written as a lone surrogate that a strict stdout refuses
+        # (tests/hardening/test_odd_names.py).
+        from shardpy.fsutil import printable
+
+        text = printable(text)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

@@ -115,7 +115,10 @@ def open_repo(vault: Path) -> Repo:
 def open_repo_at(vault: Path) -> tuple[Repo, str]:
     """The repository holding ``vault`` and the vault's folder in it ("" at its top, else ending
     in "/"), read with one ``git rev-parse`` (a sync round asked twice: issue 30, the driver's cost)."""
-    done = git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-prefix"], vault, check=False)
+    # Paths handed back to the file system: a folder name that is not UTF-8 kept byte for byte
+    # (decoded with U+FFFD, the vault's own folder "no longer existed"; tests/sync/test_inprocess.py).
+    args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-prefix"]
+    done = git(args, vault, check=False, errors="surrogateescape")
     if done.returncode != 0:
         raise ShardpyError(
             "GIT_NOT_A_REPO",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from shardpy.cachedir import cache_dir
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import flock_within, low_space, sha256_bytes
+from shardpy.fsutil import flock_within, low_space, printable, sha256_bytes
 
 APPLICATION_ID = 0x53485058  # "SHPX"
 SCHEMA_VERSION = 2
@@ -108,7 +108,7 @@ def check(conn: sqlite3.Connection, vault_real: str) -> str | None:
         return "the file was corrupt"
     if meta.get("schema") != str(SCHEMA_VERSION):
         return "schema changed"
-    if meta.get("vault") != vault_real:
+    if meta.get("vault") != printable(vault_real):
         return "the file belonged to another vault"
     return None
 
@@ -127,7 +127,9 @@ def _create(db: Path, vault_real: str) -> sqlite3.Connection:
     conn.executescript(_SCHEMA)
     # Written last: a file interrupted while being created reads as "schema changed" and is rebuilt.
     conn.execute("BEGIN")
-    conn.execute("INSERT INTO meta VALUES ('vault', ?)", (vault_real,))
+    # Printable: a vault below a folder named in bytes that are not UTF-8 could not be stored (the
+    # file's own name keeps them: index_path; tests/hardening/test_odd_names.py).
+    conn.execute("INSERT INTO meta VALUES ('vault', ?)", (printable(vault_real),))
     conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute("COMMIT")

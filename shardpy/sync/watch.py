@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 
 from shardpy.errors import ShardpyError, UsageError
+from shardpy.fsutil import printable, utf8_name
 from shardpy.gitsync.repo import Repo
 
 __all__ = [
@@ -235,12 +236,11 @@ def unit_text(kind: str, vault: Path, interval: float) -> str:
         "--interval",
         f"{interval:g}",
     ]
-    if any(ord(c) < 32 or ord(c) == 127 for c in "".join(argv)):
-        from shardpy.errors import ShardpyError
-
+    if any(ord(c) < 32 or ord(c) == 127 for c in "".join(argv)) or not utf8_name(str(vault)):
         raise ShardpyError(
             "SYNC_UNIT_PATH",
-            f"A service unit cannot name {str(vault)!r}: the path holds a control character",
+            f"A service unit cannot name {printable(str(vault))!r}: the path holds a control "
+            "character or bytes that are not UTF-8 (a unit file is UTF-8 text)",
             "Move or rename the vault (or a folder above it), then print the unit again.",
         )
     if kind == "systemd":
