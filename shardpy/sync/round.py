@@ -20,6 +20,7 @@ a fetch and a merge, then tried again, at most :data:`PUSH_ATTEMPTS` times.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -48,6 +49,9 @@ MESSAGE_NOTES = 5
 PATHS_PER_CALL = 500
 
 
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 @dataclass
 class RemoteResult:
     name: str
@@ -61,7 +65,11 @@ class RemoteResult:
     hint: str | None = None
 
     def failed(self, status: str, error: ShardpyError) -> None:
-        self.status, self.error, self.code, self.hint = status, error.message, error.code, error.hint
+        # The message quotes git, and git quotes the remote (a hook's output, its server's words):
+        # its control characters are dropped, so no remote writes escape sequences into this
+        # machine's terminal or watcher log (tests/sync/test_faults.py).
+        self.status, self.code, self.hint = status, error.code, error.hint
+        self.error = _CONTROLS.sub("", error.message)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -65,6 +65,24 @@ def test_a_remote_that_refuses_the_push_is_an_error_in_its_words_not_a_race(flee
     assert fleet.sync("b")["remotes"][0]["pushed"] is True
 
 
+def test_a_remote_writes_no_escape_sequence_into_this_machines_terminal(fleet: Fleet) -> None:
+    """git passes a hook's output through (`remote: ...`, control characters and all) and the
+    refused push quotes it: a seed's hook could retitle the terminal or recolour it. The report
+    keeps its words, without their control characters."""
+    fleet.start({"notes/plan.md": NOTE})
+    hook = fleet.hub / "hooks/pre-receive"
+    hook.write_text("#!/bin/sh\nprintf 'no \\033]0;pwned\\007\\033[31mway\\033[0m\\n' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    b = fleet.machines["b"]
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    text = run_shardpy("sync", cwd=b)
+    assert text.returncode == 1 and "refused the push" in text.stdout, text.stdout + text.stderr
+    assert not any(c in text.stdout for c in "\x1b\x07"), repr(text.stdout)
+    remote = fleet.sync("b", exit_code=1)["remotes"][0]
+    assert remote["code"] == "SYNC_PUSH_REFUSED" and "way" in remote["error"]
+    assert not any(c in remote["error"] for c in "\x1b\x07"), repr(remote["error"])
+
+
 class _Unauthorized(http.server.BaseHTTPRequestHandler):
     """A git host on 127.0.0.1 that takes no credentials: 401 to everything."""
 
