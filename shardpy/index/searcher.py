@@ -135,9 +135,8 @@ def _notes_unchanged(
     """What a refresh's walk would find, for a stat per indexed note: the admission rules it walked
     with, a complete folder list (none changed: the caller checked), and every note with the size
     and time it was indexed with (an edit in place); ``folders``: the last walk's (meta). The first
-    search after ``refresh_seconds``
-    paid a whole refresh that changed nothing: 0.5 s at 20,000 notes, five times the search
-    (issue 29; tests/index/test_stat_probe.py)."""
+    search after ``refresh_seconds`` paid a whole refresh that changed nothing: 0.5 s at 20,000
+    notes, five times the search (issue 29; tests/index/test_stat_probe.py)."""
     if store.get_meta(conn, "rules") != cfg.rules_fingerprint():
         return False
     if folders is None or len(folders) >= store.MAX_WATCHED_FOLDERS:

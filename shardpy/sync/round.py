@@ -236,6 +236,8 @@ def _staged(plan: SyncPlan, report: SyncReport) -> list[str]:
 
 
 def _submodule_paths(top: Path) -> set[str]:
+    """The paths .gitmodules declares. The file comes with a pull, so it is only compared with:
+    read by `git config -f` (no include followed), never run, no path taken from it to write."""
     done = git(["config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"], top, check=False)
     return {line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
 
