@@ -140,6 +140,8 @@ def summary(report: "SyncReport") -> str:
         parts.append(f"committed {len(report.committed)} path(s) ({report.commit[:8]})")
     if report.nested:
         parts.append(f"not synced (a git repository of its own): {', '.join(report.nested)}")
+    if report.unreadable:
+        parts.append(f"not synced (not readable by this account): {', '.join(report.unreadable)}")
     if report.unstamped:
         parts.append(f"not stamped (a name shardpy never writes): {', '.join(report.unstamped)}")
     for r in report.remotes:

@@ -33,6 +33,9 @@ class SyncPlan:
     ahead_behind: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     # This machine's records as the round read them under the vault lock (sync/records.snapshot).
     records: dict[str, str] = field(default_factory=dict)
+    # Repository paths of changed files the round's commit left out: this account may not read
+    # them (sync/access.py); a merge git refuses over one is said to be about it.
+    unreadable: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {

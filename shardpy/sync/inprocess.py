@@ -30,6 +30,7 @@ from shardpy.gitsync.repo import (
     git,
     git_bytes,
 )
+from shardpy.sync.access import unreadable_refusal
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
@@ -183,7 +184,14 @@ def plan_plumbing(repo: Repo, ref: str) -> tuple[str, str] | None:
 
 
 def merge_plumbing(
-    repo: Repo, vault_prefix: str, base: str, theirs: str, write: Callable[[list[Op]], None]
+    repo: Repo,
+    vault_prefix: str,
+    base: str,
+    theirs: str,
+    write: Callable[[list[Op]], None],
+    *,
+    source: str = "the remote",
+    suspects: list[str] | None = None,
 ) -> Deferred:
     """The three-way merge of HEAD and ``theirs`` in the index and work tree, files merged here.
 
@@ -203,6 +211,9 @@ def merge_plumbing(
         said = done.stderr.strip() or done.stdout.strip()
         if cannot_write(said, repo.top):
             raise failure(["read-tree", "-m"], done.returncode, said, repo.top)
+        closed = unreadable_refusal(said, repo.top, source, suspects or [])
+        if closed is not None:
+            raise closed
         last = said.splitlines()
         raise ShardpyError(
             "SYNC_MERGE_FAILED",

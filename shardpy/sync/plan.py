@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import NamedTuple
 
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import printable
 from shardpy.gitsync.repo import Repo, cat_blobs, git, local_config, open_repo_at
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 
-__all__ = ["changed_paths", "head_blobs", "local_excludes", "plan_sync"]
+__all__ = ["Changes", "changed_paths", "head_blobs", "local_excludes", "plan_sync", "working_changes"]
 
 
 def local_excludes() -> list[str]:
@@ -23,8 +26,28 @@ def local_excludes() -> list[str]:
 def changed_paths(vault: Path, prefix: str) -> list[str]:
     """Vault-relative paths git would commit from the vault (ignored files never); ``prefix``
     is the vault's folder in the repository (``SyncPlan.prefix``)."""
+    return [printable(p) for p in working_changes(vault, prefix).paths]
+
+
+class Changes(NamedTuple):
+    """What ``git status`` sees changed in the vault, names as the file system gives them
+    (a name that is not UTF-8 as surrogate escapes, to be handed back to git)."""
+
+    paths: list[str]  # vault-relative, sorted
+    closed: list[str]  # folders git could not open (a permission): their notes are not seen
+
+
+# git's warning for a folder it cannot list (it speaks the C locale here, shardpy.gitrun).
+_CLOSED = re.compile(r"^warning: could not open directory '(.+)': ", re.MULTILINE)
+
+
+def working_changes(vault: Path, prefix: str) -> Changes:
+    """The changed paths, and the folders git could not list (reported by the round, not
+    silently left unsynced: tests/sync/test_unreadable.py)."""
     done = git(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", *local_excludes()], vault
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", *local_excludes()],
+        vault,
+        errors="surrogateescape",
     )
     words = done.stdout.split("\0")
     out: list[str] = []
@@ -36,9 +59,13 @@ def changed_paths(vault: Path, prefix: str) -> list[str]:
             continue
         if entry[0] in "RC":
             i += 1  # the rename's source follows
-        path = entry[3:]
-        out.append(path[len(prefix) :] if path.startswith(prefix) else path)
-    return sorted(set(out))
+        out.append(_in_vault(entry[3:], prefix))
+    closed = sorted({_in_vault(m, prefix) for m in _CLOSED.findall(done.stderr)})
+    return Changes(sorted(set(out)), closed)
+
+
+def _in_vault(path: str, prefix: str) -> str:
+    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 def head_blobs(repo: Repo, paths: list[str]) -> dict[str, bytes | None]:

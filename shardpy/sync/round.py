@@ -25,6 +25,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,9 @@ from shardpy.gitsync.repo import cannot_write, disk_full, failure, git
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
+from shardpy.sync.access import unreadable, unreadable_refusal
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
-from shardpy.sync.plan import ahead_behind, changed_paths, head_blobs
+from shardpy.sync.plan import ahead_behind, head_blobs, working_changes
 
 if TYPE_CHECKING:
     from shardpy.apply.session import Session
@@ -93,6 +95,7 @@ class SyncReport:
     stamped: list[str] = field(default_factory=list)
     unstamped: list[str] = field(default_factory=list)  # changed notes whose names shardpy never writes
     nested: list[str] = field(default_factory=list)  # folders that are git repositories: not synced
+    unreadable: list[str] = field(default_factory=list)  # files and folders git may not read: not synced
     recovered: list[str] = field(default_factory=list)
     remotes: list[RemoteResult] = field(default_factory=list)
     stopped: bool = False
@@ -109,6 +112,7 @@ class SyncReport:
             "stamped": self.stamped,
             "unstamped": self.unstamped,
             "nested": self.nested,
+            "unreadable": self.unreadable,
             "recovered": self.recovered,
             "remotes": [r.to_json() for r in self.remotes],
             "stopped": self.stopped,
@@ -243,12 +247,20 @@ def _submodule_paths(top: Path) -> set[str]:
 
 
 def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
-    paths = changed_paths(_root(plan), plan.prefix)
+    changes = working_changes(_root(plan), plan.prefix)
+    closed = unreadable(_root(plan), changes.paths)
+    plan.unreadable = [plan.prefix + p for p in closed]
+    report.unreadable = [printable(p) for p in sorted(changes.closed + closed)]
+    unread = set(closed)
+    paths = [printable(p) for p in changes.paths if p not in unread]
     plan.changes = paths
     if not paths:
         return
     report.stamped = _stamp(plan, paths, writer, report)
-    git(["add", "-A", "--", "."], _root(plan))
+    # A file git cannot read stopped `git add -A` for the whole vault ("unable to index file"):
+    # it stays out of the commit, as it is in HEAD (tests/sync/test_unreadable.py).
+    leave = [f":(exclude,literal){p}" for p in closed]
+    git(["add", "-A", "--", ".", *leave], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(_root(plan))
     if tracked:
@@ -263,7 +275,7 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     # `commit -- .` (the vault's paths only) takes every path it lists from the work tree, so a
     # record untracked just above, still in HEAD and on disk, went back in (tests/sync/test_sync.py,
     # the vault id): the index is committed as staged unless something outside the vault is staged.
-    only = ["--", "."] if len(mine) < len(staged) else []
+    only = ["--", ".", *leave] if len(mine) < len(staged) else []
     git(["commit", "--quiet", "-m", _message(plan, paths), *only], _root(plan))
     report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
     report.committed = paths
@@ -306,7 +318,16 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
     records.put(plan.repo, records.MERGING_KEY, ref)
     fast = plan_plumbing(plan.repo, ref)
     if fast is not None:
-        deferred = merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: _write(writer, ops))
+        source = ref.removeprefix("refs/remotes/").split("/", 1)[0]
+        write = partial(_write, writer)
+        try:
+            deferred = merge_plumbing(
+                plan.repo, plan.prefix, *fast, write, source=source, suspects=plan.unreadable
+            )
+        except ShardpyError:
+            if not (plan.repo.git_dir / "MERGE_HEAD").exists():  # refused before it began
+                records.drop(plan.repo, records.MERGING_KEY)
+            raise
         _fault("merging")
     else:
         done = git([*defer_args(plan.repo), "merge", "--no-edit", "-m", message, ref], top, check=False)
@@ -316,7 +337,8 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
             return
         if not (plan.repo.git_dir / "MERGE_HEAD").exists():
             records.drop(plan.repo, records.MERGING_KEY)
-            raise _not_started(ref, done.returncode, done.stderr.strip() or done.stdout.strip(), top)
+            said = done.stderr.strip() or done.stdout.strip()
+            raise _not_started(ref, done.returncode, said, top, plan.unreadable)
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
     out.resurrected = [printable(p) for p in _purged_but_edited(plan, deferred.conflicted)]
     _resolve(plan, deferred.unresolved)
@@ -324,10 +346,13 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
 
 
-def _not_started(ref: str, code: int, said: str, top: Path) -> ShardpyError:
+def _not_started(ref: str, code: int, said: str, top: Path, suspects: list[str]) -> ShardpyError:
     """Why ``git merge`` did not start, as the error the remote's report carries."""
     if cannot_write(said, top):
         return failure(["merge", ref], code, said, top)
+    closed = unreadable_refusal(said, top, ref.removeprefix("refs/remotes/").split("/", 1)[0], suspects)
+    if closed is not None:
+        return closed
     if "refusing to merge unrelated histories" in said:  # git speaks the C locale here (gitrun)
         # A vault started by `git init` on a second machine, then given the seed as a remote: its
         # history and the seed's share no commit. Never joined silently: the remote may be
