@@ -35,6 +35,11 @@ class Changes(NamedTuple):
 
     paths: list[str]  # vault-relative, sorted
     closed: list[str]  # folders git could not open (a permission): their notes are not seen
+    unmerged: list[str]  # paths with conflicts git's index still holds (not a round's: undone first)
+
+
+# git status's two letters for a path left unmerged in the index (git help status).
+_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 
 
 # git's warning for a folder it cannot list (it speaks the C locale here, shardpy.gitrun).
@@ -51,6 +56,7 @@ def working_changes(vault: Path, prefix: str) -> Changes:
     )
     words = done.stdout.split("\0")
     out: list[str] = []
+    unmerged: list[str] = []
     i = 0
     while i < len(words):
         entry = words[i]
@@ -60,8 +66,10 @@ def working_changes(vault: Path, prefix: str) -> Changes:
         if entry[0] in "RC":
             i += 1  # the rename's source follows
         out.append(_in_vault(entry[3:], prefix))
+        if entry[:2] in _UNMERGED:
+            unmerged.append(out[-1])
     closed = sorted({_in_vault(m, prefix) for m in _CLOSED.findall(done.stderr)})
-    return Changes(sorted(set(out)), closed)
+    return Changes(sorted(set(out)), closed, sorted(unmerged))
 
 
 def _in_vault(path: str, prefix: str) -> str:
@@ -87,12 +95,43 @@ def _head_branch(repo: Repo) -> str | None:
     return name if ok else None
 
 
+# What a git operation of the user's leaves while it waits for them (git's state files in the
+# repository's folder): a round would commit its half-done state, conflict markers included, and
+# push it to every machine (tests/sync/test_in_progress.py). (file, operation, continue, abort)
+_IN_PROGRESS = (
+    ("CHERRY_PICK_HEAD", "A cherry-pick", "git cherry-pick --continue", "git cherry-pick --abort"),
+    ("REVERT_HEAD", "A revert", "git revert --continue", "git revert --abort"),
+    ("rebase-merge", "A rebase", "git rebase --continue", "git rebase --abort"),
+    (
+        "rebase-apply",
+        "A rebase or `git am`",
+        "git rebase --continue",
+        "git rebase --abort` or `git am --abort",
+    ),
+)
+
+
+def operation_in_progress(repo: Repo) -> ShardpyError | None:
+    """SYNC_GIT_OPERATION when a cherry-pick, revert, rebase or `git am` waits in the repository."""
+    for name, what, go_on, undo in _IN_PROGRESS:
+        if (repo.git_dir / name).exists():
+            return ShardpyError(
+                "SYNC_GIT_OPERATION",
+                f"{what} is in progress in the vault's repository; sync left it as it is",
+                f"Finish it (`{go_on}`) or undo it (`{undo}`), then sync again.",
+            )
+    return None
+
+
 def current_branch(repo: Repo) -> str:
     known = _head_branch(repo)  # no `git symbolic-ref` (issue 30, the driver's cost)
     if known is not None:
         return known
     done = git(["symbolic-ref", "--quiet", "--short", "HEAD"], repo.top, check=False)
     if done.returncode != 0 or not done.stdout.strip():
+        busy = operation_in_progress(repo)  # a rebase works on a detached HEAD: say that instead
+        if busy is not None:
+            raise busy
         raise ShardpyError(
             "SYNC_DETACHED",
             "The vault's repository is not on a branch (a detached HEAD)",

@@ -37,7 +37,7 @@ from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 from shardpy.sync.access import unreadable, unreadable_refusal
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
-from shardpy.sync.plan import ahead_behind, head_blobs, working_changes
+from shardpy.sync.plan import ahead_behind, head_blobs, operation_in_progress, working_changes
 
 if TYPE_CHECKING:
     from shardpy.apply.session import Session
@@ -171,6 +171,9 @@ def _recover(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
         report.recovered.append(f"undid the interrupted merge of {ours}")
     if ours is not None:
         records.drop(plan.repo, records.MERGING_KEY)
+    busy = operation_in_progress(plan.repo)
+    if busy is not None:
+        raise busy
 
 
 def _message(plan: SyncPlan, paths: list[str]) -> str:
@@ -248,6 +251,18 @@ def _submodule_paths(top: Path) -> set[str]:
 
 def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     changes = working_changes(_root(plan), plan.prefix)
+    if changes.unmerged:
+        # Conflicts git's index holds that no round of ours left (a `git stash pop` that stopped,
+        # an operation's): committed, their markers would reach every machine.
+        more = len(changes.unmerged) - 5
+        shown = ", ".join(printable(p) for p in changes.unmerged[:5]) + (
+            f" (+{more} more)" if more > 0 else ""
+        )
+        raise ShardpyError(
+            "SYNC_UNMERGED",
+            f"git's index holds unresolved conflicts: {shown}",
+            "Resolve them and `git add` each (or undo what made them), then sync again.",
+        )
     closed = unreadable(_root(plan), changes.paths)
     plan.unreadable = [plan.prefix + p for p in closed]
     report.unreadable = [printable(p) for p in sorted(changes.closed + closed)]
