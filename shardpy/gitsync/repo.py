@@ -72,12 +72,49 @@ def cannot_write(said: str, where: Path | None = None) -> bool:
     return disk_full(said, where) or _READ_ONLY in said
 
 
+# git's words when it cannot name who commits (a fresh machine: no user.name or user.email, and
+# none it may guess) and when it cannot sign a commit the user's config asks it to sign
+# (commit.gpgsign with no key or agent here): a newcomer's first `shardpy sync` met the first as
+# GIT_FAILED, "run the same git command by hand" (tests/sync/test_sync.py).
+_NO_IDENTITY = (
+    "Please tell me who you are",
+    "unable to auto-detect email address",
+    "empty ident name",
+    "identity unknown",
+    "auto-detection is disabled",  # user.useConfigOnly
+)
+_NOT_SIGNED = ("gpg failed to sign", "Couldn't load public key", "failed to sign", "signing failed")
+
+
+def _commit_refused(what: str, said: str) -> ShardpyError | None:
+    if any(words in said for words in _NO_IDENTITY):
+        return ShardpyError(
+            "GIT_NO_IDENTITY",
+            "git does not know who commits on this machine (no user.name or user.email)",
+            'Tell git once: `git config --global user.name "Your Name"` and `git config --global '
+            "user.email you@example.com` (without --global: for this vault's repository only), "
+            "then run the command again.",
+        )
+    if any(words in said for words in _NOT_SIGNED):
+        return ShardpyError(
+            "GIT_SIGNING_FAILED",
+            f"{what} (git's configuration asks it to sign commits, and it could not here)",
+            "Make the signing key usable on this machine (its agent, `user.signingkey`, "
+            "`gpg.program`), or stop signing this vault's commits: `git config commit.gpgsign false`.",
+        )
+    return None
+
+
 def failure(args: list[str], code: int, said: str, where: Path | None = None) -> ShardpyError:
     """What a failed ``git ARGS`` run in ``where`` means: DISK_FULL when git ran out of space,
-    IO_ERROR when the repository is read-only, else GIT_FAILED."""
+    IO_ERROR when the repository is read-only, GIT_NO_IDENTITY / GIT_SIGNING_FAILED when a
+    commit could not be made as configured, else GIT_FAILED."""
     last = said.splitlines()
     what = f"git {' '.join(args[:2])} failed: {last[-1] if last else f'exit {code}'}"
     full = disk_full(said, where)
+    refused = None if full else _commit_refused(what, said)
+    if refused is not None:
+        return refused
     if not full and _READ_ONLY in said:
         return ShardpyError(
             "IO_ERROR", what, "The vault's repository is on a read-only disk or folder: make it writable."
