@@ -131,6 +131,12 @@ def _ensure_setup(vault: Path, yes: bool) -> None:
     setup(vault)
 
 
+def _hints(report: "SyncReport") -> str:
+    """A one-shot round's fix for each remote that failed (the watcher logs the summary alone)."""
+    hints = dict.fromkeys(r.hint for r in report.remotes if r.status == "error" and r.hint)
+    return "".join(f"\n  hint: {h}" for h in hints)
+
+
 def summary(report: "SyncReport") -> str:
     """One line for a round (the watcher logs it as is)."""
     parts = []
@@ -240,7 +246,7 @@ def run_sync(args: SyncArgs) -> int | None:
         _watch(args, vault)
         return None
     report = _round(args, vault)
-    _emit(report.to_json(), summary(report), args.as_json)
+    _emit(report.to_json(), summary(report) + _hints(report), args.as_json)
     return 1 if any(r.status == "error" for r in report.remotes) else None
 
 

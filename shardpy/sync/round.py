@@ -511,6 +511,17 @@ def _auth_error(remote: str, said: str) -> ShardpyError:
 def _refused(remote: str, text: str) -> ShardpyError:
     """The remote refused the push (``[remote rejected]``, not another machine's push first: that
     one is retried): its own words, and a disk it filled said so (tests/sync/test_faults.py)."""
+    if "branch is currently checked out" in text or "refusing to update checked out branch" in text:
+        # The remote is another machine's vault, its branch checked out: git refuses every push
+        # into it, so "the next round pushes again" was never true (tests/sync/test_sync.py).
+        return ShardpyError(
+            "SYNC_REMOTE_CHECKED_OUT",
+            f"{remote} is a vault with its branch checked out (another machine's clone), and git "
+            "refuses pushes into it",
+            "Sync the machines through a seed every one of them reaches: `shardpy sync init-seed PATH` "
+            "(a bare repository), then `shardpy sync add-remote NAME PATH` on each. Until then "
+            "`shardpy sync --no-push` here takes that vault's work without pushing into it.",
+        )
     said = [line.removeprefix("remote:").strip() for line in text.splitlines() if line.startswith("remote:")]
     why = next((line for line in reversed(said) if line), "")
     if not why:

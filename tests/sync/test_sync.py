@@ -144,6 +144,27 @@ def test_an_unreachable_remote_is_reported_and_skipped(fleet: Fleet) -> None:
     assert short["remotes"] == status["git"]["sync"]["remotes"]
 
 
+def test_another_machines_vault_as_a_remote_says_to_sync_through_a_seed(fleet: Fleet) -> None:
+    """The seed's peers: a remote that is another machine's clone, its branch checked out. git
+    refuses every push into it; the error said "the next round pushes again", which never came
+    true. Now it says what to do, and ``--no-push`` takes that vault's work."""
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.shardpy("b", "sync", "add-remote", "laptop", str(fleet.machines["c"]))
+    fleet.write("c", "notes/plan.md", NOTE + "from c\n")
+    git(fleet.machines["c"], "commit", "--quiet", "-am", "c")
+    fleet.write("b", "notes/other.md", "# Other\n")
+    report = fleet.sync("b", exit_code=1)
+    by_name = {r["name"]: r for r in report["remotes"]}
+    assert by_name["origin"]["pushed"] is True
+    assert by_name["laptop"]["merged"] is True and by_name["laptop"]["code"] == "SYNC_REMOTE_CHECKED_OUT"
+    assert "init-seed" in by_name["laptop"]["hint"] and "--no-push" in by_name["laptop"]["hint"]
+    text = fleet.shardpy("b", "sync", "--remote", "laptop", ok=False)
+    assert text.exit_code == 1 and "hint: Sync the machines through a seed" in text.output
+    quiet = fleet.sync("b", "--remote", "laptop", "--no-push")
+    assert quiet["remotes"][0]["status"] == "ok"
+    assert fleet.read("b", "notes/plan.md") == NOTE + "from c\n"
+
+
 def test_a_rejected_push_fetches_merges_and_retries(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     fleet.race_pushes("b", "c", once=True)  # c pushes first, once: b's push is then rejected
