@@ -23,7 +23,7 @@ from shardpy.errors import ShardpyError, UsageError
 
 if TYPE_CHECKING:
     from shardpy.plan.sync import SyncPlan
-    from shardpy.sync.round import SyncReport
+    from shardpy.sync.round import RemoteResult, SyncReport
 
 ACTIONS = {"add-remote": 2, "remove-remote": 1, "init-seed": 1}
 DEFAULT_INTERVAL_S = 300.0
@@ -99,7 +99,7 @@ def _action(args: SyncArgs) -> None:
     if len(rest) != ACTIONS[verb]:
         raise UsageError(f"sync {verb} takes {ACTIONS[verb]} argument(s)", "See `shardpy sync --help`.")
     if verb == "init-seed":
-        out = remotes.init_seed(Path(rest[0]))
+        out = remotes.init_seed(Path(rest[0]), branch=_branch_here())
         text = f"{'Created' if out['changed'] else 'Already a seed:'} {out['seed']}"
         text += f"\nAdd it on each machine: shardpy sync add-remote seed {out['seed']}"
     elif verb == "add-remote":
@@ -131,10 +131,37 @@ def _ensure_setup(vault: Path, yes: bool) -> None:
     setup(vault)
 
 
+def _branch_here() -> str:
+    """The branch of the repository this command runs in (a seed's HEAD names it, so a clone of
+    the seed checks it out), else main."""
+    from shardpy.gitsync.repo import open_repo
+    from shardpy.sync.plan import current_branch
+
+    try:
+        return current_branch(open_repo(Path.cwd()))
+    except ShardpyError:
+        return "main"
+
+
 def _hints(report: "SyncReport") -> str:
     """A one-shot round's fix for each remote that failed (the watcher logs the summary alone)."""
     hints = dict.fromkeys(r.hint for r in report.remotes if r.status == "error" and r.hint)
     return "".join(f"\n  hint: {h}" for h in hints)
+
+
+def _remote_line(r: "RemoteResult") -> str:
+    did = [w for w, on in (("merged", r.merged), ("pushed", r.pushed)) if on] or ["up to date"]
+    line = f"{r.name}: {'+'.join(did)}"
+    if r.conflicts:
+        line += f", conflict markers in {', '.join(r.conflicts)}"
+    if r.notice:
+        line += f"; notice: {r.notice}"
+    if r.resurrected:
+        line += f", purged elsewhere but edited here (kept, still disabled): {', '.join(r.resurrected)}"
+    if r.error:
+        code = f"[{r.code}] " if r.code else ""
+        line = f"{r.name}: {r.status}: {code}{r.error}"
+    return line
 
 
 def summary(report: "SyncReport") -> str:
@@ -150,17 +177,7 @@ def summary(report: "SyncReport") -> str:
         parts.append(f"not synced (not readable by this account): {', '.join(report.unreadable)}")
     if report.unstamped:
         parts.append(f"not stamped (a name shardpy never writes): {', '.join(report.unstamped)}")
-    for r in report.remotes:
-        did = [w for w, on in (("merged", r.merged), ("pushed", r.pushed)) if on] or ["up to date"]
-        line = f"{r.name}: {'+'.join(did)}"
-        if r.conflicts:
-            line += f", conflict markers in {', '.join(r.conflicts)}"
-        if r.resurrected:
-            line += f", purged elsewhere but edited here (kept, still disabled): {', '.join(r.resurrected)}"
-        if r.error:
-            code = f"[{r.code}] " if r.code else ""
-            line = f"{r.name}: {r.status}: {code}{r.error}"
-        parts.append(line)
+    parts += [_remote_line(r) for r in report.remotes]
     if not report.plan.remotes:
         parts.append("no remotes (add one: shardpy sync add-remote NAME URL)")
     if report.stopped:

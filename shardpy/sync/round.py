@@ -65,6 +65,7 @@ class RemoteResult:
     error: str | None = None
     code: str | None = None  # the error's stable code (DISK_FULL, SYNC_PUSH_REJECTED, ...)
     hint: str | None = None
+    notice: str | None = None  # what went through but wants the user's eye (a branch no clone checks out)
 
     def failed(self, status: str, error: ShardpyError) -> None:
         # The message quotes git, and git quotes the remote (a hook's output, its server's words):
@@ -84,6 +85,7 @@ class RemoteResult:
             "error": self.error,
             "code": self.code,
             "hint": self.hint,
+            "notice": self.notice,
         }
 
 
@@ -453,6 +455,8 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
         if done.returncode == 0:
             _fetch(plan, remote)  # the remote's branch as pushed (its failure changes nothing here)
             out.pushed = True
+            if ab is None:  # the remote had no such branch: this push made it
+                out.notice = _other_default_branch(plan, remote)
             return
         text = done.stdout + done.stderr
         # Another machine pushed first: git says `[rejected]` (seen before sending), or the remote
@@ -480,6 +484,34 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
             f"the push was rejected {PUSH_ATTEMPTS} times (others keep pushing)",
             "The next round merges what the others pushed and pushes again.",
         ),
+    )
+
+
+def _other_default_branch(plan: SyncPlan, remote: str) -> str | None:
+    """Said when this machine's first push made a branch the remote's HEAD does not name (a
+    hub made with `main` on GitHub, a machine whose git says `master`): a clone of the remote
+    then checks out the other branch, or nothing, and machines on the two never meet
+    (tests/sync/test_sync.py)."""
+    done = git(["ls-remote", "--symref", "--", remote, "HEAD"], plan.repo.top, check=False)
+    if done.returncode != 0:
+        return None  # not known: nothing said
+    first = done.stdout.split("\n", 1)[0]
+    mine = plan.branch
+    if not first.strip():  # its HEAD names a branch it does not have (git prints nothing)
+        return (
+            f"{remote}'s default branch (its HEAD) is not {mine!r} and does not exist: a clone of "
+            f"{remote} checks out nothing. Make {mine!r} its default branch (on a hosting site: the "
+            "repository's settings), or rename the branch here to the remote's default "
+            f"(`git branch -m {mine} main`) and sync again before the other machines clone"
+        )
+    named = first.removeprefix("ref: refs/heads/").split("\t", 1)[0]
+    if not first.startswith("ref: refs/heads/") or named == mine:
+        return None
+    return (
+        f"{remote}'s default branch is {named!r}, this machine syncs {mine!r}: a clone of {remote} "
+        f"checks out {named!r}, and machines on {named!r} never see this one's notes. Rename the "
+        f"branch here (`git branch -m {mine} {named}`) and sync again, or make {mine!r} the "
+        "remote's default branch"
     )
 
 

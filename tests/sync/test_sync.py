@@ -204,6 +204,55 @@ def test_setup_needs_consent_and_dry_run_changes_nothing(fleet: Fleet) -> None:
     assert "merge.shardpy.driver" in git(a, "config", "--local", "--list").stdout
 
 
+def _vault_on(fleet: Fleet, name: str, branch: str) -> Path:
+    vault = fleet.root / name
+    (vault / ".shardmind").mkdir(parents=True)
+    (vault / ".shardmind/state.json").write_text(STATE, encoding="utf-8")
+    (vault / "notes").mkdir()
+    (vault / "notes/one.md").write_text("# One\n", encoding="utf-8")
+    git(vault, "init", "--quiet", f"--initial-branch={branch}")
+    return vault
+
+
+def test_a_first_push_of_a_branch_the_remote_does_not_check_out_is_noticed(fleet: Fleet) -> None:
+    """A hub made with `main` (a hosting site's default) and a machine whose git says `master`:
+    the push goes through, but a clone of the hub checks out nothing, and a machine on `main`
+    would never meet this one. The first push says so; later ones do not repeat it."""
+    hub = fleet.root / "hub-main.git"
+    git(fleet.root, "init", "--quiet", "--bare", "--initial-branch=main", str(hub))
+    vault = _vault_on(fleet, "on-master", "master")
+    assert fleet.cli.run("sync", "add-remote", "origin", str(hub), cwd=vault).exit_code == 0
+    res = fleet.cli.run("sync", "--yes", "--json", cwd=vault)
+    (remote,) = res.json()["remotes"]
+    assert remote["pushed"] is True and remote["status"] == "ok"
+    assert "checks out nothing" in remote["notice"] and "git branch -m master" in remote["notice"]
+    clone = git(fleet.root, "clone", str(hub), str(fleet.root / "clone"))
+    assert "nonexistent ref" in clone.stderr  # what the notice warned of
+    (vault / "notes/one.md").write_text("# One\n\nmore\n", encoding="utf-8")
+    again = fleet.cli.run("sync", "--json", cwd=vault).json()
+    assert again["remotes"][0]["pushed"] is True and again["remotes"][0]["notice"] is None
+
+    # A hub that already holds `main`: this machine's `master` would never meet it.
+    other = _vault_on(fleet, "other", "trunk")
+    assert fleet.cli.run("sync", "add-remote", "origin", str(hub), cwd=other).exit_code == 0
+    git(hub, "symbolic-ref", "HEAD", "refs/heads/master")
+    named = fleet.cli.run("sync", "--yes", cwd=other)
+    assert "default branch is 'master', this machine syncs 'trunk'" in named.output
+    assert "git branch -m trunk master" in named.output
+
+
+def test_a_seed_made_in_a_vault_names_its_branch(fleet: Fleet) -> None:
+    vault = _vault_on(fleet, "on-master", "master")
+    seed = fleet.root / "seed.git"
+    assert fleet.cli.run("sync", "init-seed", str(seed), cwd=vault).exit_code == 0
+    assert git(seed, "symbolic-ref", "HEAD").stdout.strip() == "refs/heads/master"
+    assert fleet.cli.run("sync", "add-remote", "seed", str(seed), cwd=vault).exit_code == 0
+    report = fleet.cli.run("sync", "--yes", "--json", cwd=vault).json()
+    assert report["remotes"][0]["notice"] is None
+    git(fleet.root, "clone", "--quiet", str(seed), str(fleet.root / "second"))
+    assert (fleet.root / "second/notes/one.md").read_text(encoding="utf-8") == "# One\n"
+
+
 def test_remotes_and_seed_commands(fleet: Fleet, tmp_path: Path) -> None:
     fleet.start()
     dup = fleet.shardpy("a", "sync", "add-remote", "origin", str(tmp_path / "x.git"), "--json", ok=False)
