@@ -19,7 +19,7 @@ so every machine ends with the same value. A key whose stamps are equal
 (neither side stamped it) stays a conflict, as do lists (three-way sets
 already), mappings and notes whose frontmatter does not parse.
 
-Pure: text in, text out (``tests/sync/test_revisions.py``).
+Pure: text in, text out (``tests/sync/test_revisions.py``, ``tests/sync/test_convergence.py``).
 """
 
 from __future__ import annotations
@@ -187,10 +187,22 @@ def resolve_sides(base: str, ours: str, theirs: str) -> tuple[str, str] | None:
     """``(ours, theirs)`` with stamped scalar conflicts settled and the stamps joined, or None.
 
     None means nothing to do: no stamps on either side, a side without readable
-    frontmatter, or nothing to settle.
+    frontmatter or with mixed line ends, or nothing to settle. Each side keeps its BOM and
+    line ends.
     """
     if f"{REV_KEY}:" not in ours and f"{REV_KEY}:" not in theirs:
         return None
+    read = [_Written.read(t) for t in (base, ours, theirs)]
+    if read[0] is None or read[1] is None or read[2] is None:
+        return None
+    settled = _resolve_lf(read[0][0], read[1][0], read[2][0])
+    if settled is None:
+        return None
+    out = read[1][1].write(settled[0]), read[2][1].write(settled[1])
+    return None if out == (ours, theirs) else out
+
+
+def _resolve_lf(base: str, ours: str, theirs: str) -> tuple[str, str] | None:
     parts = [_split(t) for t in (ours, theirs)]
     base_part = _split(base)
     if parts[0] is None or parts[1] is None:
@@ -223,14 +235,53 @@ def resolve_sides(base: str, ours: str, theirs: str) -> tuple[str, str] | None:
     return out[0], out[1]
 
 
+class _Written:
+    """How a note's text is written around its lines: a BOM, CRLF line ends. Stamps are read and
+    written on the LF text without the BOM and the note given back as it was written: a note
+    saved by a Windows editor, or checked out with ``core.autocrlf``, was never stamped, so its
+    scalar keys changed on two machines stayed a conflict for a human (tests/sync/test_revisions.py)."""
+
+    __slots__ = ("bom", "crlf")
+
+    def __init__(self, bom: bool, crlf: bool) -> None:
+        self.bom, self.crlf = bom, crlf
+
+    @staticmethod
+    def read(text: str) -> tuple[str, _Written] | None:
+        """(the LF text without a BOM, how it was written); None for mixed line ends or a lone CR
+        (no one way to write it back)."""
+        bom = text.startswith("\ufeff")
+        body = text[1:] if bom else text
+        crlf = body.count("\r\n")
+        if crlf:
+            if crlf != body.count("\n"):
+                return None
+            body = body.replace("\r\n", "\n")
+        if "\r" in body:
+            return None
+        return body, _Written(bom, bool(crlf))
+
+    def write(self, text: str) -> str:
+        return ("\ufeff" if self.bom else "") + (text.replace("\n", "\r\n") if self.crlf else text)
+
+
 def stamp_note(old: str | None, new: str, machine: str) -> str | None:
     """``new`` with every scalar key changed since ``old`` stamped by ``machine``, or None.
 
     None when nothing needs a stamp: a new note (``old`` None), no scalar key
-    changed, frontmatter that does not parse or is not plain LF text.
+    changed, frontmatter that does not parse, mixed line ends. A BOM and CRLF line
+    ends are kept as ``new`` has them.
     """
     if old is None:
         return None
+    now, prior = _Written.read(new), _Written.read(old)
+    if now is None or prior is None:
+        return None
+    stamped = _stamp_lf(prior[0], now[0], machine)
+    return None if stamped is None else now[1].write(stamped)
+
+
+def _stamp_lf(old: str, new: str, machine: str) -> str | None:
     new_parts, old_parts = _split(new), _split(old)
     if new_parts is None:
         return None
