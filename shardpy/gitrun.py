@@ -35,8 +35,27 @@ class Failures:
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment, quiet (QUIET_ENV), with ``extra`` on top."""
-    return {**os.environ, **QUIET_ENV, **(extra or {})}
+    """This process's environment, quiet (QUIET_ENV and :func:`_ssh_quiet`), with ``extra`` on top."""
+    return {**os.environ, **QUIET_ENV, **_ssh_quiet(), **(extra or {})}
+
+
+_FALSE: list[str] = []  # where `false` is, looked up once
+
+
+def _ssh_quiet() -> dict[str, str]:
+    """ssh asks for a key's passphrase and to trust an unknown host on the terminal itself, past
+    GIT_TERMINAL_PROMPT and a closed stdin: a `sync --watch` left running in the background of a
+    terminal was stopped there for good (SIGTTIN), a one-shot one waited on a question. ssh asks
+    the askpass program instead when SSH_ASKPASS_REQUIRE is "force" (OpenSSH 8.4 and later),
+    and ``false`` answers no: the passphrase is an agent's to give, the host key a `git fetch`
+    by hand's to accept (tests/sync/test_faults.py). A user who set either variable keeps theirs."""
+    if "SSH_ASKPASS_REQUIRE" in os.environ or "SSH_ASKPASS" in os.environ:
+        return {}
+    if not _FALSE:
+        import shutil
+
+        _FALSE.append(shutil.which("false") or "")
+    return {"SSH_ASKPASS_REQUIRE": "force", "SSH_ASKPASS": _FALSE[0]} if _FALSE[0] else {}
 
 
 def run(

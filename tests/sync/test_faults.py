@@ -8,7 +8,9 @@ from __future__ import annotations
 import http.server
 import signal
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -118,6 +120,41 @@ def test_credentials_the_remote_refuses_are_an_error_never_a_prompt_or_unreachab
     assert (by_name["locked"]["status"], by_name["locked"]["code"]) == ("error", "SYNC_REMOTE_AUTH")
     assert "terminal prompts disabled" in by_name["locked"]["error"]
     assert by_name["origin"]["pushed"] is True
+
+
+# An ssh as OpenSSH asks for a passphrase or a host key: through $SSH_ASKPASS when
+# SSH_ASKPASS_REQUIRE is "force", else on the terminal itself (here: waits for an answer).
+FAKE_SSH = """#!/bin/sh
+echo "$SSH_ASKPASS_REQUIRE $SSH_ASKPASS" >> "$(dirname "$0")/asked"
+if [ "$SSH_ASKPASS_REQUIRE" = force ] && [ -n "$SSH_ASKPASS" ]; then
+  "$SSH_ASKPASS" "Enter passphrase for key '/home/me/.ssh/id_ed25519':" >/dev/null || {
+    echo "me@example.invalid: Permission denied (publickey)." >&2; exit 255; }
+fi
+sleep 60
+"""
+
+
+def test_ssh_never_waits_on_a_question(fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ssh asks for a passphrase or to trust a host on the terminal, past GIT_TERMINAL_PROMPT: a
+    watcher in a terminal's background stopped there for good. ssh is told to ask the askpass
+    program, which answers no: SYNC_REMOTE_AUTH at once, the other remote synced."""
+    fleet.start({"notes/plan.md": NOTE})
+    ssh = tmp_path / "bin/ssh"
+    ssh.parent.mkdir()
+    ssh.write_text(FAKE_SSH, encoding="utf-8")
+    ssh.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(ssh))
+    monkeypatch.delenv("SSH_ASKPASS", raising=False)
+    monkeypatch.delenv("SSH_ASKPASS_REQUIRE", raising=False)
+    fleet.shardpy("a", "sync", "add-remote", "server", "ssh://me@example.invalid/vault.git")
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    started = time.monotonic()
+    by_name = {r["name"]: r for r in fleet.sync("a", exit_code=1)["remotes"]}
+    assert time.monotonic() - started < 50  # not the fake's minute of waiting for an answer
+    assert (by_name["server"]["status"], by_name["server"]["code"]) == ("error", "SYNC_REMOTE_AUTH")
+    assert by_name["origin"]["pushed"] is True
+    asked = (ssh.parent / "asked").read_text(encoding="utf-8").split()
+    assert asked[0] == "force" and Path(asked[1]).name == "false"
 
 
 @pytest.mark.parametrize("point", ["committed", "merging"])
