@@ -28,6 +28,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from shardpy.notes.written import Written
+
 __all__ = [
     "REV_KEY",
     "Stamp",
@@ -192,7 +194,7 @@ def resolve_sides(base: str, ours: str, theirs: str) -> tuple[str, str] | None:
     """
     if f"{REV_KEY}:" not in ours and f"{REV_KEY}:" not in theirs:
         return None
-    read = [_Written.read(t) for t in (base, ours, theirs)]
+    read = [Written.read(t) for t in (base, ours, theirs)]
     if read[0] is None or read[1] is None or read[2] is None:
         return None
     settled = _resolve_lf(read[0][0], read[1][0], read[2][0])
@@ -235,36 +237,6 @@ def _resolve_lf(base: str, ours: str, theirs: str) -> tuple[str, str] | None:
     return out[0], out[1]
 
 
-class _Written:
-    """How a note's text is written around its lines: a BOM, CRLF line ends. Stamps are read and
-    written on the LF text without the BOM and the note given back as it was written: a note
-    saved by a Windows editor, or checked out with ``core.autocrlf``, was never stamped, so its
-    scalar keys changed on two machines stayed a conflict for a human (tests/sync/test_revisions.py)."""
-
-    __slots__ = ("bom", "crlf")
-
-    def __init__(self, bom: bool, crlf: bool) -> None:
-        self.bom, self.crlf = bom, crlf
-
-    @staticmethod
-    def read(text: str) -> tuple[str, _Written] | None:
-        """(the LF text without a BOM, how it was written); None for mixed line ends or a lone CR
-        (no one way to write it back)."""
-        bom = text.startswith("\ufeff")
-        body = text[1:] if bom else text
-        crlf = body.count("\r\n")
-        if crlf:
-            if crlf != body.count("\n"):
-                return None
-            body = body.replace("\r\n", "\n")
-        if "\r" in body:
-            return None
-        return body, _Written(bom, bool(crlf))
-
-    def write(self, text: str) -> str:
-        return ("\ufeff" if self.bom else "") + (text.replace("\n", "\r\n") if self.crlf else text)
-
-
 def stamp_note(old: str | None, new: str, machine: str) -> str | None:
     """``new`` with every scalar key changed since ``old`` stamped by ``machine``, or None.
 
@@ -274,7 +246,7 @@ def stamp_note(old: str | None, new: str, machine: str) -> str | None:
     """
     if old is None:
         return None
-    now, prior = _Written.read(new), _Written.read(old)
+    now, prior = Written.read(new), Written.read(old)
     if now is None or prior is None:
         return None
     stamped = _stamp_lf(prior[0], now[0], machine)

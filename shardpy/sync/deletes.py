@@ -50,20 +50,25 @@ def _note_path(vault: Path, note: str) -> str:
 
 
 def _edit(text: str, changes: dict[str, str | None]) -> str:
-    """``text`` with each key set to its YAML line value (None: removed); a block added if needed."""
+    """``text`` with each key set to its YAML line value (None: removed); a block added if needed,
+    and removed again when a restore leaves it empty. The note keeps its BOM and line ends
+    (notes/written.py): read as text, a CRLF note was rewritten LF in every line."""
     from shardpy.merge.frontmatter import split_frontmatter
+    from shardpy.notes.written import Written
 
-    if "\r" in text:
+    read = Written.read(text)
+    if read is None:
         raise ShardpyError(
             "NOTE_NOT_EDITABLE",
-            "This note uses CRLF line endings; rm and restore edit LF notes only",
+            "This note mixes line endings (CRLF and LF); rm and restore would rewrite its lines",
             "Set the key `disabled: true` (or remove it) by hand.",
         )
-    fm, rest = split_frontmatter(text)
+    plain, written = read
+    fm, rest = split_frontmatter(plain)
     if fm is not None and not fm.block.startswith("---\n" + fm.inner):
         raise ShardpyError(
             "NOTE_NOT_EDITABLE",
-            "The note's frontmatter does not start the usual way (a BOM, blank lines)",
+            "The note's frontmatter does not start the usual way (blank lines after the opener)",
             "Set the key `disabled: true` (or remove it) by hand.",
         )
     inner = fm.inner if fm is not None else ""
@@ -77,7 +82,21 @@ def _edit(text: str, changes: dict[str, str | None]) -> str:
                 f"Set the key `{key}` by hand.",
             )
         inner = edited
-    return "---\n" + inner + closing + rest
+    if not inner.strip() and closing == "---\n":
+        return written.write(rest)  # nothing left of the block: the note as it was before `rm`
+    return written.write("---\n" + inner + closing + rest)
+
+
+def _text(path: Path) -> str:
+    """The note as written (bytes decoded: reading it as text turned CRLF into LF)."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:  # a traceback before (tests/sync/test_deletes.py)
+        raise ShardpyError(
+            "NOTE_NOT_EDITABLE",
+            f"This note is not UTF-8 text (byte {exc.start})",
+            "Save it as UTF-8 in your editor, or set the key `disabled: true` by hand.",
+        ) from exc
 
 
 def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
@@ -87,7 +106,7 @@ def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
 
     with session(vault, "rm" if disabled else "restore") as writer:  # issue 27: the one write session
         rel = _note_path(vault, note)
-        text = (vault / rel).read_text(encoding="utf-8")
+        text = _text(vault / rel)
         if (disabled_since(text) is not None) == disabled:
             return {"note": rel, "disabled": disabled, "changed": False}
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.gitsync.kit import git
 from tests.shardkit import run_shardpy
 from tests.sync.kit import MACHINES, Fleet
@@ -100,3 +102,45 @@ def test_numbers_of_days_or_seconds_that_are_no_number_are_usage_errors(fleet: F
         assert json.loads(done.stdout)["error"]["code"] == "USAGE", done.stdout
     huge = run_shardpy("purge", "--older-than", "1e12", "--dry-run", "--json", cwd=a)
     assert huge.returncode == 0 and json.loads(huge.stdout)["notes"] == []
+
+
+WRITTEN = {
+    "crlf": NOTE.replace("\n", "\r\n").encode(),
+    "bom": ("\ufeff" + NOTE).encode(),
+    "bom-crlf": ("\ufeff" + NOTE).replace("\n", "\r\n").encode(),
+    "no-frontmatter-crlf": b"# Plain\r\n\r\nbody\r\n",
+    "no-frontmatter": b"# Plain\n\nbody\n",
+}
+
+
+@pytest.mark.parametrize("shape", WRITTEN)
+def test_rm_and_restore_keep_how_the_note_is_written(fleet: Fleet, shape: str) -> None:
+    """Read as text, a CRLF note came back LF in every line, a BOM one was refused, and a note
+    without frontmatter kept an empty block after restore: now rm edits only its keys, in the
+    note's own line ends, and restore gives back the very bytes."""
+    fleet.start()
+    path = fleet.machines["a"] / "notes/written.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(WRITTEN[shape])
+    assert fleet.shardpy("a", "rm", "notes/written.md", "--json").json()["changed"] is True
+    disabled = path.read_bytes()
+    assert b"disabled: true" in disabled
+    crlf = b"\r\n" in WRITTEN[shape]
+    assert disabled.count(b"\r\n") == (disabled.count(b"\n") if crlf else 0)
+    assert disabled.startswith(b"\xef\xbb\xbf") == WRITTEN[shape].startswith(b"\xef\xbb\xbf")
+    assert fleet.shardpy("a", "rm", "notes/written.md", "--json").json()["changed"] is False
+    assert fleet.shardpy("a", "restore", "notes/written.md", "--json").json()["changed"] is True
+    assert path.read_bytes() == WRITTEN[shape]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"), [(b"# Mixed\r\n\nbody\n", "mixes line endings"), (b"caf\xe9\n", "not UTF-8")]
+)
+def test_a_note_rm_cannot_edit_alike_is_a_typed_error(fleet: Fleet, data: bytes, why: str) -> None:
+    fleet.start()
+    path = fleet.machines["a"] / "notes/odd.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    res = fleet.shardpy("a", "rm", "notes/odd.md", "--json", ok=False)
+    assert res.error_code() == "NOTE_NOT_EDITABLE" and why in res.json()["error"]["message"]
+    assert path.read_bytes() == data
