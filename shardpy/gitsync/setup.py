@@ -173,8 +173,9 @@ class RepoView:
         return self._config[key]
 
     def text(self, path: str) -> str | None:
+        """The file as written: no newline translation (CRLF kept), bytes that are not UTF-8 kept."""
         try:
-            return (self.vault / path).read_text(encoding="utf-8")
+            return (self.vault / path).read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return None
 

@@ -120,7 +120,18 @@ class SetupPlan:
 
 
 def with_block(text: str | None, lines: list[str]) -> str:
-    """``text`` with shardpy's block set to ``lines`` (replaced in place, else appended)."""
+    """``text`` with shardpy's block set to ``lines`` (replaced in place, else appended), in the
+    file's own line ends: a CRLF .gitignore was rewritten LF in every line, the user's lines
+    included (tests/gitsync/test_setup.py)."""
+    from shardpy.notes.written import Written
+
+    read = Written.read(text) if text else None
+    if read is not None:
+        return read[1].write(_with_block(read[0], lines))
+    return _with_block(text, lines)  # none yet, or mixed line ends: LF for the block's own lines
+
+
+def _with_block(text: str | None, lines: list[str]) -> str:
     block = "\n".join([BEGIN, *lines, END]) + "\n"
     if not text:
         return block
@@ -137,7 +148,8 @@ def _plan_file(plan: SetupPlan, view: SetupView, name: str, lines: list[str]) ->
     current = view.text(name)
     wanted = with_block(current, lines)
     if wanted != current:
-        plan.files.append(SetupFile(name, "create" if current is None else "update", wanted.encode("utf-8")))
+        data = wanted.encode("utf-8", "surrogateescape")  # bytes that are not UTF-8 kept as they are
+        plan.files.append(SetupFile(name, "create" if current is None else "update", data))
         verb = "created" if current is None else "updated shardpy's block in"
         plan.changes.append(Change(ChangeKind.FILE, name, f"{verb} {name}"))
 

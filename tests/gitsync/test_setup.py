@@ -74,6 +74,23 @@ def test_block_is_replaced_in_place() -> None:
     assert second == f"mine\n\n{BEGIN}\nb\n# shardpy:end\nafter\n"
 
 
+def test_the_users_files_keep_their_line_ends_and_bytes(cli: Cli, vault: Path) -> None:
+    """Read as text, a CRLF .gitignore (a Windows machine's) was written back LF in every line,
+    the user's lines too, and one not in UTF-8 was a traceback: the block now follows the
+    file's own line ends and every other byte stays as it was."""
+    git(vault, "init", "--quiet")
+    (vault / ".gitignore").write_bytes(b"*.log\r\nbuild/\r\n")
+    (vault / ".gitattributes").write_bytes(b"caf\xe9.png binary\n")
+    assert cli.run("git", "setup", cwd=vault).exit_code == 0
+    ignore = (vault / ".gitignore").read_bytes()
+    assert ignore.startswith(b"*.log\r\nbuild/\r\n\r\n" + BEGIN.encode() + b"\r\n")
+    assert ignore.count(b"\n") == ignore.count(b"\r\n")
+    attrs = (vault / ".gitattributes").read_bytes()
+    assert attrs.startswith(b"caf\xe9.png binary\n\n" + BEGIN.encode() + b"\n")
+    assert cli.run("git", "setup", "--json", cwd=vault).json()["changed"] is False
+    assert with_block("a\r\n", ["x"]) == f"a\r\n\r\n{BEGIN}\r\nx\r\n# shardpy:end\r\n"
+
+
 def test_driver_command_uses_this_interpreter() -> None:
     assert driver_command().startswith(sys.executable)
     assert driver_command("").startswith("shardpy merge-file --driver %O %A %B %P")
