@@ -99,7 +99,7 @@ def _action(args: SyncArgs) -> None:
     if len(rest) != ACTIONS[verb]:
         raise UsageError(f"sync {verb} takes {ACTIONS[verb]} argument(s)", "See `shardpy sync --help`.")
     if verb == "init-seed":
-        out = remotes.init_seed(Path(rest[0]), branch=_branch_here())
+        out = remotes.init_seed(Path(rest[0]), **_repository_here())
         text = f"{'Created' if out['changed'] else 'Already a seed:'} {out['seed']}"
         text += f"\nAdd it on each machine: shardpy sync add-remote seed {out['seed']}"
     elif verb == "add-remote":
@@ -131,16 +131,20 @@ def _ensure_setup(vault: Path, yes: bool) -> None:
     setup(vault)
 
 
-def _branch_here() -> str:
-    """The branch of the repository this command runs in (a seed's HEAD names it, so a clone of
-    the seed checks it out), else main."""
-    from shardpy.gitsync.repo import open_repo
+def _repository_here() -> dict[str, str]:
+    """The branch and object format of the repository this command runs in (a seed made here
+    takes both: a clone of it checks the branch out, and git cannot sync a sha256 vault with a
+    sha1 seed), else main and sha1."""
+    from shardpy.gitsync.repo import git, open_repo
     from shardpy.sync.plan import current_branch
 
     try:
-        return current_branch(open_repo(Path.cwd()))
+        repo = open_repo(Path.cwd())
+        branch = current_branch(repo)
     except ShardpyError:
-        return "main"
+        return {"branch": "main", "object_format": "sha1"}
+    fmt = git(["rev-parse", "--show-object-format"], repo.top, check=False).stdout.strip()
+    return {"branch": branch, "object_format": fmt if fmt in ("sha1", "sha256") else "sha1"}
 
 
 def _hints(report: "SyncReport") -> str:

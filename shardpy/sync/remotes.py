@@ -64,7 +64,7 @@ def _is_bare(path: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-def init_seed(path: Path, *, branch: str = "main") -> dict[str, Any]:
+def init_seed(path: Path, *, branch: str = "main", object_format: str = "sha1") -> dict[str, Any]:
     """A bare repository every machine can push to (idempotent: an existing seed is kept)."""
     path = path.expanduser().resolve()
     if path.exists() and _is_bare(path) and (path / "HEAD").is_file():
@@ -76,10 +76,8 @@ def init_seed(path: Path, *, branch: str = "main") -> dict[str, Any]:
             "Pick a new folder for the seed.",
             path=str(path),
         )
-    git(
-        ["init", "--quiet", "--bare", f"--initial-branch={branch}", str(path)],
-        path.parent if path.parent.is_dir() else Path.cwd(),
-    )
+    made = ["--quiet", "--bare", f"--initial-branch={branch}", f"--object-format={object_format}"]
+    git(["init", *made, str(path)], path.parent if path.parent.is_dir() else Path.cwd())
     # History is never rewritten on the seed: no machine can force a push or delete the branch.
     for key, value in (("receive.denyNonFastForwards", "true"), ("receive.denyDeletes", "true")):
         git(["config", key, value], path)

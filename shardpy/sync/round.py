@@ -432,6 +432,7 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
             raise failure(["fetch", remote], done.returncode, said, plan.repo.top)
         if _auth_failed(said):
             raise _auth_error(remote, said)
+        _check_format(plan, remote, said)
         lines = said.splitlines()
         return lines[-1] if lines else f"git fetch exited {done.returncode}"
     return None
@@ -468,6 +469,7 @@ def _push(plan: SyncPlan, remote: str, ref: str, out: RemoteResult, stop: Callab
             said = done.stderr.strip() or done.stdout.strip()
             if _auth_failed(said):
                 raise _auth_error(remote, said)
+            _check_format(plan, remote, said)
             lines = said.splitlines()
             raise _unreachable(lines[-1] if lines else "git push failed")
         if stop():
@@ -512,6 +514,31 @@ def _other_default_branch(plan: SyncPlan, remote: str) -> str | None:
         f"checks out {named!r}, and machines on {named!r} never see this one's notes. Rename the "
         f"branch here (`git branch -m {mine} {named}`) and sync again, or make {mine!r} the "
         "remote's default branch"
+    )
+
+
+# git's words (C locale) when the two repositories name objects with different hashes (sha1 and
+# sha256): the fetch's, the push's, and a push's into an empty repository of the other format.
+_OTHER_FORMAT = ("mismatched algorithms", "does not support this repository's hash algorithm")
+_EMPTY_OTHER_FORMAT = "unexpected capabilities^{}"
+
+
+def _check_format(plan: SyncPlan, remote: str, said: str) -> None:
+    """A remote of the other object format is never reached by waiting: its error, not
+    "unreachable" tried again for ever (tests/sync/test_sync.py)."""
+    mine = git(["rev-parse", "--show-object-format"], plan.repo.top, check=False).stdout.strip() or "sha1"
+    if not (any(w in said for w in _OTHER_FORMAT) or (_EMPTY_OTHER_FORMAT in said and mine != "sha1")):
+        return
+    raise _RemoteFailure(
+        "error",
+        ShardpyError(
+            "SYNC_OBJECT_FORMAT",
+            f"{remote} names its objects with another hash than this vault's ({mine}): git cannot "
+            "sync the two",
+            f"Give the machines a seed of this vault's format: `shardpy sync init-seed PATH` run in "
+            f"this vault makes one ({mine}); then `shardpy sync remove-remote {remote}` and "
+            "`add-remote` the new seed on each machine.",
+        ),
     )
 
 

@@ -253,6 +253,39 @@ def test_a_seed_made_in_a_vault_names_its_branch(fleet: Fleet) -> None:
     assert (fleet.root / "second/notes/one.md").read_text(encoding="utf-8") == "# One\n"
 
 
+def test_a_sha256_vault_gets_a_seed_of_its_format_and_a_mismatch_is_said(fleet: Fleet) -> None:
+    """git cannot sync repositories of two object formats. A seed made inside a sha256 vault was
+    sha1, and every push to it, or to any sha1 remote, was "unreachable": exit 0, tried for
+    ever, nothing ever synced. The seed now takes the vault's format, and a remote of the other
+    one is that remote's error."""
+    vault = fleet.root / "v256"
+    (vault / ".shardmind").mkdir(parents=True)
+    (vault / ".shardmind/state.json").write_text(STATE, encoding="utf-8")
+    (vault / "notes").mkdir()
+    (vault / "notes/one.md").write_text("# One\n", encoding="utf-8")
+    git(vault, "init", "--quiet", "--object-format=sha256")
+    old = fleet.root / "sha1.git"
+    git(fleet.root, "init", "--quiet", "--bare", str(old))
+    assert fleet.cli.run("sync", "add-remote", "old", str(old), cwd=vault).exit_code == 0
+    res = fleet.cli.run("sync", "--yes", "--json", cwd=vault)
+    assert res.exit_code == 1
+    (remote,) = res.json()["remotes"]
+    assert (remote["status"], remote["code"]) == ("error", "SYNC_OBJECT_FORMAT"), remote
+    assert "init-seed" in remote["hint"]
+
+    seed = fleet.root / "seed.git"
+    assert fleet.cli.run("sync", "init-seed", str(seed), cwd=vault).exit_code == 0
+    assert git(seed, "rev-parse", "--show-object-format").stdout.strip() == "sha256"
+    assert fleet.cli.run("sync", "remove-remote", "old", cwd=vault).exit_code == 0
+    assert fleet.cli.run("sync", "add-remote", "seed", str(seed), cwd=vault).exit_code == 0
+    assert fleet.cli.run("sync", "--json", cwd=vault).json()["remotes"][0]["pushed"] is True
+    # A sha1 machine given the sha256 seed: the same error, from the fetch this time.
+    fleet.start()
+    fleet.shardpy("a", "sync", "add-remote", "wide", str(seed))
+    by_name = {r["name"]: r for r in fleet.sync("a", exit_code=1)["remotes"]}
+    assert by_name["wide"]["code"] == "SYNC_OBJECT_FORMAT" and by_name["origin"]["status"] == "ok"
+
+
 def test_remotes_and_seed_commands(fleet: Fleet, tmp_path: Path) -> None:
     fleet.start()
     dup = fleet.shardpy("a", "sync", "add-remote", "origin", str(tmp_path / "x.git"), "--json", ok=False)
