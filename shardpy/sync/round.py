@@ -433,6 +433,8 @@ def _fetch(plan: SyncPlan, remote: str) -> str | None:
         if _auth_failed(said):
             raise _auth_error(remote, said)
         _check_format(plan, remote, said)
+        if _NOT_FOUND.search(said):
+            raise _RemoteFailure("error", _not_found(remote, said))
         lines = said.splitlines()
         return lines[-1] if lines else f"git fetch exited {done.returncode}"
     return None
@@ -539,6 +541,22 @@ def _check_format(plan: SyncPlan, remote: str, said: str) -> None:
             f"this vault makes one ({mine}); then `shardpy sync remove-remote {remote}` and "
             "`add-remote` the new seed on each machine.",
         ),
+    )
+
+
+# A host's answer that the repository is not there (GitHub's and GitLab's "Repository not found",
+# git's for an HTTP 404): a wrong address or a repository this machine may not see, which waiting
+# never fixes. A folder that is missing stays "unreachable": a seed on a drive not mounted yet.
+_NOT_FOUND = re.compile(r"Repository not found|repository '[^']*' not found", re.IGNORECASE)
+
+
+def _not_found(remote: str, said: str) -> ShardpyError:
+    last = [line for line in said.splitlines() if line.strip()]
+    return ShardpyError(
+        "SYNC_REMOTE_NOT_FOUND",
+        f"{remote} answered that the repository does not exist: {last[-1] if last else 'not found'}",
+        "Check the address (`git remote -v`; `shardpy sync add-remote` after `remove-remote` to "
+        "change it) and that this machine's account may see the repository.",
     )
 
 

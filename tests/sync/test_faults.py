@@ -100,12 +100,47 @@ class _Unauthorized(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def locked_host() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+class _Missing(_Unauthorized):
+    """A git host on 127.0.0.1 without the repository: 404, in GitHub's words."""
+
+    def do_GET(self) -> None:
+        body = b"Repository not found."
+        self.send_response(404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+
+def _host(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/vault.git"
     server.shutdown()
+
+
+@pytest.fixture
+def locked_host() -> Iterator[str]:
+    yield from _host(_Unauthorized)
+
+
+@pytest.fixture
+def missing_host() -> Iterator[str]:
+    yield from _host(_Missing)
+
+
+def test_a_repository_the_host_says_is_not_there_is_an_error(fleet: Fleet, missing_host: str) -> None:
+    """A wrong address on a hosting site (or a repository this account may not see) is never fixed
+    by waiting: it was "unreachable", exit 0, tried for ever. A missing folder stays unreachable
+    (a seed on a drive not mounted yet)."""
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.shardpy("a", "sync", "add-remote", "typo", missing_host)
+    fleet.shardpy("a", "sync", "add-remote", "usb", str(fleet.root / "unmounted/seed.git"))
+    by_name = {r["name"]: r for r in fleet.sync("a", exit_code=1)["remotes"]}
+    assert (by_name["typo"]["status"], by_name["typo"]["code"]) == ("error", "SYNC_REMOTE_NOT_FOUND")
+    assert "git remote -v" in by_name["typo"]["hint"]
+    assert by_name["usb"]["status"] == "unreachable" and by_name["origin"]["status"] == "ok"
 
 
 def test_credentials_the_remote_refuses_are_an_error_never_a_prompt_or_unreachable(
