@@ -568,6 +568,8 @@ _AUTH_WORDS = (
     "could not read Password",
     "Permission denied (publickey",
     "Host key verification failed",
+    "The requested URL returned error: 403",  # an HTTPS host that knows the account: not allowed
+    "denied to ",  # GitHub's "Permission to u/vault.git denied to someone" (a read-only token)
 )
 
 

@@ -125,9 +125,32 @@ def locked_host() -> Iterator[str]:
     yield from _host(_Unauthorized)
 
 
+class _Forbidden(_Unauthorized):
+    """A git host on 127.0.0.1 that knows the account and does not allow it: 403."""
+
+    def do_GET(self) -> None:
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_GET
+
+
 @pytest.fixture
 def missing_host() -> Iterator[str]:
     yield from _host(_Missing)
+
+
+@pytest.fixture
+def forbidding_host() -> Iterator[str]:
+    yield from _host(_Forbidden)
+
+
+def test_a_host_that_forbids_this_account_is_an_auth_error(fleet: Fleet, forbidding_host: str) -> None:
+    fleet.start({"notes/plan.md": NOTE})
+    fleet.shardpy("a", "sync", "add-remote", "locked", forbidding_host)
+    by_name = {r["name"]: r for r in fleet.sync("a", exit_code=1)["remotes"]}
+    assert (by_name["locked"]["status"], by_name["locked"]["code"]) == ("error", "SYNC_REMOTE_AUTH")
 
 
 def test_a_repository_the_host_says_is_not_there_is_an_error(fleet: Fleet, missing_host: str) -> None:
