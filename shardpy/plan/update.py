@@ -30,6 +30,27 @@ OnConflict = Literal["keep", "theirs", "markers"]
 ConflictStyle = Literal["merge", "diff3"]
 
 
+def _as_written(disk_hash: str, data: bytes, known: tuple[str | None, ...]) -> tuple[str, bool]:
+    """(the hash to decide by, CRLF): the hash of the bytes shardpy wrote when ``data`` is those
+    bytes with CRLF line ends (git's ``core.autocrlf``, an editor's setting: notes/written.lf_form).
+    Such a file is unedited, so it takes the shard's new version as an unedited file does, in its
+    own line ends (tests/hardening/test_autocrlf.py, test_repersonalise.py)."""
+    if not data or disk_hash in known:
+        return disk_hash, False
+    from shardpy.notes.written import lf_form
+
+    lf = lf_form(data)
+    as_written = sha256_bytes(lf) if lf is not None else None
+    if as_written is None or as_written not in known:
+        return disk_hash, False
+    return as_written, True
+
+
+def _crlf(data: bytes) -> bytes:
+    """LF ``data`` written with CRLF line ends (a file that has a CR already is left as it is)."""
+    return data if b"\r" in data else data.replace(b"\n", b"\r\n")
+
+
 class DiskView(Protocol):
     """Every fact about the vault's files that planning may use. The flow builds
     one (``flows.vaultdisk.VaultDisk``) while resolving; planning reads nothing else."""
@@ -304,6 +325,7 @@ class _Planner:
             return
         user = inp.disk.read(old_path) if moved or disk_hash != out.sha256 else b""
         carry = user if moved else None  # a moved file is rewritten at its new path
+        disk_hash, crlf = _as_written(disk_hash, user, (out.sha256, rec.rendered_hash, rec.installed_hash))
         if rec.volatile or out.volatile:
             rec_v = replace(managed, ownership="volatile", volatile=True)
             self.act(
@@ -330,13 +352,14 @@ class _Planner:
         upstream_changed = out.sha256 != rec.rendered_hash
         by_hook = rec.installed_hash is not None and disk_hash == rec.installed_hash
         if disk_hash == rec.rendered_hash:
+            taken = _crlf(out.data) if crlf else out.data
             self.act(
                 path,
                 "update",
                 "shard changed it; you did not",
                 out,
                 rec,
-                {"apply": Outcome("take the shard's", write=out.data, record=managed)},
+                {"apply": Outcome("take the shard's", write=taken, record=managed)},
                 from_path=moved_from,
             )
             return

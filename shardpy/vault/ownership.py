@@ -88,12 +88,29 @@ def hash_paths(root: Path, paths: Iterable[str]) -> dict[str, str | None]:
 
 def scan(root: Path, files: dict[str, FileRecord]) -> dict[str, Drift]:
     """Each produced file's drift; a file that cannot be read counts as modified (it is not what
-    the shard wrote, as far as anyone can tell) and says so, instead of failing the whole scan."""
+    the shard wrote, as far as anyone can tell) and says so, instead of failing the whole scan.
+    A file that differs only by the CRLF line ends git's ``core.autocrlf`` checks out is not
+    modified (:func:`checked_out_as_written`)."""
     try:
         hashes = hash_paths(root, files)
     except OSError:
         return {p: _drift_of(root, p, rec) for p, rec in files.items()}
-    return {p: Drift(p, classify(rec, hashes[p]), hashes[p]) for p, rec in files.items()}
+    out = {p: Drift(p, classify(rec, hashes[p]), hashes[p]) for p, rec in files.items()}
+    for p, d in out.items():
+        if d.live == "modified" and checked_out_as_written(root / p, files[p]):
+            out[p] = Drift(p, "managed", d.disk_hash)
+    return out
+
+
+def checked_out_as_written(path: Path, record: FileRecord) -> bool:
+    """The file is what shardpy wrote but for CRLF line ends (notes/written.lf_form)."""
+    from shardpy.notes.written import lf_form
+
+    try:
+        lf = lf_form(disk_bytes(path))
+    except OSError:
+        return False
+    return lf is not None and record.holds(sha256_bytes(lf))
 
 
 def _drift_of(root: Path, path: str, record: FileRecord) -> Drift:
