@@ -13,7 +13,15 @@ from shardpy.gitsync.repo import Repo, cat_blobs, git, local_config, open_repo_a
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 
-__all__ = ["Changes", "changed_paths", "head_blobs", "local_excludes", "plan_sync", "working_changes"]
+__all__ = [
+    "Changes",
+    "changed_paths",
+    "head_blobs",
+    "local_excludes",
+    "local_only",
+    "plan_sync",
+    "working_changes",
+]
 
 
 def local_excludes() -> list[str]:
@@ -21,6 +29,22 @@ def local_excludes() -> list[str]:
     from shardpy.gitsync.setup import LOCAL
 
     return [f":(exclude,glob){p}**" if p.endswith("/") else f":(exclude,glob){p}" for p in LOCAL]
+
+
+# Files one machine keeps for itself: Obsidian's per-device layout (its window, open tabs, last
+# files: rewritten as you click; merged between machines it is JSON with conflict markers, and
+# Obsidian resets the layout) and editors' working files (swap, backup, lock). A round never
+# adds a new one to git; one already tracked is yours and syncs (tests/sync/test_sync.py).
+_DEVICE_FILES = frozenset({".obsidian/workspace.json", ".obsidian/workspace-mobile.json"})
+_WORKING_FILES = ("*.swp", "*.swo", "*~", ".#*", "#*#", "~$*", ".~lock.*#", ".DS_Store", "Thumbs.db")
+
+
+def local_only(path: str) -> bool:
+    """``path`` (vault-relative) is a file one machine keeps for itself, never added by a round."""
+    from fnmatch import fnmatchcase
+
+    name = path.rsplit("/", 1)[-1]
+    return path in _DEVICE_FILES or any(fnmatchcase(name, pattern) for pattern in _WORKING_FILES)
 
 
 def changed_paths(vault: Path, prefix: str) -> list[str]:
@@ -36,6 +60,7 @@ class Changes(NamedTuple):
     paths: list[str]  # vault-relative, sorted
     closed: list[str]  # folders git could not open (a permission): their notes are not seen
     unmerged: list[str]  # paths with conflicts git's index still holds (not a round's: undone first)
+    untracked: list[str]  # new files git does not know yet
 
 
 # git status's two letters for a path left unmerged in the index (git help status).
@@ -57,6 +82,7 @@ def working_changes(vault: Path, prefix: str) -> Changes:
     words = done.stdout.split("\0")
     out: list[str] = []
     unmerged: list[str] = []
+    untracked: list[str] = []
     i = 0
     while i < len(words):
         entry = words[i]
@@ -68,8 +94,10 @@ def working_changes(vault: Path, prefix: str) -> Changes:
         out.append(_in_vault(entry[3:], prefix))
         if entry[:2] in _UNMERGED:
             unmerged.append(out[-1])
+        elif entry[:2] == "??":
+            untracked.append(out[-1])
     closed = sorted({_in_vault(m, prefix) for m in _CLOSED.findall(done.stderr)})
-    return Changes(sorted(set(out)), closed, sorted(unmerged))
+    return Changes(sorted(set(out)), closed, sorted(unmerged), sorted(untracked))
 
 
 def _in_vault(path: str, prefix: str) -> str:

@@ -37,7 +37,7 @@ from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
 from shardpy.sync.access import unreadable, unreadable_refusal
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
-from shardpy.sync.plan import ahead_behind, head_blobs, operation_in_progress, working_changes
+from shardpy.sync.plan import ahead_behind, head_blobs, local_only, operation_in_progress, working_changes
 
 if TYPE_CHECKING:
     from shardpy.apply.session import Session
@@ -98,6 +98,7 @@ class SyncReport:
     unstamped: list[str] = field(default_factory=list)  # changed notes whose names shardpy never writes
     nested: list[str] = field(default_factory=list)  # folders that are git repositories: not synced
     unreadable: list[str] = field(default_factory=list)  # files and folders git may not read: not synced
+    local_only: list[str] = field(default_factory=list)  # new per-device and editors' files: never added
     recovered: list[str] = field(default_factory=list)
     remotes: list[RemoteResult] = field(default_factory=list)
     stopped: bool = False
@@ -115,6 +116,7 @@ class SyncReport:
             "unstamped": self.unstamped,
             "nested": self.nested,
             "unreadable": self.unreadable,
+            "local_only": self.local_only,
             "recovered": self.recovered,
             "remotes": [r.to_json() for r in self.remotes],
             "stopped": self.stopped,
@@ -268,7 +270,9 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     closed = unreadable(_root(plan), changes.paths)
     plan.unreadable = [plan.prefix + p for p in closed]
     report.unreadable = [printable(p) for p in sorted(changes.closed + closed)]
-    unread = set(closed)
+    kept_here = [p for p in changes.untracked if local_only(p)]
+    report.local_only = [printable(p) for p in kept_here]
+    unread = set(closed) | set(kept_here)
     paths = [printable(p) for p in changes.paths if p not in unread]
     plan.changes = paths
     if not paths:
@@ -276,7 +280,7 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     report.stamped = _stamp(plan, paths, writer, report)
     # A file git cannot read stopped `git add -A` for the whole vault ("unable to index file"):
     # it stays out of the commit, as it is in HEAD (tests/sync/test_unreadable.py).
-    leave = [f":(exclude,literal){p}" for p in closed]
+    leave = [f":(exclude,literal){p}" for p in sorted(unread)]
     git(["add", "-A", "--", ".", *leave], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(_root(plan))

@@ -175,6 +175,34 @@ def test_a_rejected_push_fetches_merges_and_retries(fleet: Fleet) -> None:
     fleet.settle()
 
 
+def test_per_device_and_editor_working_files_are_never_added(fleet: Fleet) -> None:
+    """Obsidian's per-device layout, merged between machines, is JSON with conflict markers (and
+    Obsidian resets the layout); an editor's swap, backup and lock files are litter on every
+    machine. A round adds none of them; one the user tracks already syncs as before."""
+    fleet.start({"notes/plan.md": NOTE})
+    a = fleet.machines["a"]
+    for rel in (".obsidian/workspace.json", "notes/.plan.md.swp", "notes/plan.md~", "notes/.DS_Store"):
+        fleet.write("a", rel, "{}\n")
+    fleet.write("a", ".obsidian/app.json", "{}\n")  # shared settings: synced
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("a")
+    assert report["local_only"] == [
+        ".obsidian/workspace.json",
+        "notes/.DS_Store",
+        "notes/.plan.md.swp",
+        "notes/plan.md~",
+    ]
+    assert report["committed"] == [".obsidian/app.json", "notes/plan.md"]
+    tracked = git(a, "ls-files").stdout.split()
+    assert ".obsidian/workspace.json" not in tracked and "notes/plan.md~" not in tracked
+    assert (a / ".obsidian/workspace.json").is_file()  # left on this machine, untouched
+    # Tracked by the user on purpose: theirs, and it syncs.
+    git(a, "add", "-f", "notes/plan.md~")
+    git(a, "commit", "--quiet", "-m", "keep my backup")
+    fleet.write("a", "notes/plan.md~", "changed\n")
+    assert fleet.sync("a")["committed"] == ["notes/plan.md~"]
+
+
 def test_machine_local_records_are_never_committed(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     a = fleet.machines["a"]
