@@ -19,7 +19,11 @@ applies:
   :mod:`shardpy.gitsync.ledger`, which works on files, not bytes);
 * anything else under ``.shardmind/`` (cached manifest, schema, template
   sources, pinned bases): copies of a shard release, never blended — one
-  side's copy, or a conflict keeping ours.
+  side's copy, or a conflict keeping ours;
+* a JSON file (``.json``, ``.canvas``: Obsidian's settings, a plugin's
+  ``data.json``, a canvas): by lines where that gives valid JSON, else ours
+  kept whole, a conflict — never markers, which no JSON reader takes (a
+  plugin reset its settings, a canvas would not open).
 
 Clean results do not depend on which side is "ours": the two sides are put
 in a canonical order (by their bytes) before merging, so merging A into B and
@@ -51,7 +55,12 @@ def kind_of(path: str) -> FileKind:
         return FileKind.RECORD
     if parts and parts[-1] == layout.VALUES_FILE:
         return FileKind.VALUES
+    if parts and parts[-1].lower().endswith(_JSON_SUFFIXES):
+        return FileKind.DATA
     return FileKind.NOTE
+
+
+_JSON_SUFFIXES = (".json", ".canvas")
 
 
 def trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -77,11 +86,38 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
         return merge_values(base, ours, theirs)
     if kind is FileKind.NOTE:
         return merge_note(base, ours, theirs)
+    if kind is FileKind.DATA:
+        return merge_json(base, ours, theirs)
     return FileMerge(
         kind,
         ours,
         False,
         ["both machines changed this copy of a shard release differently; kept ours"],
+    )
+
+
+def merge_json(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
+    """A JSON file: the line merge when it is clean and parses; else ours whole, a conflict. Ours
+    is kept as written (even if it does not parse: it is what this machine had), theirs stays in
+    the merge commit's second parent (tests/sync/test_sync.py, a plugin's data.json)."""
+    import json
+
+    lines = merge_note(base, ours, theirs)
+    if lines.clean:
+        try:
+            json.loads(lines.data)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return FileMerge(FileKind.DATA, lines.data, True)
+    return FileMerge(
+        FileKind.DATA,
+        ours,
+        False,
+        [
+            "both machines changed this JSON file where no line merge is valid JSON: kept this "
+            "machine's; the other's is in the merge commit's second parent"
+        ],
     )
 
 

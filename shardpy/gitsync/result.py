@@ -20,6 +20,7 @@ class FileKind(Enum):
     STATE = "state"
     LEDGER = "ledger"
     RECORD = "record"
+    DATA = "data"  # a file that must parse: JSON (Obsidian's settings, plugins' data, canvases)
 
 
 @dataclass(frozen=True)

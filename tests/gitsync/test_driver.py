@@ -194,3 +194,22 @@ def test_tags_added_on_both_sides_merge_as_a_set() -> None:
     assert got.clean and b"<<<<<<<" not in got.data
     assert got.data.startswith(b"---\ntags: [b, ") and b"mine" in got.data and b"theirs" in got.data
     assert b" a," not in got.data  # removed by theirs, untouched by ours: stays removed
+
+
+def test_a_json_file_is_merged_by_lines_only_into_valid_json() -> None:
+    """A JSON file (Obsidian's settings, a plugin's data.json, a canvas) never gets conflict
+    markers: the line merge when it parses, else ours whole and a conflict."""
+    from shardpy.gitsync.merge import kind_of, merge_bytes
+    from shardpy.gitsync.result import FileKind
+
+    assert kind_of(".obsidian/app.json") is FileKind.DATA and kind_of("b/x.canvas") is FileKind.DATA
+    assert kind_of(".shardmind/state.json") is FileKind.STATE
+    base = b'{\n "a": 1,\n "b": 2,\n "c": 3\n}\n'
+    clean = merge_bytes(base, base.replace(b"1", b"10"), base.replace(b"3", b"30"), "x.json")
+    assert clean.clean and clean.data == b'{\n "a": 10,\n "b": 2,\n "c": 30\n}\n'
+    same_line = merge_bytes(base, base.replace(b"1", b"10"), base.replace(b"1", b"11"), "x.json")
+    assert not same_line.clean and same_line.data == base.replace(b"1", b"10")
+    # Both add an item after the last: a clean line merge, but not JSON (a comma missing).
+    arr = b"[\n 1\n]\n"
+    both = merge_bytes(arr, b"[\n 1,\n 2\n]\n", b"[\n 1,\n 3\n]\n", "x.json")
+    assert not both.clean and both.data == b"[\n 1,\n 2\n]\n"

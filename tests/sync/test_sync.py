@@ -203,6 +203,36 @@ def test_per_device_and_editor_working_files_are_never_added(fleet: Fleet) -> No
     assert fleet.sync("a")["committed"] == ["notes/plan.md~"]
 
 
+def test_json_both_machines_changed_stays_json(fleet: Fleet) -> None:
+    """A plugin's data.json or a canvas changed on two machines in the same lines: the merge
+    committed conflict markers, which no JSON reader takes (a plugin reset its settings, a canvas
+    would not open). Now: the line merge where it is valid JSON, else the merging machine's file
+    whole and a conflict in the report; every machine ends with the same valid file."""
+    data = ".obsidian/plugins/calendar/data.json"
+    canvas = "boards/plan.canvas"
+    start = '{\n  "nodes": [\n    {"id": "a"}\n  ],\n  "edges": []\n}\n'
+    fleet.start({data: '{\n  "week": 1,\n  "theme": "light",\n  "zoom": 1\n}\n', canvas: start})
+    fleet.write("b", data, '{\n  "week": 2,\n  "theme": "light",\n  "zoom": 1\n}\n')
+    fleet.write("b", canvas, start.replace('{"id": "a"}', '{"id": "a"},\n    {"id": "b"}'))
+    fleet.sync("b")
+    fleet.write("c", data, '{\n  "week": 3,\n  "theme": "light",\n  "zoom": 2\n}\n')
+    fleet.write("c", canvas, start.replace('{"id": "a"}', '{"id": "a"},\n    {"id": "c"}'))
+    report = fleet.sync("c")
+    assert sorted(report["remotes"][0]["conflicts"]) == sorted([canvas, data])
+    fleet.settle()
+    for rel in (data, canvas):
+        texts = {m: fleet.read(m, rel) for m in MACHINES}
+        assert len(set(texts.values())) == 1, texts
+        json.loads(texts["a"])  # valid JSON everywhere, no markers
+    assert json.loads(fleet.read("a", data))["week"] == 3  # the merging machine's, whole
+    # Lines that merge into valid JSON are merged as always.
+    fleet.write("a", data, fleet.read("a", data).replace('"zoom": 2', '"zoom": 5'))
+    fleet.sync("a")
+    fleet.write("b", data, fleet.read("b", data).replace('"week": 3', '"week": 4'))
+    assert fleet.sync("b")["remotes"][0]["conflicts"] == []
+    assert json.loads(fleet.read("b", data)) == {"week": 4, "theme": "light", "zoom": 5}
+
+
 def test_machine_local_records_are_never_committed(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     a = fleet.machines["a"]
