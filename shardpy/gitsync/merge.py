@@ -20,10 +20,11 @@ applies:
 * anything else under ``.shardmind/`` (cached manifest, schema, template
   sources, pinned bases): copies of a shard release, never blended — one
   side's copy, or a conflict keeping ours;
-* a JSON file (``.json``, ``.canvas``: Obsidian's settings, a plugin's
-  ``data.json``, a canvas): by lines where that gives valid JSON, else ours
-  kept whole, a conflict — never markers, which no JSON reader takes (a
-  plugin reset its settings, a canvas would not open).
+* a JSON or YAML file (``.json``, ``.canvas``, ``.base``, ``.yml``,
+  ``.yaml``: Obsidian's settings, a plugin's ``data.json``, a canvas, a
+  base): by lines where that gives a file that parses, else ours kept
+  whole, a conflict — never markers, which no reader takes (a plugin reset
+  its settings, a canvas or base would not open).
 
 Clean results do not depend on which side is "ours": the two sides are put
 in a canonical order (by their bytes) before merging, so merging A into B and
@@ -55,12 +56,13 @@ def kind_of(path: str) -> FileKind:
         return FileKind.RECORD
     if parts and parts[-1] == layout.VALUES_FILE:
         return FileKind.VALUES
-    if parts and parts[-1].lower().endswith(_JSON_SUFFIXES):
+    if parts and parts[-1].lower().endswith(_DATA_SUFFIXES):
         return FileKind.DATA
     return FileKind.NOTE
 
 
 _JSON_SUFFIXES = (".json", ".canvas")
+_DATA_SUFFIXES = (*_JSON_SUFFIXES, ".base", ".yml", ".yaml")  # and YAML: Obsidian's bases
 
 
 def trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -87,7 +89,7 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
     if kind is FileKind.NOTE:
         return merge_note(base, ours, theirs)
     if kind is FileKind.DATA:
-        return merge_json(base, ours, theirs)
+        return merge_data(base, ours, theirs, path)
     return FileMerge(
         kind,
         ours,
@@ -96,29 +98,44 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge
     )
 
 
-def merge_json(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
-    """A JSON file: the line merge when it is clean and parses; else ours whole, a conflict. Ours
-    is kept as written (even if it does not parse: it is what this machine had), theirs stays in
-    the merge commit's second parent (tests/sync/test_sync.py, a plugin's data.json)."""
-    import json
-
+def merge_data(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge:
+    """A JSON or YAML file: the line merge when it is clean and parses; else ours whole, a conflict.
+    Ours is kept as written (even if it does not parse: it is what this machine had), theirs
+    stays in the merge commit's second parent (tests/sync/test_sync.py, a plugin's data.json)."""
     lines = merge_note(base, ours, theirs)
-    if lines.clean:
-        try:
-            json.loads(lines.data)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            return FileMerge(FileKind.DATA, lines.data, True)
+    if lines.clean and _parses(lines.data, json=path.lower().endswith(_JSON_SUFFIXES)):
+        return FileMerge(FileKind.DATA, lines.data, True)
     return FileMerge(
         FileKind.DATA,
         ours,
         False,
         [
-            "both machines changed this JSON file where no line merge is valid JSON: kept this "
-            "machine's; the other's is in the merge commit's second parent"
+            "both machines changed this file where no line merge parses: kept this machine's; "
+            "the other's is in the merge commit's second parent"
         ],
     )
+
+
+def _parses(data: bytes, *, json: bool) -> bool:
+    """``data`` reads as JSON (``json``) or YAML: no markers, no line merge that broke it."""
+    try:
+        text = data.decode("utf-8")
+        if json:
+            import json as json_module
+
+            json_module.loads(text)
+            return True
+        from ruamel.yaml.error import YAMLError
+
+        from shardpy.yamlsafe import load
+
+        try:
+            load(text)
+        except YAMLError:
+            return False
+    except (ValueError, RecursionError):  # JSON's, and yamlsafe's too large or too deep
+        return False
+    return True
 
 
 def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:

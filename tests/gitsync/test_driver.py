@@ -213,3 +213,17 @@ def test_a_json_file_is_merged_by_lines_only_into_valid_json() -> None:
     arr = b"[\n 1\n]\n"
     both = merge_bytes(arr, b"[\n 1,\n 2\n]\n", b"[\n 1,\n 3\n]\n", "x.json")
     assert not both.clean and both.data == b"[\n 1,\n 2\n]\n"
+
+
+def test_a_yaml_file_such_as_a_base_is_never_given_markers() -> None:
+    from shardpy.gitsync.merge import merge_bytes
+
+    base = b"views:\n  - type: table\n    name: A\nlimit: 1\norder: x\nsort: y\n"
+    clean = merge_bytes(
+        base, base.replace(b"name: A", b"name: B"), base.replace(b"sort: y", b"sort: z"), "b.base"
+    )
+    assert clean.clean and b"name: B" in clean.data and b"sort: z" in clean.data
+    both = merge_bytes(
+        base, base.replace(b"name: A", b"name: B"), base.replace(b"name: A", b"name: C"), "b.base"
+    )
+    assert not both.clean and both.data == base.replace(b"name: A", b"name: B")
