@@ -82,13 +82,27 @@ def watch_lock(repo: Repo) -> Iterator[None]:
         os.close(fd)
 
 
+def _counts(vault: Path, path: str) -> bool:
+    """A change to ``path`` (absolute) is one a round syncs: not a file one machine keeps for
+    itself (sync/plan.local_only). Obsidian rewrites its workspace.json as you click: each write
+    started a round, a fetch from every remote every few seconds, and a log line for nothing
+    (tests/sync/test_watch.py)."""
+    from shardpy.sync.plan import local_only
+
+    rel = os.path.relpath(path, vault).replace(os.sep, "/")
+    return not local_only(rel)
+
+
 def snapshot(vault: Path) -> dict[str, tuple[int, int]]:
-    """Every vault file's (size, mtime) — what a change looks like to the poll."""
+    """Every vault file's (size, mtime) — what a change looks like to the poll (files one machine
+    keeps for itself left out)."""
     out: dict[str, tuple[int, int]] = {}
     for folder, dirs, files in os.walk(vault):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".shardpy-")]
         for name in files:
             path = os.path.join(folder, name)
+            if not _counts(vault, path):
+                continue
             with contextlib.suppress(OSError):
                 st = os.lstat(path)
                 out[path] = (st.st_size, st.st_mtime_ns)
@@ -126,6 +140,7 @@ class Inotify(Poll):
         import ctypes
 
         self.vault = vault
+        self.folders: dict[int, str] = {}  # watch descriptor → the folder it watches
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.fd = int(self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
         if self.fd < 0:
@@ -141,15 +156,38 @@ class Inotify(Poll):
 
         for folder, dirs, _files in os.walk(self.vault):
             dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".shardpy-")]
-            if self.libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_EVENTS) < 0:
+            wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_EVENTS))
+            if wd < 0:
                 raise OSError(ctypes.get_errno(), "inotify_add_watch")  # e.g. the watch limit
+            self.folders[wd] = folder
 
     def _drain(self) -> bool:
+        """Read every pending event: True when one is a change a round syncs."""
         got = False
         with contextlib.suppress(BlockingIOError):
-            while os.read(self.fd, 1 << 16):
-                got = True
+            while True:
+                data = os.read(self.fd, 1 << 16)
+                if not data:
+                    break
+                got = self._relevant(data) or got
         return got
+
+    def _relevant(self, data: bytes) -> bool:
+        """Any event in ``data`` (inotify's records: wd, mask, cookie, name length, name) that is
+        not about a file one machine keeps for itself; a queue overflow counts (unknown)."""
+        import struct
+
+        at = 0
+        while at + 16 <= len(data):
+            wd, mask, _cookie, size = struct.unpack_from("iIII", data, at)
+            name = data[at + 16 : at + 16 + size].rstrip(b"\0")
+            at += 16 + size
+            folder = self.folders.get(wd)
+            if mask & 0x4000 or folder is None or not name:  # IN_Q_OVERFLOW, or the folder itself
+                return True
+            if _counts(self.vault, os.path.join(folder, os.fsdecode(name))):
+                return True
+        return False
 
     def settle(self) -> None:
         self._drain()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shardpy.sync.watch import DEBOUNCE_S, POLL_S
 from tests.gitsync.kit import git
 from tests.shardkit import child_env, run_shardpy, shardpy_argv
 from tests.sync.kit import Fleet
@@ -83,6 +84,33 @@ def test_the_watcher_syncs_a_change_refuses_a_second_and_stops_on_sigterm(
     lines = out.splitlines()
     assert lines[-1].endswith("sync: watcher stopped")
     assert any("committed 1 path(s)" in line and "origin: pushed" in line for line in lines)
+
+
+@pytest.mark.parametrize("detector", ["default", "poll"])
+def test_a_file_one_machine_keeps_for_itself_starts_no_round(
+    fleet: Fleet, watchers: list[subprocess.Popen[str]], detector: str
+) -> None:
+    """Obsidian rewrites .obsidian/workspace.json as you click, an editor its swap file as you
+    type: each started a round (a fetch from every remote, a log line) every few seconds. They
+    start none now; a note's change still does."""
+    import threading
+
+    fleet.start({"notes/plan.md": NOTE, ".obsidian/app.json": "{}\n"})  # Obsidian's folder exists
+    proc = _watch(fleet, "b", watchers, {"SHARDPY_SYNC_WATCH": detector}, interval="600")
+    assert proc.stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    _until(lambda: len(lines) >= 1, proc)  # the first round
+    for k in range(6):  # clicking around for three seconds
+        fleet.write("b", ".obsidian/workspace.json", f'{{"active": {k}}}\n')
+        fleet.write("b", "notes/.plan.md.swp", f"swap {k}\n")
+        time.sleep(0.5)
+    time.sleep(DEBOUNCE_S + 3 * POLL_S)
+    assert len(lines) == 1, lines
+    fleet.write("b", "notes/plan.md", NOTE + "four\n")
+    _until(lambda: len(lines) >= 2, proc)
+    assert "committed 1 path(s)" in lines[1], lines
 
 
 def test_a_watcher_killed_mid_merge_is_finished_by_the_next(
