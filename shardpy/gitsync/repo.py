@@ -3,6 +3,7 @@ shardpy.gitrun as every git command shardpy runs."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,21 @@ _NO_IDENTITY = (
 _NOT_SIGNED = ("gpg failed to sign", "Couldn't load public key", "failed to sign", "signing failed")
 
 
+# A filter .gitattributes names (Git LFS most often) that this machine cannot run: the attributes
+# came with a pull from a machine that has it.
+_FILTER = re.compile(r"(?:clean|smudge) filter '([^']+)' failed")
+
+
 def _commit_refused(what: str, said: str) -> ShardpyError | None:
+    filtered = _FILTER.search(said)
+    if filtered is not None:
+        name = filtered.group(1)
+        return ShardpyError(
+            "GIT_FILTER_FAILED",
+            f"{what} (the '{name}' filter .gitattributes names could not run on this machine)",
+            "Install what the filter needs here (for 'lfs': Git LFS, then `git lfs install`), or "
+            "take the filter out of .gitattributes if the vault no longer uses it.",
+        )
     if any(words in said for words in _NO_IDENTITY):
         return ShardpyError(
             "GIT_NO_IDENTITY",

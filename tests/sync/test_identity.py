@@ -80,3 +80,17 @@ def test_signing_that_cannot_sign_is_said_with_its_fix(fleet: Fleet, tmp_path: P
     assert "commit.gpgsign false" in report["error"]["hint"]
     git(b, "config", "commit.gpgsign", "false")
     assert fleet.sync("b")["commit"]
+
+
+def test_a_filter_this_machine_cannot_run_is_said_with_its_fix(fleet: Fleet) -> None:
+    """A .gitattributes from a machine with Git LFS, and a machine without it: `git add` stopped
+    with GIT_FAILED, "run it by hand"."""
+    fleet.start({NOTE: "# Plan\n"})
+    b = fleet.machines["b"]
+    fleet.write("b", ".gitattributes", "*.pdf filter=lfs diff=lfs merge=lfs -text\n")
+    git(b, "config", "filter.lfs.clean", "no-such-git-lfs clean -- %f")
+    git(b, "config", "filter.lfs.required", "true")
+    (b / "paper.pdf").write_bytes(b"%PDF-1.4\n")
+    report = fleet.sync("b", exit_code=1)
+    assert report["error"]["code"] == "GIT_FILTER_FAILED", report
+    assert "'lfs'" in report["error"]["message"] and "git lfs install" in report["error"]["hint"]
