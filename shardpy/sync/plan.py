@@ -15,7 +15,6 @@ from shardpy.sync import records
 
 __all__ = [
     "Changes",
-    "changed_paths",
     "head_blobs",
     "local_excludes",
     "local_only",
@@ -47,10 +46,14 @@ def local_only(path: str) -> bool:
     return path in _DEVICE_FILES or any(fnmatchcase(name, pattern) for pattern in _WORKING_FILES)
 
 
-def changed_paths(vault: Path, prefix: str) -> list[str]:
-    """Vault-relative paths git would commit from the vault (ignored files never); ``prefix``
-    is the vault's folder in the repository (``SyncPlan.prefix``)."""
-    return [printable(p) for p in working_changes(vault, prefix).paths]
+def _would_commit(vault: Path, prefix: str) -> list[str]:
+    """What a round's commit would take (a dry run): the changes, less the new files one machine
+    keeps for itself and the files this account may not read (the round leaves both out)."""
+    from shardpy.sync.access import unreadable
+
+    changes = working_changes(vault, prefix)
+    left = {p for p in changes.untracked if local_only(p)} | set(unreadable(vault, changes.paths))
+    return [printable(p) for p in changes.paths if p not in left]
 
 
 class Changes(NamedTuple):
@@ -239,7 +242,7 @@ def plan_sync(
         host=_host(),
         prefix=prefix,
         remotes=chosen,
-        changes=changed_paths(vault, prefix) if dry_run else [],
+        changes=_would_commit(vault, prefix) if dry_run else [],
         setup_needed=_setup_needed(vault, repo, config),
         push=push,
         dry_run=dry_run,

@@ -185,6 +185,8 @@ def test_per_device_and_editor_working_files_are_never_added(fleet: Fleet) -> No
         fleet.write("a", rel, "{}\n")
     fleet.write("a", ".obsidian/app.json", "{}\n")  # shared settings: synced
     fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    dry = fleet.shardpy("a", "sync", "--dry-run", "--json").json()
+    assert dry["changes"] == [".obsidian/app.json", "notes/plan.md"]  # what the commit takes
     report = fleet.sync("a")
     assert report["local_only"] == [
         ".obsidian/workspace.json",
