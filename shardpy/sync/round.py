@@ -272,15 +272,16 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     report.unreadable = [printable(p) for p in sorted(changes.closed + closed)]
     kept_here = [p for p in changes.untracked if local_only(p)]
     report.local_only = [printable(p) for p in kept_here]
-    unread = set(closed) | set(kept_here)
-    paths = [printable(p) for p in changes.paths if p not in unread]
+    skipped = set(closed) | set(kept_here)
+    paths = [printable(p) for p in changes.paths if p not in skipped]
     plan.changes = paths
     if not paths:
         return
     report.stamped = _stamp(plan, paths, writer, report)
-    # A file git cannot read stopped `git add -A` for the whole vault ("unable to index file"):
-    # it stays out of the commit, as it is in HEAD (tests/sync/test_unreadable.py).
-    leave = [f":(exclude,literal){p}" for p in sorted(unread)]
+    # Left out of the commit: a file git cannot read (it stopped `git add -A` for the whole vault,
+    # "unable to index file"; it stays as HEAD has it: tests/sync/test_unreadable.py) and a new
+    # file one machine keeps for itself (tests/sync/test_sync.py).
+    leave = [f":(exclude,literal){p}" for p in sorted(skipped)]
     git(["add", "-A", "--", ".", *leave], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(_root(plan))
