@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable, rel_parts
-from shardpy.gitsync.repo import cannot_write, disk_full, failure, git
+from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -282,7 +282,7 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     # "unable to index file"; it stays as HEAD has it: tests/sync/test_unreadable.py) and a new
     # file one machine keeps for itself (tests/sync/test_sync.py).
     leave = [f":(exclude,literal){p}" for p in sorted(skipped)]
-    git(["add", "-A", "--", ".", *leave], _root(plan))
+    _with_pathspecs(["add", "-A"], [".", *leave], _root(plan))
     # Never a machine-local record, even one tracked by mistake (git setup's list).
     tracked = tracked_local(_root(plan))
     if tracked:
@@ -297,10 +297,23 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
     # `commit -- .` (the vault's paths only) takes every path it lists from the work tree, so a
     # record untracked just above, still in HEAD and on disk, went back in (tests/sync/test_sync.py,
     # the vault id): the index is committed as staged unless something outside the vault is staged.
-    only = ["--", ".", *leave] if len(mine) < len(staged) else []
-    git(["commit", "--quiet", "-m", _message(plan, paths), *only], _root(plan))
+    commit = ["commit", "--quiet", "-m", _message(plan, paths)]
+    if len(mine) < len(staged):
+        _with_pathspecs(commit, [".", *leave], _root(plan))
+    else:
+        git(commit, _root(plan))
     report.commit = git(["rev-parse", "HEAD"], plan.repo.top).stdout.strip()
     report.committed = paths
+
+
+def _with_pathspecs(args: list[str], specs: list[str], cwd: Path) -> None:
+    """``git ARGS -- SPECS``; many of them (a .DS_Store in each of thousands of folders left out)
+    go through stdin, never a command line past the system's limit."""
+    if len(specs) <= PATHS_PER_CALL:
+        git([*args, "--", *specs], cwd)
+        return
+    data = b"".join(os.fsencode(s) + b"\0" for s in specs)
+    git_bytes([*args, "--pathspec-from-file=-", "--pathspec-file-nul"], cwd, input=data)
 
 
 def _write(writer: Session, ops: list[Op]) -> None:

@@ -205,6 +205,21 @@ def test_per_device_and_editor_working_files_are_never_added(fleet: Fleet) -> No
     assert fleet.sync("a")["committed"] == ["notes/plan.md~"]
 
 
+def test_thousands_of_files_left_out_go_to_git_by_stdin(fleet: Fleet) -> None:
+    """A .DS_Store in every folder of a big vault: each is a pathspec the commit leaves out, more
+    than one command line should carry; they reach git through stdin."""
+    from shardpy.sync.round import PATHS_PER_CALL
+
+    fleet.start({"notes/plan.md": NOTE})
+    count = PATHS_PER_CALL + 20
+    for k in range(count):
+        fleet.write("a", f"notes/f{k:04}/.DS_Store", "x")
+    fleet.write("a", "notes/plan.md", NOTE + "four\n")
+    report = fleet.sync("a")
+    assert len(report["local_only"]) == count and report["committed"] == ["notes/plan.md"]
+    assert ".DS_Store" not in git(fleet.machines["a"], "ls-files").stdout
+
+
 def test_json_both_machines_changed_stays_json(fleet: Fleet) -> None:
     """A plugin's data.json or a canvas changed on two machines in the same lines: the merge
     committed conflict markers, which no JSON reader takes (a plugin reset its settings, a canvas
