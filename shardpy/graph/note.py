@@ -372,8 +372,10 @@ def _bullet(prefix: str, text: str) -> str:
 def _fact_line(f: Fact) -> str:
     if f.key is not None:
         prefix = f"[{f.key}] "
-    elif f.text.startswith(("[", "\\")):
-        prefix = "\\"  # a text that begins like a key stays unkeyed
+    elif f.text.startswith(("[", "\\")) or f.text.strip() == NO_OBSERVATIONS:
+        # A text that begins like a key stays unkeyed; one that reads like the empty section's
+        # placeholder stays a fact (it was skipped when read back: tests/graph/test_note.py).
+        prefix = "\\"
     else:
         prefix = ""
     if f.live:

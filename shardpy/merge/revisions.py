@@ -28,6 +28,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from shardpy.notes.keylines import key_lines as _key_lines
+from shardpy.notes.keylines import set_key
+from shardpy.notes.keylines import with_lines as _with_lines
 from shardpy.notes.written import Written
 
 __all__ = [
@@ -44,7 +47,6 @@ __all__ = [
 REV_KEY = "_rev"
 Stamp = tuple[int, str]  # (Lamport counter, machine id)
 
-_KEY_LINE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)")
 _STAMP = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*)=([0-9]{1,12})\.([0-9a-z]{1,32})")
 _OPEN = "---\n"
 _MISSING = object()
@@ -86,35 +88,6 @@ def load_mapping(inner: str) -> dict[str, Any] | None:
     return _load(inner)
 
 
-def set_key(inner: str, key: str, value: str | None) -> str | None:
-    """``inner`` with top-level ``key: value`` (``value`` as YAML text; None removes the key).
-
-    None when the block's keys cannot be placed line by line.
-    """
-    return _with_lines(inner, key, [] if value is None else [f"{key}: {value}\n"])
-
-
-def _spans(inner: str) -> dict[str, tuple[int, int]] | None:
-    """Each top-level key's lines [start, end) in ``inner`` (None: a key we cannot place)."""
-    lines = inner.splitlines(keepends=True)
-    spans: dict[str, tuple[int, int]] = {}
-    current: str | None = None
-    for i, line in enumerate(lines):
-        if line[:1] in (" ", "\t", "-") or not line.strip():
-            continue
-        if current is not None:
-            spans[current] = (spans[current][0], i)
-            current = None
-        if line.startswith("#"):
-            continue
-        m = _KEY_LINE.match(line)
-        if m is None or m.group(1) in spans:
-            return None
-        current = m.group(1)
-        spans[current] = (i, len(lines))
-    return spans
-
-
 def _scalar(value: Any) -> bool:
     return not isinstance(value, (list, dict))
 
@@ -122,32 +95,6 @@ def _scalar(value: Any) -> bool:
 def _same(a: Any, b: Any) -> bool:
     # 1, 1.0 and True are equal in Python, never in a note.
     return type(a) is type(b) and a == b
-
-
-def _with_lines(inner: str, key: str, new: list[str]) -> str | None:
-    """``inner`` with ``key``'s lines replaced by ``new`` (removed when empty, appended when absent)."""
-    spans = _spans(inner)
-    if spans is None:
-        return None
-    lines = inner.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    if key in spans:
-        start, end = spans[key]
-        return "".join(lines[:start] + new + lines[end:])
-    return "".join(lines + new)
-
-
-def _key_lines(inner: str, key: str) -> list[str]:
-    spans = _spans(inner) or {}
-    if key not in spans:
-        return []
-    lines = inner.splitlines(keepends=True)
-    start, end = spans[key]
-    out = lines[start:end]
-    if out and not out[-1].endswith("\n"):
-        out[-1] += "\n"
-    return out
 
 
 def _split(text: str) -> tuple[str, str, str] | None:

@@ -701,7 +701,7 @@ def render_block(
             to_replace.append((key, value))
     text = fm_text
     if to_replace:
-        text = _roundtrip_replace(fm_text, to_replace, newline)
+        text = _replace_keys(fm_text, to_replace, newline)
     if text and not text.endswith("\n"):
         text += newline
     text += "".join(yaml_item(k, v, newline) for k, v in to_append)
@@ -714,20 +714,45 @@ def _same(current: Any, value: str | list[str]) -> bool:
     return isinstance(current, str) and current == value
 
 
-def _roundtrip_replace(fm_text: str, updates: list[tuple[str, str | list[str]]], newline: str) -> str:
+def _replace_keys(fm_text: str, updates: list[tuple[str, str | list[str]]], newline: str) -> str:
+    """``fm_text`` with each key's lines replaced (notes/keylines.py: every other byte as written);
+    a block whose keys cannot be placed line by line goes through the YAML round trip, on its LF
+    text (a comment's CR was doubled in a CRLF note: tests/serve/test_supersede_bytes.py)."""
+    from shardpy.notes.keylines import with_lines
+
+    lf = fm_text.replace("\r\n", "\n")
+    text: str | None = lf
+    for key, value in updates:
+        text = None if text is None else with_lines(text, key, yaml_item(key, value, "\n").splitlines(True))
+    if text is None:
+        text = _roundtrip_replace(lf, updates)
+    return text.replace("\n", newline) if newline != "\n" else text
+
+
+def _roundtrip_replace(fm_text: str, updates: list[tuple[str, str | list[str]]]) -> str:
+    """The block re-serialised with ``updates``; a block ruamel's round trip cannot read (PyYAML
+    read it) is NOTE_NOT_EDITABLE, never a traceback."""
     import io
 
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
+    from shardpy.errors import ShardpyError
     from shardpy.yamlsafe import load
 
     rt = YAML()
     rt.width = 4096
     rt.preserve_quotes = True
-    doc = load(fm_text, rt)
+    try:
+        doc = load(fm_text, rt)
+    except YAMLError as exc:
+        raise ShardpyError(
+            "NOTE_NOT_EDITABLE",
+            f"The note's frontmatter cannot be rewritten key by key ({type(exc).__name__})",
+            "Set the keys by hand, or make the frontmatter plain `key: value` lines.",
+        ) from exc
     for key, value in updates:
         doc[key] = value
     out = io.StringIO()
     rt.dump(doc, out)
-    text = out.getvalue()
-    return text.replace("\n", newline) if newline != "\n" else text
+    return out.getvalue()

@@ -68,8 +68,18 @@ def sha(data: bytes) -> str:
 
 
 def mark_superseded(path: str, current: bytes, by: str) -> Rewrite:
-    """The old memory with ``superseded_by: "[[by]]"`` added to its frontmatter; its body is kept."""
-    text = current.decode("utf-8")
+    """The old memory with ``superseded_by: "[[by]]"`` added to its frontmatter; its body, its BOM
+    and every other byte are kept (tests/serve/test_supersede_bytes.py)."""
+    try:
+        text = current.decode("utf-8")
+    except UnicodeDecodeError as exc:  # SERVE_INTERNAL before
+        raise ShardpyError(
+            "SERVE_SUPERSEDES_INVALID",
+            f"{path} is not UTF-8 text (byte {exc.start}), so it cannot be marked superseded",
+            "Save it as UTF-8, or remember without supersedes.",
+            path=path,
+        ) from exc
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
     fences = split_fences(text)
     if fences is None:
         raise ShardpyError(
@@ -81,7 +91,7 @@ def mark_superseded(path: str, current: bytes, by: str) -> Rewrite:
     fm_text, body, newline = fences
     data = split_frontmatter(text).data
     block = render_block(fm_text, data, [("superseded_by", f"[[{by}]]")], newline)
-    return Rewrite(path, sha(current), (block + body).encode("utf-8"))
+    return Rewrite(path, sha(current), (bom + block + body).encode("utf-8"))
 
 
 def write_ops(plan: WritePlan, view: WriteView) -> list[Op]:

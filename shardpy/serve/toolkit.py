@@ -59,6 +59,13 @@ class Served:
 # -- text checks -------------------------------------------------------------------
 
 
+def check_body(text: str, limit: int) -> str:
+    """A note's body as a caller sent it, checked, with one line end: the notes shardpy writes are
+    LF, and a body sent with CRLF gave a description ending in a carriage return and a note of
+    mixed line ends (tests/serve/test_supersede_bytes.py)."""
+    return check_text("body", text, limit).replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 def check_text(field_name: str, text: str, limit: int) -> str:
     if "\ufffd" in text:
         raise ShardpyError(

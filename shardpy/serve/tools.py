@@ -32,7 +32,7 @@ from shardpy.serve.memories import (
     render_memory,
 )
 from shardpy.serve.qmd import Qmd, QmdAnswer, fuse
-from shardpy.serve.toolkit import Args, Served, check_text, memory_root_of
+from shardpy.serve.toolkit import Args, Served, check_body, check_text, memory_root_of
 
 TITLE_MAX = 120
 # A title becomes a file name: "YYYY-MM-DD " + title + ".md" must stay under the 255 bytes a file name
@@ -370,13 +370,14 @@ def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | Non
     root = memory_root_of(v)
     title = check_title(a.title)
     limit = GENERAL_BODY_MAX if a.scope == "general" else BODY_MAX
-    body = check_text("body", a.body, limit).strip()
+    body = check_body(a.body, limit)
     projects, platforms = _reach(caller, a)
     confidence = a.confidence or "observed"
     exists = _link_names(v)
     title, body = neutralise_links(title, exists), neutralise_links(body, exists)
     shown, _ = v.store.visible_to(caller)
-    old = [_find_memory(shown, ref) for ref in a.supersedes or []]
+    # Named twice (a path and its stem): superseded once, listed once.
+    old = list({m.path: m for m in (_find_memory(shown, ref) for ref in a.supersedes or [])}.values())
     replaced = {m.path for m in old}
     if not a.force:
         dupes = [(m, s) for m, s in near_duplicates(title, body, shown) if m.path not in replaced]
@@ -496,7 +497,7 @@ def record_work(
     v: Served, caller: Caller, a: RecordWorkArgs, now: _dt.datetime | None = None
 ) -> dict[str, Any]:
     title = check_title(a.title)
-    body = check_text("body", a.body, BODY_MAX).strip()
+    body = check_body(a.body, BODY_MAX)
     folder = _work_folder(v, check_text("folder", a.folder, 500))
     moment = now or _dt.datetime.now(_dt.UTC)
     day = moment.astimezone().date()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.merge.revisions import set_key
+from shardpy.notes.keylines import set_key
 from shardpy.plan.purge import PurgePlan, disabled_since
 from shardpy.plan.purge import plan_purge as _plan
 from shardpy.vault.disabled import DISABLED, DISABLED_AT

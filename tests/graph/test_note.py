@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shardpy.errors import ShardpyError
 from shardpy.graph import ops
 from shardpy.graph.commit import change
 from shardpy.graph.facts import Fact
@@ -41,6 +42,28 @@ def test_render_parse_keeps_every_fact_and_relation() -> None:
     assert back.facts == e.facts
     assert back.relations == e.relations
     assert render_note(back) == render_note(e)
+
+
+def test_a_fact_that_reads_like_the_empty_sections_placeholder_is_kept() -> None:
+    """create_entities acknowledged the observation "_No observations._" and open_nodes then lost
+    it: read back, it was taken for the placeholder of an empty section."""
+    facts = [Fact("_No observations._", None, 1000, None), Fact("real fact", None, 1000, None)]
+    back = _roundtrip(Entity("Checklist", "doc", facts=facts))
+    assert back.facts == facts
+
+
+def test_retiring_a_keyed_fact_as_of_today_is_as_of_now() -> None:
+    """A day means the end of that day, still to come today: "retire as of today", as the error's
+    own hint says to do, was always refused (GRAPH_BAD_AS_OF)."""
+    from shardpy.graph.facts import DAY_MS, parse_as_of
+
+    now = parse_as_of("2026-12-04T21:18:12Z")
+    e = Entity("Priya", "person", facts=[Fact("on the platform team", "team", now - DAY_MS, None)])
+    assert ops._keyed(e, "team", [], parse_as_of("2026-12-04"), now) == []
+    assert e.facts[0].valid_to == now
+    tomorrow = Entity("Priya", "person", facts=[Fact("on the platform team", "team", now - DAY_MS, None)])
+    with pytest.raises(ShardpyError, match="valid_to must lie"):
+        ops._keyed(tomorrow, "team", [], parse_as_of("2026-12-05"), now)
 
 
 def test_safe_stems_stay_in_one_folder() -> None:

@@ -1,0 +1,100 @@
+"""remember's writes leave the bytes nobody asked to change (a helper's probe of real memories).
+
+Superseding a memory rewrote its whole frontmatter through a YAML round trip whenever the key
+was already there (the flagship's memory template carries an empty ``superseded_by:``): spacing,
+flow lists, indents and quotes changed, a comment's CR was doubled in a CRLF memory, a BOM was
+dropped, and a block the round trip could not read (a tab before a comment) or a memory that is
+not UTF-8 failed the call with SERVE_INTERNAL. A body sent with CRLF gave a description ending in
+a carriage return, and a memory named twice in ``supersedes`` was listed twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.serve.kit import Shared, World, build_world, shared
+
+HEAD = (
+    "date: 2026-11-05   # day I learned it\ndescription:   'single quoted desc'\ntags:   [ memory, build ]\n"
+)
+TEMPLATE = (
+    "---\n" + HEAD + "scope: project\nprojects: [atlas]\nconfidence: observed\norigin: \nsupersedes: \n"
+    "superseded_by: \nsteps:\n    - one\n    - two\n---\n# Template lesson\n\nUse the cache.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def atlas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[World, Shared]]:
+    world = build_world(tmp_path_factory.mktemp("supersede-bytes"))
+    with shared(world, cwd=world.repos["atlas"]) as session:
+        yield world, session
+
+
+def _memory(world: World, name: str, data: bytes) -> str:
+    rel = f"memories/2026/11/{name}.md"
+    (world.vault / rel).parent.mkdir(parents=True, exist_ok=True)
+    (world.vault / rel).write_bytes(data)
+    return rel
+
+
+def _supersede(s: Shared, old: str, title: str) -> dict[str, object]:
+    # force: the bodies are alike on purpose (no near-duplicate question in the way)
+    args = {"title": title, "body": f"Newer: {title}.", "scope": "project", "supersedes": [old]}
+    return s.call("remember", {**args, "force": True})
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("2026-11-05 Template lf", TEMPLATE.encode()),
+        ("2026-11-05 Template crlf", TEMPLATE.replace("\n", "\r\n").encode()),
+        ("2026-11-05 Template bom", ("\ufeff" + TEMPLATE).encode()),
+    ],
+)
+def test_superseding_changes_one_line_only(atlas: tuple[World, Shared], name: str, written: bytes) -> None:
+    world, s = atlas
+    old = _memory(world, name, written)
+    done = _supersede(s, old, f"{name} v2")
+    stem = Path(str(done["path"])).stem
+    nl = b"\r\n" if b"\r\n" in written else b"\n"
+    want = written.replace(b"superseded_by: " + nl, f'superseded_by: "[[{stem}]]"'.encode() + nl)
+    assert (world.vault / old).read_bytes() == want
+
+
+def test_a_block_only_pyyaml_reads_is_superseded(atlas: tuple[World, Shared]) -> None:
+    world, s = atlas
+    text = TEMPLATE.replace("confidence: observed\n", "confidence: observed\t# checked twice\n")
+    old = _memory(world, "2026-11-17 Tab comment", text.encode())
+    done = _supersede(s, old, "Tab comment v2")
+    assert f'superseded_by: "[[{Path(str(done["path"])).stem}]]"' in (world.vault / old).read_text()
+
+
+def test_a_memory_not_in_utf8_is_a_typed_refusal(atlas: tuple[World, Shared]) -> None:
+    world, s = atlas
+    data = TEMPLATE.replace("Use the cache.", "Caf\udce9 theta.").encode("utf-8", "surrogateescape")
+    old = _memory(world, "2026-11-03 Latin lesson", data)
+    with pytest.raises(MCPError, match="SERVE_SUPERSEDES_INVALID"):
+        _supersede(s, old, "Latin lesson v2")
+    assert (world.vault / old).read_bytes() == data
+
+
+def test_a_crlf_body_and_a_memory_named_twice(atlas: tuple[World, Shared]) -> None:
+    world, s = atlas
+    old = _memory(world, "2026-11-06 Twice", TEMPLATE.encode())
+    done = s.call(
+        "remember",
+        {
+            "title": "Windows lesson",
+            "body": "First line\r\nSecond line\rThird",
+            "scope": "project",
+            "supersedes": [old, Path(old).stem],
+        },
+    )
+    assert done["superseded"] == [old]
+    data = (world.vault / str(done["path"])).read_bytes()
+    assert b"\r" not in data and b"description: First line\n" in data
+    assert (world.vault / old).read_text().count("superseded_by:") == 1
