@@ -44,6 +44,36 @@ def io_error(
 
 # A file name whose bytes are not UTF-8 comes back from os with surrogate escapes: kept so to hand
 # back to the file system or git, shown with U+FFFD (tests/hardening/test_odd_names.py).
+# Reading flags for a file in a vault or a source: never through a link, and never blocking on a
+# FIFO (opening one for reading waits for a writer: `status`, an import and the server hung for
+# good on a note replaced by one: tests/hardening/test_special_files.py).
+READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, follow: bool = False) -> int:
+    """A descriptor for reading the regular file at ``path`` (READ_FLAGS); OSError for a link
+    (unless ``follow``), a folder, a FIFO, a socket or a device (EINVAL "not a regular file")."""
+    flags = READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else READ_FLAGS
+    fd = os.open(path, flags, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at ``path`` (:func:`open_regular`: a FIFO is an OSError, never
+    a read that waits for a writer)."""
+    fd = open_regular(path)
+    with open(fd, "rb", closefd=True) as fh:
+        return fh.read()
+
+
 def utf8_name(name: str) -> bool:
     """``name`` (as os gives it) was UTF-8: no surrogate escape stands for a byte that was not."""
     if name.isascii():
@@ -107,7 +137,7 @@ def read_text(name: str) -> str:
     """A file's UTF-8 text with newlines translated as ``open(name, encoding="utf-8")``
     reads it (``\\r\\n`` and a lone ``\\r`` become ``\\n``), at a third of its cost:
     for loops over thousands of notes. Raises OSError / UnicodeDecodeError."""
-    fd = os.open(name, os.O_RDONLY)
+    fd = open_regular(name, follow=True)  # a linked note is read at its target (notes/keycache.py)
     try:
         data = os.read(fd, 1 << 16)
         while True:

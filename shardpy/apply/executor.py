@@ -29,7 +29,7 @@ from shardpy import fsutil
 from shardpy.apply.folders import Folders
 from shardpy.apply.runjournal import NOT_DONE, Journal
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import SYNCFS_MIN, atomic_write, fsync_path, remove_stale_temps, syncfs_all
+from shardpy.fsutil import SYNCFS_MIN, atomic_write, fsync_path, open_regular, remove_stale_temps, syncfs_all
 from shardpy.fsutil import sha256_bytes as sha256
 from shardpy.vault.layout import IMPORTS as IMPORTS_DIR
 
@@ -56,7 +56,7 @@ def read_current(vault: Path, rel: str, folder_fd: int | None = None) -> tuple[b
         return None, ""
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
         return None, "the vault path is not a regular file"
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder_fd)
+    fd = open_regular(path, dir_fd=folder_fd)
     with open(fd, "rb") as fh:
         return fh.read(), ""
 

@@ -22,6 +22,7 @@ from shardpy.apply.transaction import RecoveryReport
 from shardpy.errors import ShardpyError
 from shardpy.flows.statuschecks import Checks, manifest_warnings
 from shardpy.flows.statuschecks import checks as shard_checks
+from shardpy.fsutil import read_regular
 from shardpy.gitsync.report import GitReport, git_report
 from shardpy.vault import layout
 from shardpy.vault.files import user_files
@@ -132,7 +133,7 @@ def _conflicts(report: StatusReport, vault: Path) -> None:
 
     for item in report.modified:
         try:
-            data = (vault / item["path"]).read_bytes()
+            data = read_regular(vault / item["path"])  # a FIFO there hung status
         except OSError:
             continue
         if has_conflict_markers(data):
@@ -202,7 +203,11 @@ def _modified_line_stats(report: StatusReport, vault: Path, state: State) -> Non
         base = None if item.get("unreadable") else renderer.render(path)
         if base is None:
             continue
-        added, removed = _line_diff(base, (vault / path).read_bytes())
+        try:
+            now = read_regular(vault / path)
+        except OSError:
+            continue
+        added, removed = _line_diff(base, now)
         item.update(added=added, removed=removed)
 
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shardpy.fsutil import open_regular
 from shardpy.graph import cache
 from shardpy.graph.cache import FileKey, Files  # (size, mtime_ns, inode); note path → (key, item)
 from shardpy.graph.note import Entity, Invalid, parse_note, safe_stem
@@ -333,7 +334,7 @@ def _read(full: str, rel: str, size: int, *, foreign: bool = False) -> Item:
     if size > NOTE_BYTES_MAX:
         return Invalid(rel, f"the note is {size:,} bytes; an entity note holds at most {NOTE_BYTES_MAX:,}")
     try:
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_regular(full)
     except OSError as exc:
         return Invalid(rel, f"cannot be read: {exc.strerror}")
     with os.fdopen(fd, "rb") as fh:

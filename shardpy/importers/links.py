@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shardpy.fsutil import utf8_name
+from shardpy.fsutil import open_regular, utf8_name
 from shardpy.notes.blocks import InlineBlock
 from shardpy.notes.note import is_note_name, without_ext
 from shardpy.notes.note import stem as note_stem
@@ -164,7 +164,7 @@ class VaultIndex:
 
 def _read_head(path: Path, limit: int = 8192) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(path)
     except OSError:
         return None
     try:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardpy.fsutil import printable, utf8_name
+from shardpy.fsutil import open_regular, printable, utf8_name
 from shardpy.plan.importplan import Skipped
 
 
@@ -94,7 +94,7 @@ def _classify(
 def read_text(path: str | Path) -> tuple[bytes, str | None, str | None]:
     """(raw bytes, text without BOM or None, skip reason or None)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(path)
     except OSError as exc:
         return b"", None, f"unreadable: {exc.strerror or exc}"
     try:

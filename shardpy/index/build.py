@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from shardpy.fsutil import READ_FLAGS
 from shardpy.index import store, vectors
 from shardpy.index.chunk import Note, parse_note
 from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
@@ -55,7 +56,7 @@ class _Counts:
 
 def _read(path: Path) -> bytes:
     """The file's bytes, refusing a link (O_NOFOLLOW) and anything not a regular file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, READ_FLAGS)  # the regular-file check follows (a FIFO never blocks)
     try:
         st = os.fstat(fd)
         if not (st.st_mode & 0o170000 == 0o100000):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from shardpy.fsutil import printable, utf8_name
+from shardpy.fsutil import open_regular, printable, utf8_name
 from shardpy.notes import frontmatter, note
 from shardpy.notes.note import is_note_name
 from shardpy.vault.disabled import DISABLED, is_disabled
@@ -306,7 +306,7 @@ def head_withheld(head: str) -> bool:
 def read_head(path: str) -> str | None:
     """The first :data:`HEAD_BYTES` of a file, opened without following a link."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(path)
     except OSError:
         return None
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shardpy.apply.session import session
+from shardpy.fsutil import read_regular
 from shardpy.plan.memorywrite import Rewrite, WritePlan, mark_superseded, sha, write_ops
 
 # The plan's names, kept importable here for the tools that build one.
@@ -32,7 +33,7 @@ class VaultWrites:
 
     def current(self, path: str) -> bytes:
         try:
-            return (self.vault / path).read_bytes()
+            return read_regular(self.vault / path)
         except OSError:
             return b""
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
 
+from shardpy.fsutil import open_regular
 from shardpy.index.config import IndexConfig
 from shardpy.notes import visibility
 from shardpy.notes.visibility import Entry, under
@@ -326,7 +327,7 @@ class Exposure:
         if self.may_read(rel) is None:
             return None
         try:
-            fd = os.open(self.vault / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = open_regular(self.vault / rel)
         except OSError:
             return None
         with os.fdopen(fd, "rb") as fh:

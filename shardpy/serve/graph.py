@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shardpy.fsutil import open_regular
 from shardpy.index.config import IndexConfig
 from shardpy.notes import visibility
 from shardpy.notes.blocks import inline_blocks
@@ -118,7 +119,7 @@ class LinkCache:
         if hit is not None and hit[0] == key:
             return hit[1]
         try:  # a served note is a regular file: never read through a link swapped in since
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = open_regular(full)
             with os.fdopen(fd, "rb") as fh:
                 text = fh.read().decode("utf-8", "replace")
         except OSError:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from shardpy.fsutil import open_regular
+
 MARKER = ".shardmind-project"
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 Source = Literal["roots", "marker", "folder", "flag", "vault", "none", "timeout"]
@@ -69,7 +71,7 @@ def root_to_path(uri: str) -> Path | None:
 
 def _read_marker(folder: Path) -> tuple[str | None, tuple[str, ...]] | None:
     try:  # never through a link: its first line would be shown back as the caller's name
-        fd = os.open(folder / MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(folder / MARKER)
         with os.fdopen(fd, "rb") as fh:
             text = fh.read(4096).decode("utf-8", "replace")
     except OSError:

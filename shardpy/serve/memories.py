@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shardpy.fsutil import open_regular
 from shardpy.graph.store import GRAPH_FOLDER
 from shardpy.index.config import IndexConfig
 from shardpy.notes import visibility
@@ -299,7 +300,7 @@ class Store:
 def _read_nofollow(path: str) -> str | None:
     """A memory file's text, never through a link swapped in after the listing."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(path)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:

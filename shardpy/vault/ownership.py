@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from shardpy.fsutil import sha256_bytes, sha256_stream
+from shardpy.fsutil import READ_FLAGS, read_regular, sha256_bytes, sha256_stream
 from shardpy.vault.state import FileRecord
 
 Live = Literal["managed", "modified", "volatile", "missing"]
@@ -41,25 +42,29 @@ def disk_hash(path: Path) -> str | None:
     never followed: its hash is its link text's, the text being a link's content (a copier
     template's links are recorded so; tests/hardening/test_copier_links.py)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
         return sha256_bytes(os.fsencode(os.readlink(path)))
-    try:
-        with open(fd, "rb") as fh:
-            return sha256_stream(fh)
-    except IsADirectoryError:
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
         return None
+    if not stat.S_ISREG(mode):  # a FIFO, a socket, a device: never read (a FIFO blocked status)
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    with open(fd, "rb") as fh:
+        return sha256_stream(fh)
 
 
 def disk_bytes(path: Path) -> bytes:
     """The bytes of the file at ``path``; a link's link text (never followed), as :func:`disk_hash`."""
     if os.path.islink(path):
         return os.fsencode(os.readlink(path))
-    return path.read_bytes()
+    return read_regular(path)
 
 
 def _total_size(root: Path, paths: list[str]) -> int:
