@@ -10,6 +10,7 @@ export. Entity identity is the exact name string.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,11 @@ class McpMemoryAdapter:
             if not isinstance(obj, dict):
                 yield Skipped(where, "not a JSON object")
                 continue
+            obj, halves = _whole_characters(obj)
+            if halves:
+                # Node writes half an emoji as "\ud83d" when it cuts a string inside one; such a
+                # text cannot be written as UTF-8 (a traceback before: tests/importers/test_mcp_shapes.py).
+                yield Notice(where, f"{halves} half character(s) (lone surrogates) replaced by U+FFFD")
             yield from _gather(obj, line, where, by_name, relations)
         yield from _attach_relations(label, by_name, relations)
         self.entities = list(by_name.values())
@@ -365,9 +371,13 @@ def _gather(
     if etype is None:
         etype = _str(obj.get("_t")) or "entity"
     obj.pop("_t", None)
-    observations = [
-        o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in obj.get("observations") or []
-    ]
+    raw = obj.get("observations") or []
+    if not isinstance(raw, list):
+        # A string was split into one observation per character; a number or a boolean was a
+        # traceback (tests/importers/test_mcp_shapes.py): either is one observation.
+        yield Notice(where, f"observations is a {type(raw).__name__}, not a list: taken as one observation")
+        raw = [raw]
+    observations = [o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in raw]
     first = by_name.get(name)
     if first is None:
         extra = {k: v for k, v in obj.items() if k not in ENTITY_KEYS}
@@ -410,13 +420,44 @@ def _attach_relations(
         owner.relations.append((rtype, to))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate in its texts (keys too) replaced by U+FFFD, and how many."""
+    if isinstance(value, str):
+        fixed, n = _SURROGATE.subn("\ufffd", value)
+        return fixed, n
+    if isinstance(value, list):
+        parts = [_whole_characters(v) for v in value]
+        return [v for v, _ in parts], sum(n for _, n in parts)
+    if isinstance(value, dict):
+        out, total = {}, 0
+        for k, v in value.items():
+            key, a = _whole_characters(k)
+            val, b = _whole_characters(v)
+            out[key] = val
+            total += a + b
+        return out, total
+    return value, 0
+
+
 def _graph_items(whole: dict[str, Any]) -> Iterator[tuple[int, Any, str]]:
-    """The records of one ``{"entities": [...], "relations": [...]}`` document, typed as lines are."""
-    for e in whole.get("entities") or []:
+    """The records of one ``{"entities": [...], "relations": [...]}`` document, typed as lines are
+    (a part that is not a list is one bad record: skipped with its reason, never a traceback)."""
+    for part in ("entities", "relations"):
+        if not isinstance(whole.get(part) or [], list):
+            yield 0, None, f"{part!r} is not a list"
+    for e in _listed(whole, "entities"):
         if isinstance(e, dict):
             e = {"type": "entity", **{k: v for k, v in e.items() if k != "type"}, "_t": e.get("type")}
         yield 0, e, ""
-    for r in whole.get("relations") or []:
+    for r in _listed(whole, "relations"):
         if isinstance(r, dict):
             r = {**r, "type": "relation"}
         yield 0, r, ""
+
+
+def _listed(whole: dict[str, Any], part: str) -> list[Any]:
+    items = whole.get(part) or []
+    return items if isinstance(items, list) else []

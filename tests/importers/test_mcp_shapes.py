@@ -1,0 +1,59 @@
+"""MCP memory graphs with values of the wrong shape (a helper's probe of `shardpy import`).
+
+Node cuts a string inside an emoji as ``"\\ud83d"`` (half a character, a lone surrogate), and
+hand-edited or other tools' graphs put a number, a boolean or a string where a list belongs. Each
+was a traceback (no JSON even with ``--json``) or, for a string, one observation per character.
+Now: half characters become U+FFFD with a notice, a value that is not a list is one observation,
+a top-level part that is not a list is a skipped record with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.shardkit import run_shardpy
+
+CASES = {
+    "half emoji": '{"type":"entity","name":"Rocket","entityType":"t","observations":["launch \\ud83d"]}',
+    "number": '{"type":"entity","name":"A","entityType":"t","observations":5}',
+    "boolean": '{"type":"entity","name":"A","entityType":"t","observations":true}',
+    "string": '{"type":"entity","name":"S","entityType":"n","observations":"a string"}',
+    "entities not a list": '{"entities": 5, "relations": []}',
+    "relations not a list": '{"entities":[{"name":"A","entityType":"t","observations":[]}],"relations":7}',
+}
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mcp-shapes")
+    done = run_shardpy("install", "--defaults", root / "vault", cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return root / "vault"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_wrong_shape_is_never_a_traceback(vault: Path, tmp_path: Path, case: str) -> None:
+    source = tmp_path / "graph"
+    source.mkdir()
+    (source / "memory.jsonl").write_text(CASES[case] + "\n", encoding="utf-8")
+    done = run_shardpy("import", "--from", "mcp-memory", source, vault, "--json", cwd=tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)  # JSON on stdout, whatever happened
+    assert "error" not in report, report
+
+
+def test_a_string_is_one_observation_and_half_a_character_is_replaced(vault: Path, tmp_path: Path) -> None:
+    source = tmp_path / "graph"
+    source.mkdir()
+    lines = [CASES["string"], CASES["half emoji"]]
+    (source / "memory.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = run_shardpy(
+        "import", "--from", "mcp-memory", source, vault, "--into", "g", "--apply", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    notes = {p.stem: p.read_text(encoding="utf-8") for p in (vault / "g").rglob("*.md")}
+    assert "- a string\n" in notes["S"] and "- a\n" not in notes["S"]
+    assert "launch \ufffd" in notes["Rocket"]
