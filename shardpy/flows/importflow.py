@@ -99,6 +99,8 @@ def memory_root(vault: Path) -> str:
 def resolve_into(vault: Path, fmt: str, into: str | None) -> str:
     # An MCP memory graph lands where the graph tools read it (docs/MEMORY.md): one model, one folder.
     folder = "graph" if fmt == "mcp-memory" else fmt
+    if into is not None and Path(into.strip()).expanduser().is_absolute():
+        into = _inside(vault, into.strip())
     rel = (into if into is not None else f"{memory_root(vault)}/{folder}").strip().strip("/")
     try:
         check_relpath(rel)
@@ -115,6 +117,21 @@ def resolve_into(vault: Path, fmt: str, into: str | None) -> str:
             "Pick a visible folder; .shardmind/ and .obsidian/ belong to the tools.",
         )
     return rel
+
+
+def _inside(vault: Path, into: str) -> str:
+    """An absolute --into as the vault folder it names; one outside the vault is refused. Its
+    leading "/" was stripped, so /home/me/vault/x landed in the vault's home/me/vault/x
+    (tests/importers/test_into.py)."""
+    target = Path(into).expanduser().resolve()
+    try:
+        return target.relative_to(vault.resolve()).as_posix()
+    except ValueError:
+        raise ShardpyError(
+            "IMPORT_INTO_UNSAFE",
+            f"--into must be a folder inside the vault, got {into!r} (outside {vault})",
+            "Pass a vault-relative path, e.g. --into memories/agent, or an absolute one inside the vault.",
+        ) from None
 
 
 def check_source(fmt: str, source: Path) -> Path:
