@@ -44,12 +44,16 @@ class Project:
     memory: Path
 
 
+# Keys the import sets that a fact's own frontmatter may already hold: the fact's values stay.
+_THEIRS = frozenset({"scope", "projects", "project", "session_id", "modified"})
+
+
 @dataclass(frozen=True, slots=True)
 class FactLoc:
     path: str
     fm_state: str
     lenient: tuple[tuple[str, str], ...]  # keys read line by line from malformed frontmatter
-    data_keys: tuple[tuple[str, Any], ...]  # the source's values for the keys this import sets
+    data_keys: tuple[tuple[str, Any], ...]  # the source block's keys and values
 
 
 def find_projects(source: Path) -> list[Project]:
@@ -218,9 +222,10 @@ class ClaudeCodeAdapter:
         stem, renamed = stem_for(name)
         folder_parts = [project.encoded, *item.rel.split("/")[:-1]]
         folder = "/".join(sanitize_path_part(p) for p in folder_parts)
-        data_keys = tuple(
-            (k, data[k]) for k in ("type", "session_id", "modified", "project", "aliases") if k in data
-        )
+        # Every key of the source block with its value: one this import sets and the block already
+        # has is replaced or kept, never written a second time (a duplicate key made the whole
+        # frontmatter unreadable: tests/importers/test_claude_code_keys.py).
+        data_keys = tuple((k, v) for k, v in data.items() if isinstance(k, str))
         return Record(
             source_path,
             "note",
@@ -281,7 +286,6 @@ class ClaudeCodeAdapter:
             body, blocks, resolver, source_dir="", target=record.target, resolve_md_links=False, scope=scope
         )
         known = dict(loc.data_keys)
-        encoded = record.source_path.split("/", 1)[0]
         updates: list[tuple[str, str | list[str]]] = []
         if loc.fm_state != "present":
             # The source block (if any) stays in the body; the new one carries what could be read.
@@ -297,22 +301,9 @@ class ClaudeCodeAdapter:
                 updates.append(("top_level_type", top))
             updates.append(("type", record.type))
         meta = self._metadata(text) if loc.fm_state == "present" else {}
-        session = as_text(meta.get("originSessionId"))
-        if session:
-            updates.append(("session_id", session))
-        modified = as_text(meta.get("modified"))
-        if modified:
-            updates.append(("modified", modified))
-        updates.append(("project", encoded))
-        # The reach `shardpy serve` recalls it by: a fact about the user reaches every repository,
-        # any other fact the project it was learnt in (docs/SERVE.md, "Import").
-        if record.type == "user":
-            updates.append(("scope", "general"))
-        else:
-            name = project_name(encoded)
-            updates += [("scope", "project"), ("projects", [name] if name else [])]
-        if note_stem(record.target) != record.name:
-            updates.append(("aliases", [record.name]))
+        updates += _reach_items(record, meta, known)
+        # The user's own reach and session keys are theirs (as the basic-memory import keeps them).
+        updates = [(k, v) for k, v in updates if k not in _THEIRS or k not in known]
         updates.extend(provenance_items(prov, record.source_path, record.source_hash, source_keys=known))
         if fences is not None:
             block = render_block(fences[0], known, updates, newline)
@@ -332,3 +323,34 @@ class ClaudeCodeAdapter:
     def observations_of(self, data: bytes) -> list[str]:
         # A fact file is one fact: re-importing a changed file adds none.
         return ["fact"]
+
+
+Items = list[tuple[str, str | list[str]]]
+
+
+def _reach_items(record: Record, meta: dict[str, Any], known: dict[str, Any]) -> Items:
+    """The fact's session, project, reach and aliases as frontmatter items (before the fact's own
+    keys are preferred: :data:`_THEIRS`)."""
+    encoded = record.source_path.split("/", 1)[0]
+    updates: list[tuple[str, str | list[str]]] = []
+    session = as_text(meta.get("originSessionId"))
+    if session:
+        updates.append(("session_id", session))
+    modified = as_text(meta.get("modified"))
+    if modified:
+        updates.append(("modified", modified))
+    updates.append(("project", encoded))
+    # The reach `shardpy serve` recalls it by: a fact about the user reaches every repository,
+    # any other fact the project it was learnt in (docs/SERVE.md, "Import").
+    if record.type == "user":
+        updates.append(("scope", "general"))
+    else:
+        name = project_name(encoded)
+        updates += [("scope", "project"), ("projects", [name] if name else [])]
+    if note_stem(record.target) != record.name:
+        mine = known.get("aliases")
+        if mine is None:
+            updates.append(("aliases", [record.name]))
+        elif isinstance(mine, list) and all(isinstance(a, str) for a in mine) and record.name not in mine:
+            updates.append(("aliases", [*mine, record.name]))  # the fact's own aliases kept
+    return updates
