@@ -418,7 +418,15 @@ def resume(vault: Path, *, progress: Callable[[int, int], None] | None = None) -
         meta = journal.meta()
         total, done = journal.counts()
         changed = _source_changes(journal, meta)
-        applied = execute(journal, progress, resuming=True)
+        try:
+            applied = execute(journal, progress, resuming=True)
+        except KeyboardInterrupt:
+            # The run stays as it was left, resumable: "every change was rolled back" was untrue
+            # (tests/importers/test_resume.py).
+            raise KeyboardInterrupt(
+                "Interrupted; the import is still interrupted, the notes written so far kept: "
+                "`shardpy import --resume` finishes it, `shardpy import --abandon` undoes it."
+            ) from None
         result = _complete(journal, meta["format"], meta["into"])
         return ResumeOutcome(journal.run_id, meta, total, total - done, applied, result, changed)
 

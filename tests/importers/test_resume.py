@@ -184,3 +184,38 @@ def test_ctrl_c_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         do_import("basic-memory", src, vault, apply=True)
     assert _notes(vault) == {}
     assert incomplete_runs(vault) == []
+
+
+def test_ctrl_c_during_a_resume_says_the_run_is_still_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C during --resume printed "every change was rolled back": the notes written stayed,
+    and the next import was refused as interrupted (a helper's probe). The run stays resumable,
+    and the message says so."""
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    proc = _child(src, vault, 0.02)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_notes(vault)) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    calls = {"n": 0}
+    real = apply_mod.atomic_write
+
+    def flaky(root: Path, rel: str, data: bytes, **kw: object) -> list[str]:
+        if not rel.startswith(".shardmind"):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt
+        return real(root, rel, data)
+
+    monkeypatch.setattr(apply_mod, "atomic_write", flaky)
+    with pytest.raises(KeyboardInterrupt, match="--resume") as caught:
+        resume(vault)
+    assert "rolled back" not in str(caught.value)
+    assert incomplete_runs(vault)  # still resumable
+    monkeypatch.setattr(apply_mod, "atomic_write", real)
+    out = resume(vault)
+    assert len(_notes(vault)) == out.total
