@@ -272,7 +272,7 @@ class BasicMemoryAdapter:
     ) -> bytes:
         newline = fences[2] if fences is not None else _newline(text)
         updates: list[tuple[str, str | list[str]]] = []
-        if _file_stem(record.target) != record.name:
+        if _file_stem(record.target) != record.name and _aliases_plain(fences, loc):
             aliases = list(loc.aliases)
             if record.name not in aliases:
                 aliases.append(record.name)
@@ -387,3 +387,16 @@ def _file_stem(target: str) -> str:
 def _newline(text: str) -> str:
     end = text.find("\n")
     return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
+
+
+def _aliases_plain(fences: tuple[str, str, str] | None, loc: NoteLoc) -> bool:
+    """The note's ``aliases`` may take the title: absent, or plain lines. Lines with an anchor
+    (another key may alias them), an alias, a comment or a mapping stay the user's as written:
+    rewritten, the anchor vanished and the key that used it made the YAML unreadable
+    (tests/importers/test_alias_lines.py)."""
+    if fences is None or not loc.has_aliases_key:
+        return True
+    from shardpy.notes.keylines import key_lines
+
+    written = "".join(key_lines(fences[0].replace("\r\n", "\n"), "aliases"))
+    return bool(written) and not any(c in written for c in "&*#{")
