@@ -133,6 +133,9 @@ def test_planning_leaves_the_collector_on_and_as_it_was(tmp_path: Path) -> None:
 
     from shardpy.importers.pool import collector_settled
 
+    # The entry point freezes what is alive when a command ends (cli/app.py); a test that ran it
+    # in this worker before left that behind (the suite failed by the order xdist chose).
+    gc.unfreeze()
     assert gc.isenabled() and gc.get_freeze_count() == 0
     with collector_settled() as settle:
         settle()
