@@ -53,6 +53,7 @@ from shardpy.notes.frontmatter import (
     render_block,
     split_frontmatter,
 )
+from shardpy.notes.written import Written
 
 OBSERVATIONS = "## Observations"
 SUPERSEDED = "## Superseded"
@@ -100,6 +101,10 @@ class Entity:
     loose: dict[str, str] = field(default_factory=dict)  # prose inside an owned section, kept after its list
     links: dict[str, str] = field(default_factory=dict)  # relation target → the link stem the note wrote
     foreign: bool = False  # a note another tool owns (basic-memory's import): read, never rewritten
+    # The note's BOM and CRLF line ends, put back when it is rewritten (notes/written.py): a hand
+    # re-saved note came back LF in every line, its BOM dropped (tests/graph/test_note.py).
+    crlf: bool = field(default=False, compare=False)
+    bom: bool = field(default=False, compare=False)
     # search_nodes' lowercased text (graph.search.text_of), never copied: copy() makes a fresh one
     search_text: str | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -171,6 +176,8 @@ def link_target(name: str) -> str:
 
 def parse_note(rel: str, text: str) -> Entity | Invalid:
     """The entity a note holds, taking the note as it is (a hand-added bullet is an observation)."""
+    written = Written.read(text)
+    bom, crlf = (written[1].bom, written[1].crlf) if written is not None else (False, False)
     split, whole = _split(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     if split.state == "malformed":
         return Invalid(rel, f"frontmatter does not parse: {split.error}")
@@ -203,6 +210,8 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
         others=others,
         loose={h: t for h in OWNED if (t := _loose(sections.get(h, [])))},
         links=links,
+        crlf=crlf,
+        bom=bom,
     )
 
 
@@ -439,7 +448,7 @@ def render_note(
     if e.others:
         out += [e.others, ""]
     out += _block(e, links)
-    return head + nl.join(out) + nl
+    return Written(e.bom, e.crlf).write(head + nl.join(out) + nl)
 
 
 def frontmatter_data(e: Entity, keys: frozenset[str] | set[str] = OWNED_KEYS) -> dict[str, Any]:

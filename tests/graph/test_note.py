@@ -66,6 +66,19 @@ def test_retiring_a_keyed_fact_as_of_today_is_as_of_now() -> None:
         ops._keyed(tomorrow, "team", [], parse_as_of("2026-12-05"), now)
 
 
+def test_a_note_saved_with_a_bom_and_crlf_keeps_them_when_rewritten() -> None:
+    """A graph note re-saved by a Windows editor came back LF in every line, its BOM dropped, at
+    the next graph write (a helper's probe: add_observations on it)."""
+    e = Entity("Priya", "person", facts=[Fact("likes tea", None, 1000, None)])
+    saved = "\ufeff" + render_note(e).replace("\n", "\r\n")
+    back = parse_note("memories/graph/Priya.md", saved)
+    assert isinstance(back, Entity)
+    back.facts.append(Fact("drinks coffee", None, 2000, None))
+    again = render_note(back)
+    assert again.startswith("\ufeff---\r\n") and again.count("\n") == again.count("\r\n")
+    assert "- drinks coffee\r\n" in again
+
+
 def test_safe_stems_stay_in_one_folder() -> None:
     for name in [*ODD, "../../etc/passwd", "a" * 200, "é" * 150, "CON", "\x00"]:
         stem = safe_stem(name)
