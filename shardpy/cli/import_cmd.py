@@ -177,6 +177,10 @@ class ImportArgs(o.Args):
         "When the source and your note changed the same lines: keep, theirs or markers.", "keep"
     )
     strict: bool = o.flag("--strict", help="Skip files with malformed frontmatter instead of importing them.")
+    new_source: bool = o.flag(
+        "--new-source",
+        help="The folder's notes came from another source: import this one there anyway (it updates them).",
+    )
     vault_opt: Path | None = o.value("--vault", help="The vault (same as the VAULT argument).", flow=None)
 
     def checked(self) -> ImportArgs:

@@ -134,6 +134,51 @@ def _inside(vault: Path, into: str) -> str:
         ) from None
 
 
+def _check_same_source(vault: Path, fmt: str, into: str, source: Path) -> None:
+    """IMPORT_OTHER_SOURCE when this machine's last finished run into ``into`` read another source.
+
+    The ledger knows a record by (format, folder, path in the source), not by the source's
+    place (a synced ledger cannot: the place differs per machine). A second basic-memory project
+    or MCP graph imported into the same folder updated the first one's notes of the same names
+    in place: its ``index.md`` replaced the first's (a helper's probe, tests/importers/test_into.py).
+    The runs' records (``.shardmind/imports/<run>/``) stay on this machine: the latest finished one
+    for this format and folder names the source it read.
+    """
+    last = _last_source(vault, fmt, into)
+    if last is None or Path(last).resolve() == source.resolve():
+        return
+    raise ShardpyError(
+        "IMPORT_OTHER_SOURCE",
+        f"{into} holds the notes imported from {last}; {source} is another {fmt} source, and its "
+        "notes of the same names would replace those",
+        f"Import it into a folder of its own (--into {into}-{source.resolve().name}), or pass "
+        f"--new-source if it is {last} moved.",
+    )
+
+
+def _last_source(vault: Path, fmt: str, into: str) -> str | None:
+    import json
+
+    from shardpy.apply.rundir import RUN_ID, runs_dir
+
+    root = runs_dir(vault)
+    try:
+        names = sorted((p.name for p in root.iterdir() if RUN_ID.fullmatch(p.name)), reverse=True)
+    except OSError:
+        return None
+    for name in names:
+        try:
+            done = json.loads((root / name / "result.json").read_text(encoding="utf-8"))
+            plan = json.loads((root / name / "plan.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue  # a run that did not finish, or a record this machine cannot read: not one to go by
+        if not (isinstance(done, dict) and isinstance(plan, dict) and done.get("state") == "complete"):
+            continue
+        if plan.get("format") == fmt and plan.get("into") == into and isinstance(plan.get("source"), str):
+            return str(plan["source"])
+    return None
+
+
 def check_source(fmt: str, source: Path) -> Path:
     if not source.exists() and not source.is_symlink():
         raise ShardpyError(
@@ -243,11 +288,14 @@ def run_import(
     progress: Progress | None = None,
     apply_progress: Callable[[int, int], None] | None = None,
     now: _dt.datetime | None = None,
+    new_source: bool = False,
 ) -> Outcome:
     vault = check_vault(vault)
     source = check_source(fmt, source)
     into_rel = resolve_into(vault, fmt, into)
     _check_overlap(source, vault, into_rel)
+    if not new_source:
+        _check_same_source(vault, fmt, into_rel, source)
     moment = now or utc_now()
     opts = PlanOptions(
         into=into_rel,

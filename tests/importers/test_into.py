@@ -42,3 +42,31 @@ def test_an_absolute_into_outside_the_vault_is_refused(setup: tuple[Path, Path],
     done = run_shardpy(*args, "--apply", "--json", cwd=tmp_path)
     assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "IMPORT_INTO_UNSAFE"
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_second_source_into_the_same_folder_is_refused_until_said(tmp_path: Path) -> None:
+    """Two basic-memory projects, both with an index.md: the second import updated the first's
+    note in place (the ledger knows a note by its path in the source, not by the source), and
+    project ONE's index was gone. Now: IMPORT_OTHER_SOURCE, its own folder, or --new-source."""
+    done = run_shardpy("install", "--defaults", tmp_path / "vault", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    vault = tmp_path / "vault"
+    for name, words in (("p1", "Project ONE: work notes"), ("p2", "Project TWO: personal notes")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index.md").write_text(f"---\ntitle: Index\n---\n{words}\n", encoding="utf-8")
+    first = run_shardpy("import", "--from", "basic-memory", tmp_path / "p1", vault, "--apply", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (note,) = (vault / "memories/basic-memory").rglob("Index.md")
+    again = run_shardpy("import", "--from", "basic-memory", tmp_path / "p1", vault, "--apply", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr  # the same source: an ordinary re-run
+    args = ("import", "--from", "basic-memory", tmp_path / "p2", vault, "--apply", "--json")
+    other = run_shardpy(*args, cwd=tmp_path)
+    assert other.returncode == 1 and json.loads(other.stdout)["error"]["code"] == "IMPORT_OTHER_SOURCE"
+    assert "Project ONE" in note.read_text(encoding="utf-8")
+    own = run_shardpy(*args[:-1], "--into", "memories/p2", cwd=tmp_path)
+    assert own.returncode == 0, own.stdout + own.stderr
+    assert "Project TWO" in (vault / "memories/p2/Index.md").read_text(encoding="utf-8")
+    assert "Project ONE" in note.read_text(encoding="utf-8")
+    said = run_shardpy(*args[:-1], "--new-source", cwd=tmp_path)
+    assert said.returncode == 0, said.stdout + said.stderr
+    assert "Project TWO" in note.read_text(encoding="utf-8")
