@@ -134,7 +134,7 @@ def _inside(vault: Path, into: str) -> str:
         ) from None
 
 
-def _check_same_source(vault: Path, fmt: str, into: str, source: Path) -> None:
+def _check_same_source(vault: Path, fmt: str, into: str, source: Path, ledger: Ledger) -> None:
     """IMPORT_OTHER_SOURCE when this machine's last finished run into ``into`` read another source.
 
     The ledger knows a record by (format, folder, path in the source), not by the source's
@@ -147,6 +147,7 @@ def _check_same_source(vault: Path, fmt: str, into: str, source: Path) -> None:
     last = _last_source(vault, fmt, into)
     if last is None or Path(last).resolve() == source.resolve():
         return
+    ledger.keys(fmt, into)  # a ledger that breaks the rules is refused first (IMPORT_LEDGER_INVALID)
     raise ShardpyError(
         "IMPORT_OTHER_SOURCE",
         f"{into} holds the notes imported from {last}; {source} is another {fmt} source, and its "
@@ -294,8 +295,6 @@ def run_import(
     source = check_source(fmt, source)
     into_rel = resolve_into(vault, fmt, into)
     _check_overlap(source, vault, into_rel)
-    if not new_source:
-        _check_same_source(vault, fmt, into_rel, source)
     moment = now or utc_now()
     opts = PlanOptions(
         into=into_rel,
@@ -310,8 +309,10 @@ def run_import(
         if pending:
             _refuse_unless_live(vault, pending)
         adapter = make_adapter(fmt, source, strict=strict)
-        ledger = Ledger.open_readonly(vault)
+        ledger = Ledger.open_readonly(vault)  # a ledger that is not shardpy's is refused first
         try:
+            if not new_source:
+                _check_same_source(vault, fmt, into_rel, source, ledger)
             plan = build_plan(adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge)
         finally:
             ledger.close()
@@ -325,6 +326,8 @@ def run_import(
         adapter = make_adapter(fmt, source, strict=strict)
         ledger = Ledger.open_readonly(vault)
         try:
+            if not new_source:
+                _check_same_source(vault, fmt, into_rel, source, ledger)
             # Planning writes nothing (issue 27): the run's journal is made only from a whole plan.
             plan = build_plan(
                 adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge, for_apply=True

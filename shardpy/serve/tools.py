@@ -457,9 +457,29 @@ def _reach(caller: Caller, a: RememberArgs) -> tuple[tuple[str, ...], tuple[str,
 
 
 def _link_names(v: Served) -> set[str]:
+    """What a memory's ``[[link]]`` may name and stay a link: served notes and memories, the graph's
+    entity notes (open_nodes serves them) and the vault's attachments (health already counts an
+    embed of one as working). An embed of an existing image or base, or a link to an entity,
+    was turned into plain text (a helper's probe; tests/serve/test_supersede_bytes.py); a note the
+    vault withholds still is, so the answer says nothing of it."""
+    from shardpy.graph.store import GRAPH_FOLDER
+    from shardpy.serve.graph import Attachments
+
     names = {note_stem(p).casefold() for p in v.exposure.notes()}
     names |= {note_stem(m.path).casefold() for m in v.store.all()}
-    return names
+    root = v.exposure.manifest.memory_root
+    graph = v.root / (root or "").strip("/") / GRAPH_FOLDER
+    try:
+        with os.scandir(graph) as found:
+            names |= {
+                e.name[:-3].casefold()
+                for e in found
+                if e.name.endswith(".md") and e.is_file(follow_symlinks=False)
+            }
+    except OSError:
+        pass  # no graph yet
+    attachments = Attachments.of(v.root, v.exposure.index)
+    return names | attachments.names | attachments.paths
 
 
 def _find_memory(shown: list[Memory], ref: str) -> Memory:

@@ -98,3 +98,23 @@ def test_a_crlf_body_and_a_memory_named_twice(atlas: tuple[World, Shared]) -> No
     data = (world.vault / str(done["path"])).read_bytes()
     assert b"\r" not in data and b"description: First line\n" in data
     assert (world.vault / old).read_text().count("superseded_by:") == 1
+
+
+def test_links_to_attachments_and_entities_stay_links(atlas: tuple[World, Shared]) -> None:
+    """A memory's links to notes that do not exist become plain text (a click would make an empty
+    note); an embed of an existing image or base and a link to a graph entity were too."""
+    world, s = atlas
+    (world.vault / "brain/diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    s.call("create_entities", {"entities": [{"name": "Priya", "entityType": "person", "observations": []}]})
+    done = s.call(
+        "remember",
+        {
+            "title": "Links kept",
+            "body": "See ![[diagram.png]], ask [[Priya]], not [[No Such Note Anywhere]].",
+            "scope": "project",
+            "force": True,
+        },
+    )
+    text = (world.vault / str(done["path"])).read_text(encoding="utf-8")
+    assert "![[diagram.png]]" in text and "[[Priya]]" in text
+    assert "not No Such Note Anywhere." in text
