@@ -42,8 +42,6 @@ def io_error(
     )
 
 
-# A file name whose bytes are not UTF-8 comes back from os with surrogate escapes: kept so to hand
-# back to the file system or git, shown with U+FFFD (tests/hardening/test_odd_names.py).
 # Reading flags for a file in a vault or a source: never through a link, and never blocking on a
 # FIFO (opening one for reading waits for a writer: `status`, an import and the server hung for
 # good on a note replaced by one: tests/hardening/test_special_files.py).
@@ -74,6 +72,8 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
         return fh.read()
 
 
+# A file name whose bytes are not UTF-8 comes back from os with surrogate escapes: kept so to hand
+# back to the file system or git, shown with U+FFFD (tests/hardening/test_odd_names.py).
 def utf8_name(name: str) -> bool:
     """``name`` (as os gives it) was UTF-8: no surrogate escape stands for a byte that was not."""
     if name.isascii():
