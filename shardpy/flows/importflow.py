@@ -134,50 +134,63 @@ def _inside(vault: Path, into: str) -> str:
         ) from None
 
 
-def _check_same_source(vault: Path, fmt: str, into: str, source: Path, ledger: Ledger) -> None:
-    """IMPORT_OTHER_SOURCE when this machine's last finished run into ``into`` read another source.
+# A planned row that writes over a note the import made before (not a new one, not one left alone).
+_OVERWRITES = frozenset({"update", "merge", "conflict"})
 
-    The ledger knows a record by (format, folder, path in the source), not by the source's
-    place (a synced ledger cannot: the place differs per machine). A second basic-memory project
-    or MCP graph imported into the same folder updated the first one's notes of the same names
-    in place: its ``index.md`` replaced the first's (a helper's probe, tests/importers/test_into.py).
-    The runs' records (``.shardmind/imports/<run>/``) stay on this machine: the latest finished one
-    for this format and folder names the source it read.
+
+def _check_same_source(vault: Path, plan: Plan, source: Path) -> None:
+    """IMPORT_OTHER_SOURCE when the plan would write over notes another source made here.
+
+    The ledger knows a record by (format, folder, path in the source), not by the source's place
+    (a synced ledger cannot: the place differs per machine). Two sources may share a folder (notes
+    of other names stay apart: tests/gitsync/test_two_machines.py), but a second basic-memory
+    project's ``index.md`` updated the first one's in place (a helper's probe,
+    tests/importers/test_into.py). This machine's runs' records (``.shardmind/imports/<run>/``)
+    say which source last listed each path.
     """
-    last = _last_source(vault, fmt, into)
-    if last is None or Path(last).resolve() == source.resolve():
+    theirs = _paths_of_other_sources(vault, plan.format, plan.into, source.resolve())
+    if not theirs:
         return
-    ledger.keys(fmt, into)  # a ledger that breaks the rules is refused first (IMPORT_LEDGER_INVALID)
+    clashes = [r.source_path for r in plan.notes if r.action in _OVERWRITES and r.source_path in theirs]
+    if not clashes:
+        return
+    other = theirs[clashes[0]]
+    shown = ", ".join(clashes[:3]) + (f" (+{len(clashes) - 3} more)" if len(clashes) > 3 else "")
     raise ShardpyError(
         "IMPORT_OTHER_SOURCE",
-        f"{into} holds the notes imported from {last}; {source} is another {fmt} source, and its "
-        "notes of the same names would replace those",
-        f"Import it into a folder of its own (--into {into}-{source.resolve().name}), or pass "
-        f"--new-source if it is {last} moved.",
+        f"{plan.into} holds notes imported from {other} under the same names as {source}'s: {shown}",
+        f"Import it into a folder of its own (--into {plan.into}-{source.resolve().name}), or pass "
+        f"--new-source if it is {other} moved (its notes then update those).",
     )
 
 
-def _last_source(vault: Path, fmt: str, into: str) -> str | None:
+def _paths_of_other_sources(vault: Path, fmt: str, into: str, source: Path) -> dict[str, str]:
+    """Source path → the other source whose finished run last listed it (oldest run first)."""
     import json
 
     from shardpy.apply.rundir import RUN_ID, runs_dir
 
     root = runs_dir(vault)
     try:
-        names = sorted((p.name for p in root.iterdir() if RUN_ID.fullmatch(p.name)), reverse=True)
+        names = sorted(p.name for p in root.iterdir() if RUN_ID.fullmatch(p.name))
     except OSError:
-        return None
+        return {}
+    owner: dict[str, str] = {}
     for name in names:
         try:
             done = json.loads((root / name / "result.json").read_text(encoding="utf-8"))
-            plan = json.loads((root / name / "plan.json").read_text(encoding="utf-8"))
+            run = json.loads((root / name / "plan.json").read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
-            continue  # a run that did not finish, or a record this machine cannot read: not one to go by
-        if not (isinstance(done, dict) and isinstance(plan, dict) and done.get("state") == "complete"):
+            continue  # a run that did not finish, or a record this machine cannot read
+        if not (isinstance(done, dict) and isinstance(run, dict) and done.get("state") == "complete"):
             continue
-        if plan.get("format") == fmt and plan.get("into") == into and isinstance(plan.get("source"), str):
-            return str(plan["source"])
-    return None
+        if run.get("format") != fmt or run.get("into") != into or not isinstance(run.get("source"), str):
+            continue
+        rows = run.get("notes")
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("source_path"), str):
+                owner[row["source_path"]] = run["source"]
+    return {p: s for p, s in owner.items() if Path(s).resolve() != source}
 
 
 def check_source(fmt: str, source: Path) -> Path:
@@ -309,13 +322,13 @@ def run_import(
         if pending:
             _refuse_unless_live(vault, pending)
         adapter = make_adapter(fmt, source, strict=strict)
-        ledger = Ledger.open_readonly(vault)  # a ledger that is not shardpy's is refused first
+        ledger = Ledger.open_readonly(vault)
         try:
-            if not new_source:
-                _check_same_source(vault, fmt, into_rel, source, ledger)
             plan = build_plan(adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge)
         finally:
             ledger.close()
+        if not new_source:
+            _check_same_source(vault, plan, source)
         return Outcome(plan)
 
     from shardpy.apply.session import session
@@ -326,12 +339,12 @@ def run_import(
         adapter = make_adapter(fmt, source, strict=strict)
         ledger = Ledger.open_readonly(vault)
         try:
-            if not new_source:
-                _check_same_source(vault, fmt, into_rel, source, ledger)
             # Planning writes nothing (issue 27): the run's journal is made only from a whole plan.
             plan = build_plan(
                 adapter, vault=vault, ledger=ledger, opts=opts, progress=progress, merge=merge, for_apply=True
             )
+            if not new_source:
+                _check_same_source(vault, plan, source)
             if plan.steps == 0:
                 return Outcome(plan)  # nothing to write: no run, no trace
             journal = _journal_plan(vault, plan, fmt, new_run_id(moment), progress)
