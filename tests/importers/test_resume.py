@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,21 +166,27 @@ def test_resume_finishes_planned_bytes_even_if_source_changed(tmp_path: Path) ->
     assert counts["update"] == 1 and counts["create"] == 0
 
 
-def test_ctrl_c_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    src = _source(tmp_path)
-    vault = tmp_path / "vault"
-    vault.mkdir()
+def _ctrl_c_at_note(monkeypatch: pytest.MonkeyPatch, n: int) -> Any:
+    """Ctrl-C as the ``n``-th note is written; the real writer (to put back)."""
     calls = {"n": 0}
     real = apply_mod.atomic_write
 
     def flaky(root: Path, rel: str, data: bytes, **kw: object) -> list[str]:
         if not rel.startswith(".shardmind"):
             calls["n"] += 1
-            if calls["n"] == 10:
+            if calls["n"] == n:
                 raise KeyboardInterrupt
         return real(root, rel, data)
 
     monkeypatch.setattr(apply_mod, "atomic_write", flaky)
+    return real
+
+
+def test_ctrl_c_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _source(tmp_path)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    _ctrl_c_at_note(monkeypatch, 10)
     with pytest.raises(KeyboardInterrupt):
         do_import("basic-memory", src, vault, apply=True)
     assert _notes(vault) == {}
@@ -201,17 +208,7 @@ def test_ctrl_c_during_a_resume_says_the_run_is_still_interrupted(
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    calls = {"n": 0}
-    real = apply_mod.atomic_write
-
-    def flaky(root: Path, rel: str, data: bytes, **kw: object) -> list[str]:
-        if not rel.startswith(".shardmind"):
-            calls["n"] += 1
-            if calls["n"] == 3:
-                raise KeyboardInterrupt
-        return real(root, rel, data)
-
-    monkeypatch.setattr(apply_mod, "atomic_write", flaky)
+    real = _ctrl_c_at_note(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt, match="--resume") as caught:
         resume(vault)
     assert "rolled back" not in str(caught.value)
