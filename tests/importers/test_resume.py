@@ -145,7 +145,8 @@ def test_abandon_rolls_back(tmp_path: Path) -> None:
     assert e.value.code == "IMPORT_NOTHING_TO_RESUME"
 
 
-def test_resume_finishes_planned_bytes_even_if_source_changed(tmp_path: Path) -> None:
+def _killed_after_three_notes(tmp_path: Path) -> tuple[Path, Path]:
+    """(source, vault) of an --apply run killed once it wrote three notes: resumable."""
     src = _source(tmp_path)
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -155,6 +156,11 @@ def test_resume_finishes_planned_bytes_even_if_source_changed(tmp_path: Path) ->
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    return src, vault
+
+
+def test_resume_finishes_planned_bytes_even_if_source_changed(tmp_path: Path) -> None:
+    src, vault = _killed_after_three_notes(tmp_path)
     changed = next(p for p in sorted(src.rglob("*.md")) if "fixture" not in p.parts)
     changed.write_text(changed.read_text("utf-8") + "- [late] changed meanwhile #x\n", encoding="utf-8")
     out = resume(vault)
@@ -199,15 +205,7 @@ def test_ctrl_c_during_a_resume_says_the_run_is_still_interrupted(
     """A Ctrl-C during --resume printed "every change was rolled back": the notes written stayed,
     and the next import was refused as interrupted (a helper's probe). The run stays resumable,
     and the message says so."""
-    src = _source(tmp_path)
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    proc = _child(src, vault, 0.02)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(_notes(vault)) < 3:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    src, vault = _killed_after_three_notes(tmp_path)
     real = _ctrl_c_at_note(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt, match="--resume") as caught:
         resume(vault)
