@@ -205,7 +205,7 @@ def test_ctrl_c_during_a_resume_says_the_run_is_still_interrupted(
     """A Ctrl-C during --resume printed "every change was rolled back": the notes written stayed,
     and the next import was refused as interrupted (a helper's probe). The run stays resumable,
     and the message says so."""
-    src, vault = _killed_after_three_notes(tmp_path)
+    _, vault = _killed_after_three_notes(tmp_path)
     real = _ctrl_c_at_note(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt, match="--resume") as caught:
         resume(vault)
