@@ -483,21 +483,37 @@ def _link_names(v: Served) -> set[str]:
 
 
 def _find_memory(shown: list[Memory], ref: str) -> Memory:
-    key = note_ref(ref).removesuffix(".md").casefold()
-    for m in shown:
-        if m.path.removesuffix(".md").casefold() == key or note_stem(m.path).casefold() == key:
-            if not m.live:
-                raise ShardpyError(
-                    "SERVE_SUPERSEDES_INVALID",
-                    f"{m.path} is already superseded by {m.superseded_by}",
-                    "Supersede the memory that replaced it.",
-                )
-            return m
-    raise ShardpyError(
-        "SERVE_SUPERSEDES_INVALID",
-        f"supersedes: no memory {ref!r} visible to this caller",
-        "Recall first and pass a memory's path.",
-    )
+    """The memory ``ref`` names: its path or file stem (any case, ``.md`` or ``.MD``), else its
+    title as recall shows it when exactly one memory has it (a helper's probe: the title recall
+    returned, and a path ending ``.MD``, named nothing; tests/serve/test_supersede_bytes.py)."""
+    key = _without_md(note_ref(ref)).casefold()
+    by_name = [m for m in shown if key in (_without_md(m.path).casefold(), note_stem(m.path).casefold())]
+    titled = [m for m in shown if m.title.strip().casefold() == ref.strip().casefold()]
+    found = by_name or titled
+    if len(found) > 1 and not by_name:
+        raise ShardpyError(
+            "SERVE_SUPERSEDES_INVALID",
+            f"supersedes: {len(found)} memories are titled {ref!r}",
+            "Pass the memory's path (recall shows it).",
+        )
+    if not found:
+        raise ShardpyError(
+            "SERVE_SUPERSEDES_INVALID",
+            f"supersedes: no memory {ref!r} visible to this caller",
+            "Recall first and pass a memory's path.",
+        )
+    m = found[0]
+    if not m.live:
+        raise ShardpyError(
+            "SERVE_SUPERSEDES_INVALID",
+            f"{m.path} is already superseded by {m.superseded_by}",
+            "Supersede the memory that replaced it.",
+        )
+    return m
+
+
+def _without_md(path: str) -> str:
+    return path[:-3] if path.lower().endswith(".md") else path
 
 
 # -- record_work -----------------------------------------------------------------------

@@ -118,3 +118,25 @@ def test_links_to_attachments_and_entities_stay_links(atlas: tuple[World, Shared
     text = (world.vault / str(done["path"])).read_text(encoding="utf-8")
     assert "![[diagram.png]]" in text and "[[Priya]]" in text
     assert "not No Such Note Anywhere." in text
+
+
+def test_a_memory_is_superseded_by_its_title_or_an_upper_case_path(atlas: tuple[World, Shared]) -> None:
+    """recall shows a memory's title: passing it back named nothing, nor did a path ending .MD."""
+    world, s = atlas
+    old = _memory(
+        world, "2026-11-08 Title lesson", TEMPLATE.replace("Template lesson", "Title lesson").encode()
+    )
+    first = s.call("recall", {"query": "Title lesson"})
+    title = next(m["title"] for m in first["memories"] if m["path"] == old)
+    done = s.call(
+        "remember",
+        {"title": "Title v2", "body": "By title.", "scope": "project", "supersedes": [title], "force": True},
+    )
+    assert done["superseded"] == [old]
+    other = _memory(world, "2026-11-09 Upper", TEMPLATE.encode())
+    upper = other[:-3] + ".MD"
+    done = s.call(
+        "remember",
+        {"title": "Upper v2", "body": "By path.", "scope": "project", "supersedes": [upper], "force": True},
+    )
+    assert done["superseded"] == [other]
