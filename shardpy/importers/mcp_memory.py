@@ -181,6 +181,14 @@ class McpMemoryAdapter:
         for e in self.entities:
             groups.setdefault(e.name.strip().casefold(), []).append(e)
         taken: dict[str, str] = {}  # casefolded folder/stem → entity name
+        # A name that is its own file name keeps it, whatever line comes first: "A: B?" (sanitised
+        # to "A- B") took A- B.md from the entity named "A- B", so [[A- B]] opened the wrong one
+        # (a helper's probe; tests/importers/test_mcp_shapes.py).
+        claimed: dict[str, str] = {}
+        for e in self.entities:
+            own, renamed = stem_for(e.name)
+            if not renamed:
+                claimed.setdefault(f"/{own}".casefold(), e.name)
         for index, e in enumerate(self.entities):
             sp = f"{label}#entity={e.name}"
             variants = [o.name for o in groups[e.name.strip().casefold()] if o.name != e.name]
@@ -199,11 +207,15 @@ class McpMemoryAdapter:
                 )
             base_stem = stem
             n = 2
-            while f"{folder}/{stem}".casefold() in taken:
+            while (
+                f"{folder}/{stem}".casefold() in taken
+                or claimed.get(f"{folder}/{stem}".casefold(), e.name) != e.name
+            ):
                 stem = f"{base_stem} ({n})"
                 n += 1
             if stem != base_stem:
-                other = taken[f"{folder}/{base_stem}".casefold()]
+                key = f"{folder}/{base_stem}".casefold()
+                other = taken.get(key) or claimed[key]
                 yield Notice(sp, f"file name {base_stem}.md is taken by {other!r}; the note is {stem}.md")
                 renamed = True
             taken[f"{folder}/{stem}".casefold()] = e.name

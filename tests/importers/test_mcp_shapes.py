@@ -57,3 +57,20 @@ def test_a_string_is_one_observation_and_half_a_character_is_replaced(vault: Pat
     notes = {p.stem: p.read_text(encoding="utf-8") for p in (vault / "g").rglob("*.md")}
     assert "- a string\n" in notes["S"] and "- a\n" not in notes["S"]
     assert "launch \ufffd" in notes["Rocket"]
+
+
+def test_a_name_that_is_its_own_file_name_keeps_it(vault: Path, tmp_path: Path) -> None:
+    """ "A: B?" (no file name: sanitised to "A- B") on an earlier line took A- B.md from the entity
+    literally named "A- B", so a [[A- B]] typed in Obsidian opened the wrong entity."""
+    source = tmp_path / "graph"
+    source.mkdir()
+    lines = [
+        '{"type":"entity","name":"A: B?","entityType":"t","observations":["sanitised"]}',
+        '{"type":"entity","name":"A- B","entityType":"t","observations":["exact"]}',
+    ]
+    (source / "memory.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ("import", "--from", "mcp-memory", source, vault, "--into", "names", "--apply")
+    done = run_shardpy(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "- exact\n" in (vault / "names/A- B.md").read_text(encoding="utf-8")
+    assert "- sanitised\n" in (vault / "names/A- B (2).md").read_text(encoding="utf-8")
