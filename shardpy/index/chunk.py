@@ -26,14 +26,11 @@ from typing import Any
 
 from shardpy.notes import frontmatter
 from shardpy.notes import note as names
-from shardpy.notes.blocks import closes_fence, fence_of
+from shardpy.notes.blocks import heading_of, structure
 from shardpy.notes.wikilinks import body_links
 
 MAX_CHUNK_CHARS = 8000
 
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_MARKUP = frozenset("#`~")
 _TAG = re.compile(r"(?:^|(?<=\s))#(\w[\w/-]*)", re.MULTILINE)
 
 
@@ -58,39 +55,6 @@ class Note:
     first_line: int  # 1-based file line of body line 0 (after the frontmatter)
     problem: str = ""  # why the note was indexed as plain text ("" when it parsed)
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def heading_of(line: str) -> tuple[int, str] | None:
-    """(level, text) when the line is an ATX heading."""
-    m = _HEADING.match(line)
-    if m is None:
-        return None
-    text = _CLOSING_HASHES.sub("", m.group(2) or "").strip()
-    return len(m.group(1)), text
-
-
-def structure(lines: list[str]) -> list[tuple[int, str] | None]:
-    """The heading (level, text) of each line, None for text and for lines inside code fences."""
-    out: list[tuple[int, str] | None] = []
-    fence = ""
-    for line in lines:
-        text = line.lstrip(" ")
-        first = text[:1]
-        if first not in _MARKUP:
-            out.append(None)
-            continue
-        if fence:
-            if closes_fence(line, fence):
-                fence = ""
-            out.append(None)
-            continue
-        opened = fence_of(text) if first != "#" and len(line) - len(text) < 4 else None
-        if opened is not None:
-            fence = opened
-            out.append(None)
-            continue
-        out.append(heading_of(line) if first == "#" else None)
-    return out
 
 
 def _sections(marks: list[tuple[int, str] | None]) -> list[tuple[tuple[str, ...], int, int]]:

@@ -431,3 +431,43 @@ def strip_code_spans(text: str) -> str:
         last = e
     parts.append(text[last:])
     return "".join(parts)
+
+
+# ATX headings, and which lines are headings outside code fences: the one reading of a note's
+# structure (the index's sections, a served note's title: shardpy/notes/note.first_heading).
+_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_MARKUP = frozenset("#`~")
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """(level, text) when the line is an ATX heading."""
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    text = _CLOSING_HASHES.sub("", m.group(2) or "").strip()
+    return len(m.group(1)), text
+
+
+def structure(lines: list[str]) -> list[tuple[int, str] | None]:
+    """The heading (level, text) of each line, None for text and for lines inside code fences."""
+    out: list[tuple[int, str] | None] = []
+    fence = ""
+    for line in lines:
+        text = line.lstrip(" ")
+        first = text[:1]
+        if first not in _MARKUP:
+            out.append(None)
+            continue
+        if fence:
+            if closes_fence(line, fence):
+                fence = ""
+            out.append(None)
+            continue
+        opened = fence_of(text) if first != "#" and len(line) - len(text) < 4 else None
+        if opened is not None:
+            fence = opened
+            out.append(None)
+            continue
+        out.append(heading_of(line) if first == "#" else None)
+    return out

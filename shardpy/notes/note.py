@@ -40,6 +40,16 @@ def _strings(data: Mapping[str, Any], key: str) -> list[str]:
     return [s.lstrip("#") for s in as_list(data.get(key)) if s.strip()]
 
 
+def first_heading(body: str) -> str:
+    """The text of the body's first level-1 heading outside code, "" when there is none."""
+    from shardpy.notes.blocks import structure
+
+    for mark in structure(body.split("\n")):
+        if mark is not None and mark[0] == 1 and mark[1]:
+            return mark[1]
+    return ""
+
+
 def title(data: Mapping[str, Any], first_heading: str, note_stem: str) -> str:
     """The frontmatter's title, else the first level-1 heading, else the stem."""
     found = as_text(data.get("title")) or first_heading or note_stem

@@ -183,15 +183,18 @@ def resolve_roots(manifest: Manifest, vault: Path) -> tuple[Source, tuple[str, .
 def _note_of(rel: str, head: str) -> Note:
     # Here, not at the top: the frontmatter module (YAML) is not needed to answer initialize.
     from shardpy.notes.frontmatter import as_list, split_frontmatter
-    from shardpy.notes.note import stem
+    from shardpy.notes.note import first_heading, stem, title
 
     split = split_frontmatter(head)
     data = split.data if split.state == "present" else {}
-    title = data.get("title")
     description = data.get("description")
+    # The one title rule (notes/note.title: frontmatter, first heading, stem), as search shows it:
+    # expand and the resource list named a note by its file name where search used its heading
+    # (a helper's probe; tests/serve/test_units.py).
+    body = split.body if split.state == "present" else head
     return Note(
         rel,
-        title if isinstance(title, str) and title.strip() else stem(rel),
+        title(data, first_heading(body), stem(rel)),
         description if isinstance(description, str) else "",
         tuple(as_list(data.get("tags"))),
     )

@@ -198,3 +198,20 @@ def test_only_the_server_module_imports_the_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("# Heading Title\n\nbody\n", "Heading Title"),
+        ("---\ntitle: From the key\n---\n# Heading\n", "From the key"),
+        ("---\ntitle: 42\n---\n# Heading\n", "42"),
+        ("```\n# not a heading\n```\nplain\n", "Plain note"),
+    ],
+)
+def test_a_served_notes_title_is_the_one_rule(tmp_path: Path, text: str, want: str) -> None:
+    """expand and resources/list named a note by its file name where search used its heading (or
+    a title that is not a string): both now ask notes/note.title."""
+    from shardpy.serve.exposure import _note_of
+
+    assert _note_of("brain/Plain note.md", text).title == want
