@@ -193,14 +193,47 @@ def open_for_read(db: Path, vault_real: str) -> sqlite3.Connection | None:
     """The index when it exists and is this vault's, of this schema; else None."""
     if not db.exists():
         return None
+    opened: sqlite3.Connection | None
     try:
         conn = connect(db)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        conn.execute("PRAGMA application_id").fetchone()  # a WAL file needs its -shm to be read
+    except sqlite3.OperationalError:
+        conn.close()
+        opened = _read_only_copy(db, vault_real)
+    except sqlite3.DatabaseError:
+        conn.close()
+        return None
+    else:
+        if check(conn, vault_real) is not None:
+            conn.close()
+            return None
+        opened = conn
+    if opened is not None:
+        opened.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
+    return opened
+
+
+def _read_only_copy(db: Path, vault_real: str) -> sqlite3.Connection | None:
+    """The index in a folder this process may not write, opened as it is. A WAL database needs
+    its ``-shm`` file to be read, and a cache left read-only after a clean close has none: every
+    search failed with INDEX_UNWRITABLE where a built index should answer, stale, with a notice
+    (a helper's probe; tests/hardening/test_read_only_mount.py). Opened immutable: in a folder
+    nobody here can write, no writer can change it underneath."""
+    if os.access(db.parent, os.W_OK):
+        return None  # a writable folder: the failure is another one
+    from urllib.parse import quote
+
+    try:
+        uri = f"file:{quote(str(db))}?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         if check(conn, vault_real) is not None:
             conn.close()
             return None
     except sqlite3.DatabaseError:
         return None
-    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
     return conn
 
 
