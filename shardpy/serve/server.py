@@ -169,14 +169,31 @@ class Surface:
         # The audit log needs no manifest: a call refused for a hostile manifest is still on record.
         self.audit = AuditLog.of(self.identity.vault)  # a plain folder gets no .shardmind/ (issue 26 item 15)
         self._served: Served | None = None
+        self._manifest_seen: tuple[int, int, int] | None = None
 
     @property
     def served(self) -> Served:
+        """The served vault, read again when its manifest changed (a `git pull` while the server
+        runs can withhold a note: it was served until a restart; a helper's probe,
+        tests/serve/test_manifest_reload.py)."""
+        seen = self._manifest_stat()
+        if self._served is not None and seen != self._manifest_seen:
+            self._served.reload()
         if self._served is None:
             from shardpy.serve.toolkit import Served
 
             self._served = Served.open(self.vault, audit=self.audit, qmd=self.qmd)
+        self._manifest_seen = seen
         return self._served
+
+    def _manifest_stat(self) -> tuple[int, int, int] | None:
+        from shardpy.vault.manifest import VAULT_MANIFEST
+
+        try:
+            st = os.stat(os.path.join(self.identity.vault, VAULT_MANIFEST))
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
 
     async def guarded(
         self, event: str, ctx: Ctx, fields: dict[str, Any], work: Callable[[Caller], Awaitable[Any]]

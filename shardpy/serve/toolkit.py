@@ -36,6 +36,14 @@ class Served:
     qmd: Qmd | None = None  # the QMD server this machine allows for the vault (started lazily)
     qmd_note: str = ""  # why there is none (for health)
 
+    def reload(self) -> None:
+        """The manifest read again, and what is served by its rules made afresh (the exposure,
+        the memories, the link cache); a manifest now refused stops every call, typed."""
+        exposure = Exposure.load(self.root)
+        self.exposure = exposure
+        self.store = Store(exposure.vault, exposure.manifest.memory_root, exposure.rule)
+        self.links = LinkCache(exposure.vault)
+
     @staticmethod
     def open(vault: Path, *, audit: AuditLog | None = None, qmd: Launcher | None = None) -> Served:
         """The served vault; ``qmd``: the launcher named on this machine's command line (``--qmd``),
