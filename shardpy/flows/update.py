@@ -423,7 +423,12 @@ def _plan(
     moves = user_moves(disk, state.files, migrations, production.outputs)
     actions.extend(user_move_actions(disk, moves))
     tracked = set(state.files) | set(production.outputs)
-    actions = rewrite_links(disk, actions, {**renames, **moves}, tracked)
+    # Links follow the renames the plan carries out: one it skipped (the new path is the user's
+    # own file) pointed the user's links at that unrelated note (a helper's probe,
+    # tests/update/test_update_flow.py).
+    done = {(a.from_path, a.path) for a in actions if a.from_path}
+    carried = {old: new for old, new in renames.items() if (old, new) in done}
+    actions = rewrite_links(disk, actions, {**carried, **moves}, tracked)
     _decide(actions, opts, ui)
     result.actions = actions
     result.values_rewrite = values != current or bool(opts.data)  # --data is not in the file yet

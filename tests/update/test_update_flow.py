@@ -229,6 +229,26 @@ def test_source_gone(sc: Scenario) -> None:
     assert run.code == 1 and run.json()["error"]["code"] == "UPDATE_SOURCE_GONE"
 
 
+def test_a_rename_the_update_skips_leaves_links_alone(sc: Scenario) -> None:
+    """The new path of a renamed note is the user's own file: the move is skipped (the note stays
+    where it is), and so must the links to it be; they were pointed at the user's unrelated note."""
+    sc.shard("1.0.0", {**base_files(), "brain/Plan.md": "plan v1\n"})
+    sc.install("--defaults")
+    sc.write("brain/Plan.md", "plan v1\nmy plan edits\n")
+    sc.write("brain/Roadmap.md", "my own roadmap, unrelated\n")
+    sc.write("journal.md", "today I worked on [[Plan]]\n")
+    migration = (
+        "version: 1.1.0\ndescription: rename\nrenames:\n  - {from: brain/Plan.md, to: brain/Roadmap.md}\n"
+    )
+    sc.shard(
+        "1.1.0", {**base_files(), "brain/Roadmap.md": "plan v1\n"}, file_migrations={"1.1.0.yaml": migration}
+    )
+    sc.update_json("--yes")
+    assert sc.read("brain/Plan.md") == "plan v1\nmy plan edits\n"
+    assert sc.read("brain/Roadmap.md") == "my own roadmap, unrelated\n"
+    assert sc.read("journal.md") == "today I worked on [[Plan]]\n"
+
+
 def test_user_notes_move_with_a_renamed_folder_and_links_follow(sc: Scenario) -> None:
     sc.shard("1.0.0", base_files())
     sc.install("--defaults")
