@@ -205,19 +205,37 @@ class TerminalUI:
             con.print(excerpt, markup=False, highlight=False)
 
     def edit_file(self, path: str, text: str) -> str | None:
+        """The file as the user left it in $EDITOR; None (the question is asked again) when the
+        editor failed or the conflict markers are still there. Read back as written: read as
+        text, a CRLF file came back LF in every line (a helper's probe; tests/update/test_interactive.py)."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         suffix = os.path.splitext(path)[1] or ".txt"
-        with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False, encoding="utf-8") as fh:
+        # newline="": CRLF stays CRLF, written and read back
+        with tempfile.NamedTemporaryFile(
+            "w", suffix=suffix, delete=False, encoding="utf-8", newline=""
+        ) as fh:
             fh.write(text)
             name = fh.name
         try:
-            subprocess.run([*shlex.split(editor), name], check=False)
-            with open(name, encoding="utf-8") as fh:
-                return fh.read()
+            done = subprocess.run([*shlex.split(editor), name], check=False)
+            with open(name, encoding="utf-8", newline="") as fh:
+                edited = fh.read()
         except OSError:
             return None
         finally:
             os.unlink(name)
+        return self._taken(done.returncode, edited)
+
+    def _taken(self, code: int, edited: str) -> str | None:
+        from shardpy.merge.text import has_conflict_markers
+
+        if code != 0:
+            err_console().print(f"The editor exited with status {code}: nothing taken from it.")
+            return None
+        if has_conflict_markers(edited.encode("utf-8")):
+            err_console().print("Conflict markers are still in it: choose again (or keep the markers).")
+            return None
+        return edited
 
     def progress(self, label: str, total: int) -> Callable[[int, int], None] | None:
         return make_progress(label, total)

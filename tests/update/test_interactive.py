@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from shardpy.flows.update import UpdateOptions, update
 from shardpy.shard.schema import Schema
@@ -118,3 +121,36 @@ def test_on_conflict_flag_answers_every_conflict(sc: Scenario) -> None:
     run(sc, ui, on_conflict="theirs")
     assert ui.asked == []
     assert sc.read("brain/Note.md") == NOTE_V1.replace("beta", "beta (shard)")
+
+
+EDITOR_SCRIPT = """import sys
+p = sys.argv[1]
+data = open(p, "rb").read()
+start, end = data.index(b"<<<<<<<"), data.index(b">>>>>>>")
+end = data.index(b"\\n", end) + 1
+open(p, "wb").write(data[:start] + b"RESOLVED\\r\\n" + data[end:])
+"""
+
+
+@pytest.mark.parametrize(
+    ("editor", "want"),
+    [("resolve", "line1\r\nRESOLVED\r\nline3\r\n"), ("false", None), ("true", None)],
+    ids=["resolved", "editor-failed", "markers-left"],
+)
+def test_edit_in_editor_keeps_crlf_and_takes_only_a_resolution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, editor: str, want: str | None
+) -> None:
+    """Read back as text, a CRLF file resolved in $EDITOR came back LF in every line; an editor
+    that failed, or left the markers, had its file taken as the answer (exit 0, markers in the
+    note). Such an answer is refused and the question asked again (None)."""
+    import sys
+
+    from shardpy.cli.prompts import TerminalUI
+
+    if editor == "resolve":
+        script = tmp_path / "resolve.py"
+        script.write_text(EDITOR_SCRIPT, encoding="utf-8")
+        editor = f"{sys.executable} {script}"
+    monkeypatch.setenv("VISUAL", editor)
+    text = "line1\r\n<<<<<<< yours\r\nmine\r\n=======\r\nshard\r\n>>>>>>> shard 1.1.0\r\nline3\r\n"
+    assert TerminalUI().edit_file("brain/a.md", text) == want
