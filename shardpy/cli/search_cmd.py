@@ -130,8 +130,13 @@ def _confirm_large_folder(folder: Path) -> Path:
     )
 
 
+# Control characters a note can carry (an escape sequence retitles or recolours the terminal when
+# its snippet is shown: a helper's probe; tests/index/test_cli_process.py): never written.
+_NO_CONTROLS = dict.fromkeys([*range(0, 9), *range(11, 32), 127, *range(128, 160)])
+
+
 def _write(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text.translate(_NO_CONTROLS) + "\n")
 
 
 @contextmanager

@@ -113,3 +113,13 @@ def test_a_search_process_starts_one_blas_thread_unless_told(tmp_path: Path) -> 
         assert threads == expected
         if given is None:
             assert int(tasks) == 1  # no BLAS worker threads
+
+
+def test_a_notes_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
+    """A note holding an escape sequence retitled the terminal when its snippet was shown."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\nplatypus \x1b]0;PWNED\x07 and \x1b[31mred\x1b[0m \x9b text\n")
+    done = _shardpy("search", "platypus", "--mode", "lexical", cwd=vault)
+    assert done.returncode == 0, done.stderr
+    assert "platypus" in done.stdout and "PWNED" in done.stdout
+    assert not any(c in done.stdout for c in "\x1b\x07\x9b"), repr(done.stdout)
