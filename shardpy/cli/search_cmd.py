@@ -222,13 +222,27 @@ def render_search(result: SearchResult) -> None:
             _write(f"   {hit.snippet}")
 
 
+def _in_vault(vault: Path, path: str | None) -> str | None:
+    """``--path`` as the vault-relative folder the filter means: an absolute path, or one relative to
+    the current folder (``./x``, ``../work``), named nothing and answered an empty list (a helper's
+    probe; tests/index/test_cli_process.py). A plain ``work/`` stays vault-relative, as before."""
+    if path is None or not (os.path.isabs(path) or path.startswith(("./", "../")) or path in (".", "..")):
+        return path
+    full = Path(os.path.abspath(path))
+    try:
+        rel = full.relative_to(Path(os.path.abspath(vault))).as_posix()
+    except ValueError:
+        return path  # outside the vault: the filter says so (no note there)
+    return "" if rel == "." else rel
+
+
 def run_search(args: SearchArgs) -> None:
     from shardpy import index
     from shardpy.cli.output import print_json
 
-    result = index.search(
-        default_vault(args.vault), args.query, top=args.top, type=args.type, path=args.path, mode=args.mode
-    )
+    vault = default_vault(args.vault)
+    path = _in_vault(vault, args.path)
+    result = index.search(vault, args.query, top=args.top, type=args.type, path=path, mode=args.mode)
     if args.as_json:
         print_json(result.to_json())
     else:

@@ -123,3 +123,35 @@ def test_a_notes_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "platypus" in done.stdout and "PWNED" in done.stdout
     assert not any(c in done.stdout for c in "\x1b\x07\x9b"), repr(done.stdout)
+
+
+def test_path_filters_given_from_here_or_absolute(tmp_path: Path) -> None:
+    """--path /abs/vault/work, or ../work from inside brain/, named nothing: an empty list, no
+    notice. They name the vault folder they point at."""
+    from tests.shardkit import run_shardpy
+
+    vault = tmp_path / "v"
+    write(vault, "work/w.md", "# W\n\nquixotic plans\n")
+    write(vault, "brain/b.md", "# B\n\nquixotic thoughts\n")
+    env = {"SHARDPY_CACHE_DIR": str(tmp_path / "cache")}
+
+    def hits(*args: str, cwd: Path) -> list[str]:
+        done = run_shardpy(
+            "search",
+            "quixotic",
+            "--mode",
+            "lexical",
+            "--json",
+            "--vault",
+            str(vault),
+            *args,
+            cwd=cwd,
+            env=env,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return sorted(h["path"] for h in json.loads(done.stdout)["hits"])
+
+    assert hits("--path", str(vault / "work"), cwd=tmp_path) == ["work/w.md"]
+    assert hits("--path", "../work", cwd=vault / "brain") == ["work/w.md"]
+    assert hits("--path", ".", cwd=vault / "brain") == ["brain/b.md"]
+    assert hits("--path", "work", cwd=vault / "brain") == ["work/w.md"]  # plain: vault-relative
