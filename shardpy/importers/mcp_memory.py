@@ -215,7 +215,7 @@ class McpMemoryAdapter:
                 n += 1
             if stem != base_stem:
                 key = f"{folder}/{base_stem}".casefold()
-                other = taken.get(key) or claimed[key]
+                other = taken[key] if key in taken else claimed[key]  # "" is a name too
                 yield Notice(sp, f"file name {base_stem}.md is taken by {other!r}; the note is {stem}.md")
                 renamed = True
             taken[f"{folder}/{stem}".casefold()] = e.name
