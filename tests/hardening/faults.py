@@ -91,3 +91,20 @@ def skip_without_a_mount_namespace(probe: Path) -> None:
     if done.returncode != 0:
         why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         pytest.skip(f"a real full disk needs a tmpfs in a private mount namespace: {why[0]}")
+
+
+NO_FILE_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def as_a_user() -> list[str]:
+    """The prefix that makes a child subject to file modes as any account is: root reads and
+    writes a file whatever its mode, so as root the child runs without those two capabilities
+    (``setpriv``); the test is skipped, saying why, where that cannot be done."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: root reads and writes a file whatever its mode")
+    probe = subprocess.run([*NO_FILE_OVERRIDE, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"setpriv cannot drop root's file override here: {probe.stderr.decode().strip()}")
+    return NO_FILE_OVERRIDE

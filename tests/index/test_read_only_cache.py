@@ -9,27 +9,14 @@ As root, the search runs without the capabilities that let root write anything (
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.hardening.faults import as_a_user
 from tests.shardkit import child_env, run_shardpy, shardpy_argv
-
-NO_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
-
-
-def _as_a_user() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: root writes any folder")
-    if subprocess.run([*NO_OVERRIDE, "true"], capture_output=True, check=False).returncode != 0:
-        pytest.skip("setpriv cannot drop root's write override here")
-    return NO_OVERRIDE
 
 
 @pytest.fixture
@@ -58,7 +45,7 @@ def read_only_index(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 def test_a_built_index_in_a_read_only_cache_answers(read_only_index: tuple[Path, dict[str, str]]) -> None:
     vault, env = read_only_index
     done = subprocess.run(
-        [*_as_a_user(), *shardpy_argv("search", "--mode", "lexical", "--json", "vault")],
+        [*as_a_user(), *shardpy_argv("search", "--mode", "lexical", "--json", "vault")],
         cwd=vault,
         env=child_env(env),
         capture_output=True,

@@ -14,8 +14,6 @@ capabilities that let it (``setpriv``); another account needs nothing.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -23,27 +21,14 @@ from typing import Any
 import pytest
 
 from tests.gitsync.kit import git
+from tests.hardening.faults import as_a_user
 from tests.shardkit import child_env, shardpy_argv
 from tests.sync.kit import Fleet
-
-NO_READ_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
-
-
-def _as_a_user() -> list[str]:
-    """The prefix that makes a child subject to file modes, as any account is."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: root reads a file whatever its mode")
-    probe = subprocess.run([*NO_READ_OVERRIDE, "true"], capture_output=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"setpriv cannot drop the read override here: {probe.stderr.decode().strip()}")
-    return NO_READ_OVERRIDE
 
 
 def _sync(fleet: Fleet, machine: str) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
-        [*_as_a_user(), *shardpy_argv("sync", "--yes", "--json")],
+        [*as_a_user(), *shardpy_argv("sync", "--yes", "--json")],
         cwd=fleet.machines[machine],
         env=child_env(),
         capture_output=True,
