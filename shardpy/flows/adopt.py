@@ -35,7 +35,7 @@ from shardpy.plan.actions import (
     BOTH_CHANGED,
     DROPPED,
 )
-from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base
+from shardpy.plan.adopt import Mode, plan_with_base, plan_without_base, tied
 from shardpy.plan.links import rewrite_links
 from shardpy.plan.update import FileAction, OnConflict
 from shardpy.shard.migrations import check_scope, load_file_migrations, rename_map, select_migrations
@@ -234,6 +234,12 @@ def _plan(
         detected.produced,
     )
     result.detection_scores = detected.scores
+    others = tied(detected.scores, detected.version)
+    if others:
+        result.warnings.append(
+            f"Releases {', '.join([detected.version, *others])} match this vault equally; merging from "
+            f"the oldest, {detected.version} (--from-version picks another)."
+        )
     migrations = select_migrations(
         load_file_migrations(prep.shard.migrations_dir), detected.version, prep.version
     )

@@ -57,13 +57,21 @@ def score(outputs: Mapping[str, bytes], disk: DiskView) -> int:
 
 
 def best_match(scores: Mapping[str, int], order: list[str]) -> str | None:
-    """The version with the most matching paths; ties go to the newer
-    (``order`` lists versions oldest first)."""
+    """The version with the most matching paths; ties go to the older (``order`` lists versions
+    oldest first). From the older base a later release's change arrives as the shard's, merged
+    with the user's edits; from the newer one it read as the user's revert and never arrived (a
+    helper's probe, tests/adopt/test_detect_tie.py). A vault that was at the newer release loses
+    nothing either way: both sides then made the same change."""
     best: str | None = None
     for version in order:
-        if version in scores and (best is None or scores[version] >= scores[best]):
+        if version in scores and (best is None or scores[version] > scores[best]):
             best = version
     return best if best is not None and scores[best] > 0 else None
+
+
+def tied(scores: Mapping[str, int], best: str) -> list[str]:
+    """The other versions that match as many paths as ``best``."""
+    return [v for v, s in scores.items() if v != best and s == scores[best]]
 
 
 def _without_base(
