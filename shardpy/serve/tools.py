@@ -489,7 +489,8 @@ def _find_memory(shown: list[Memory], ref: str) -> Memory:
     key = _without_md(note_ref(ref)).casefold()
     by_name = [m for m in shown if key in (_without_md(m.path).casefold(), note_stem(m.path).casefold())]
     titled = [m for m in shown if m.title.strip().casefold() == ref.strip().casefold()]
-    found = by_name or titled
+    live = [m for m in titled if m.live]  # a title a superseded memory shares is its successor's
+    found = by_name or live or titled[:1]
     if len(found) > 1 and not by_name:
         raise ShardpyError(
             "SERVE_SUPERSEDES_INVALID",

@@ -140,3 +140,28 @@ def test_a_memory_is_superseded_by_its_title_or_an_upper_case_path(atlas: tuple[
         {"title": "Upper v2", "body": "By path.", "scope": "project", "supersedes": [upper], "force": True},
     )
     assert done["superseded"] == [other]
+
+
+def test_a_title_a_superseded_memory_shares_names_the_live_one(atlas: tuple[World, Shared]) -> None:
+    world, s = atlas
+    body = TEMPLATE.replace("Template lesson", "Shared title")
+    old = _memory(
+        world,
+        "2026-11-10 Shared title",
+        body.replace("superseded_by: ", 'superseded_by: "[[2026-11-11 Shared title]]"').encode(),
+    )
+    live = _memory(world, "2026-11-11 Shared title", body.encode())
+    recalled = s.call("recall", {"query": "Shared title"})
+    assert {m["path"] for m in recalled["memories"]} >= {live}
+    done = s.call(
+        "remember",
+        {
+            "title": "Shared title v3",
+            "body": "Third.",
+            "scope": "project",
+            "supersedes": ["Shared title"],
+            "force": True,
+        },
+    )
+    assert done["superseded"] == [live]
+    assert 'superseded_by: "[[2026-11-11 Shared title]]"' in (world.vault / old).read_text()  # untouched
