@@ -12,6 +12,7 @@ from shardpy.fsutil import printable
 from shardpy.gitsync.repo import Repo, cat_blobs, git, local_config, open_repo_at
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
+from shardpy.sync.access import unreadable
 
 __all__ = [
     "Changes",
@@ -47,13 +48,8 @@ def local_only(path: str) -> bool:
 
 
 def _would_commit(vault: Path, prefix: str) -> list[str]:
-    """What a round's commit would take (a dry run): the changes, less the new files one machine
-    keeps for itself and the files this account may not read (the round leaves both out)."""
-    from shardpy.sync.access import unreadable
-
-    changes = working_changes(vault, prefix)
-    left = {p for p in changes.untracked if local_only(p)} | set(unreadable(vault, changes.paths))
-    return [printable(p) for p in changes.paths if p not in left]
+    """What a round's commit would take (a dry run): the round's own selection."""
+    return commit_selection(vault, prefix).committed()
 
 
 class Changes(NamedTuple):
@@ -94,17 +90,37 @@ def working_changes(vault: Path, prefix: str) -> Changes:
             continue
         if entry[0] in "RC":
             i += 1  # the rename's source follows
-        out.append(_in_vault(entry[3:], prefix))
+        out.append(entry[3:].removeprefix(prefix))
         if entry[:2] in _UNMERGED:
             unmerged.append(out[-1])
         elif entry[:2] == "??":
             untracked.append(out[-1])
-    closed = sorted({_in_vault(m, prefix) for m in _CLOSED.findall(done.stderr)})
+    closed = sorted({m.removeprefix(prefix) for m in _CLOSED.findall(done.stderr)})
     return Changes(sorted(set(out)), closed, sorted(unmerged), sorted(untracked))
 
 
-def _in_vault(path: str, prefix: str) -> str:
-    return path[len(prefix) :] if path.startswith(prefix) else path
+class Selection(NamedTuple):
+    """What a round's commit takes from the working changes: decided here once, for the round
+    (sync.round) and for its dry run alike."""
+
+    changes: Changes
+    unreadable: list[str]  # files this account may not read: git cannot index them (access.unreadable)
+    local_only: list[str]  # new files one machine keeps for itself (local_only)
+
+    def left_out(self) -> set[str]:
+        return set(self.unreadable) | set(self.local_only)
+
+    def committed(self) -> list[str]:
+        left = self.left_out()
+        return [printable(p) for p in self.changes.paths if p not in left]
+
+
+def commit_selection(vault: Path, prefix: str) -> Selection:
+    """The vault's changes, less the files this account may not read and the new files one
+    machine keeps for itself: a round leaves both out of its commit."""
+    changes = working_changes(vault, prefix)
+    kept_here = [p for p in changes.untracked if local_only(p)]
+    return Selection(changes, unreadable(vault, changes.paths), kept_here)
 
 
 def head_blobs(repo: Repo, paths: list[str]) -> dict[str, bytes | None]:

@@ -35,9 +35,9 @@ from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_byte
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
-from shardpy.sync.access import unreadable, unreadable_refusal
+from shardpy.sync.access import unreadable_refusal
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
-from shardpy.sync.plan import ahead_behind, head_blobs, local_only, operation_in_progress, working_changes
+from shardpy.sync.plan import ahead_behind, commit_selection, head_blobs, operation_in_progress
 
 if TYPE_CHECKING:
     from shardpy.apply.session import Session
@@ -254,7 +254,8 @@ def _submodule_paths(top: Path) -> set[str]:
 
 
 def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
-    changes = working_changes(_root(plan), plan.prefix)
+    selection = commit_selection(_root(plan), plan.prefix)
+    changes = selection.changes
     if changes.unmerged:
         # Conflicts git's index holds that no round of ours left (a `git stash pop` that stopped,
         # an operation's): committed, their markers would reach every machine.
@@ -267,13 +268,11 @@ def _commit(plan: SyncPlan, report: SyncReport, writer: Session) -> None:
             f"git's index holds unresolved conflicts: {shown}",
             "Resolve them and `git add` each (or undo what made them), then sync again.",
         )
-    closed = unreadable(_root(plan), changes.paths)
-    plan.unreadable = [plan.prefix + p for p in closed]
-    report.unreadable = [printable(p) for p in sorted(changes.closed + closed)]
-    kept_here = [p for p in changes.untracked if local_only(p)]
-    report.local_only = [printable(p) for p in kept_here]
-    skipped = set(closed) | set(kept_here)
-    paths = [printable(p) for p in changes.paths if p not in skipped]
+    plan.unreadable = [plan.prefix + p for p in selection.unreadable]
+    report.unreadable = [printable(p) for p in sorted(changes.closed + selection.unreadable)]
+    report.local_only = [printable(p) for p in selection.local_only]
+    skipped = selection.left_out()
+    paths = selection.committed()
     plan.changes = paths
     if not paths:
         return
