@@ -135,7 +135,7 @@ def _repository_here() -> dict[str, str]:
     """The branch and object format of the repository this command runs in (a seed made here
     takes both: a clone of it checks the branch out, and git cannot sync a sha256 vault with a
     sha1 seed), else main and sha1."""
-    from shardpy.gitsync.repo import git, open_repo
+    from shardpy.gitsync.repo import object_format, open_repo
     from shardpy.sync.plan import current_branch
 
     try:
@@ -143,8 +143,7 @@ def _repository_here() -> dict[str, str]:
         branch = current_branch(repo)
     except ShardpyError:
         return {"branch": "main", "object_format": "sha1"}
-    fmt = git(["rev-parse", "--show-object-format"], repo.top, check=False).stdout.strip()
-    return {"branch": branch, "object_format": fmt if fmt in ("sha1", "sha256") else "sha1"}
+    return {"branch": branch, "object_format": object_format(repo)}
 
 
 def _hints(report: "SyncReport") -> str:

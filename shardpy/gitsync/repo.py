@@ -188,6 +188,12 @@ def config_get(repo: Repo, key: str) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
+def object_format(repo: Repo) -> str:
+    """The hash the repository names its objects with: sha1 or sha256 (git cannot sync the two)."""
+    fmt = git(["rev-parse", "--show-object-format"], repo.top, check=False).stdout.strip()
+    return fmt if fmt in ("sha1", "sha256") else "sha1"
+
+
 def local_config(repo: Repo) -> dict[str, list[str]]:
     """Every local config key (as git lists it: section and name in lower case) → its values,
     read with one ``git config``: a sync round's plan reads its records and the driver's keys

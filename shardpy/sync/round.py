@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable, rel_parts
-from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes
+from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes, object_format
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
 from shardpy.sync import records
@@ -545,7 +545,7 @@ _EMPTY_OTHER_FORMAT = "unexpected capabilities^{}"
 def _check_format(plan: SyncPlan, remote: str, said: str) -> None:
     """A remote of the other object format is never reached by waiting: its error, not
     "unreachable" tried again for ever (tests/sync/test_sync.py)."""
-    mine = git(["rev-parse", "--show-object-format"], plan.repo.top, check=False).stdout.strip() or "sha1"
+    mine = object_format(plan.repo)
     if not (any(w in said for w in _OTHER_FORMAT) or (_EMPTY_OTHER_FORMAT in said and mine != "sha1")):
         return
     raise _RemoteFailure(
