@@ -38,6 +38,21 @@ def files_for(version: str) -> dict[str, str]:
     return files
 
 
+def commit_release(path: Path, files: dict[str, str], version: str) -> None:
+    """Commit ``files`` and the shard's manifest at ``version`` in the shard repository ``path``,
+    tagged v``version``."""
+    for rel, text in files.items():
+        target = path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    (path / ".shardmind").mkdir(exist_ok=True)
+    (path / ".shardmind/shard.yaml").write_text(MANIFEST.format(version=version))
+    (path / ".shardmind/shard-schema.yaml").write_text(SCHEMA)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", version)
+    git(path, "tag", f"v{version}")
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("repo") / "shard"
@@ -47,16 +62,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         git(path, "init", "-q", "--template=", "-b", "main")
         for version in ("1.0.0", "1.1.0", "1.2.0"):
-            for rel, text in files_for(version).items():
-                target = path / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
-            (path / ".shardmind").mkdir(exist_ok=True)
-            (path / ".shardmind/shard.yaml").write_text(MANIFEST.format(version=version))
-            (path / ".shardmind/shard-schema.yaml").write_text(SCHEMA)
-            git(path, "add", "-A")
-            git(path, "commit", "-q", "-m", version)
-            git(path, "tag", f"v{version}")
+            commit_release(path, files_for(version), version)
     finally:
         for k, v in old.items():
             if v is None:

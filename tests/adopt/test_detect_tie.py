@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adopt.test_adopt import MANIFEST, SCHEMA, run
+from tests.adopt.test_adopt import commit_release, run
 from tests.shardkit import Cli
 from tests.sources.support import GIT_ENV, git
 
@@ -25,15 +25,7 @@ def _release(path: Path, version: str) -> None:
     a = list(LINES)
     if version == "1.1.0":
         a[6] = "line7 s\n"
-    for rel, text in {"brain/a.md": "".join(a), "brain/d.md": "".join(LINES)}.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_text(text, encoding="utf-8")
-    (path / ".shardmind").mkdir(exist_ok=True)
-    (path / ".shardmind/shard.yaml").write_text(MANIFEST.format(version=version))
-    (path / ".shardmind/shard-schema.yaml").write_text(SCHEMA)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", version)
-    git(path, "tag", f"v{version}")
+    commit_release(path, {"brain/a.md": "".join(a), "brain/d.md": "".join(LINES)}, version)
 
 
 def test_a_tie_goes_to_the_older_release_and_the_newer_change_arrives(
