@@ -40,6 +40,7 @@ from pathlib import Path
 from shardpy.apply.session import Session, borrowed, session
 from shardpy.apply.transaction import Op
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import read_regular, symlink_refused
 from shardpy.gitsync.repo import DRIVER_KEY, Repo, config_get, config_set, git, only_value, open_repo
 from shardpy.plan.gitsetup import (
     ATTRIBUTES,
@@ -173,11 +174,23 @@ class RepoView:
         return self._config[key]
 
     def text(self, path: str) -> str | None:
-        """The file as written: no newline translation (CRLF kept), bytes that are not UTF-8 kept."""
+        """The file as written: no newline translation (CRLF kept), bytes that are not UTF-8 kept.
+        A pull can bring the file as a link (to /dev/zero: a read without end, a MemoryError
+        traceback) and setup never writes through one: refused here, before anything is read
+        (tests/gitsync/test_setup.py)."""
         try:
-            return (self.vault / path).read_bytes().decode("utf-8", "surrogateescape")
+            return read_regular(self.vault / path).decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if (self.vault / path).is_symlink():
+                raise symlink_refused(path) from exc
+            raise ShardpyError(
+                "PATH_NOT_REGULAR",
+                f"{path} is not a regular file ({exc.strerror or exc})",
+                f"Move {path} out of the way (git reads it as a file) and run again.",
+                path=path,
+            ) from exc
 
     def tracked_local(self) -> list[str]:
         return tracked_local(self.vault)

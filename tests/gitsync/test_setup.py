@@ -91,6 +91,22 @@ def test_the_users_files_keep_their_line_ends_and_bytes(cli: Cli, vault: Path) -
     assert with_block("a\r\n", ["x"]) == f"a\r\n\r\n{BEGIN}\r\nx\r\n# shardpy:end\r\n"
 
 
+def test_a_linked_or_odd_gitattributes_is_refused_before_it_is_read(cli: Cli, vault: Path) -> None:
+    """A pull can bring .gitattributes as a link: to /dev/zero it was read without end (a
+    MemoryError traceback, each sync round); setup never writes through a link, so it is refused
+    before anything is read, the dry run too. A folder there was a traceback as well."""
+    git(vault, "init", "--quiet")
+    (vault / ".gitattributes").symlink_to("/dev/zero")
+    for args in (("--dry-run",), ()):
+        res = cli.run("git", "setup", *args, "--json", cwd=vault)
+        assert res.exit_code == 1 and res.error_code() == "PATH_SYMLINK", res.output
+    (vault / ".gitattributes").unlink()
+    (vault / ".gitattributes").mkdir()
+    res = cli.run("git", "setup", "--json", cwd=vault)
+    assert res.exit_code == 1 and res.error_code() == "PATH_NOT_REGULAR", res.output
+    assert git(vault, "config", "--get", "merge.shardpy.driver", ok=False).returncode == 1
+
+
 def test_driver_command_uses_this_interpreter() -> None:
     assert driver_command().startswith(sys.executable)
     assert driver_command("").startswith("shardpy merge-file --driver %O %A %B %P")
