@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import io
 import os
 import stat
@@ -18,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import cast
+from typing import Any, cast
 
 from shardpy.errors import ShardpyError
 
@@ -114,11 +113,35 @@ def low_space(path: str | os.PathLike[str]) -> bool:
 # The content hash (issue 27: one owner). Every file, note, record and archive is named by the
 # hex sha256 these return; tests/test_one_primitive.py keeps other modules from re-deriving it.
 def sha256_bytes(data: bytes) -> str:
+    if len(data) <= _SMALL_DIGEST:
+        small = _builtin_sha256()
+        if small is not None:
+            return str(small(data).hexdigest())
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
+
+
+_SMALL_DIGEST = 4096  # bytes: below this the builtin SHA-256 is as fast as OpenSSL's
+
+
+def _builtin_sha256() -> Callable[[bytes], Any] | None:
+    """CPython's own SHA-256 (the same digest), without loading OpenSSL's module: ~2 ms of a
+    one-shot search, which hashes only the vault's path (issue 29; tests/test_fsutil.py)."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
+        try:
+            return cast("Callable[[bytes], Any]", importlib.import_module(name).sha256)
+        except (ImportError, AttributeError):
+            continue
+    return None
 
 
 def sha256_stream(fh: io.BufferedIOBase) -> str:
     """Hash of what is left to read in the open binary file ``fh`` (read in blocks, GIL released)."""
+    import hashlib
+
     return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
@@ -441,7 +464,7 @@ def temp_tail(base: str) -> str:
     itself, or, when that would make the temporary name too long, a digest of it."""
     if len(TMP_MARK) + 9 + len(os.fsencode(base)) <= NAME_MAX:
         return base
-    return "h" + hashlib.sha256(os.fsencode(base)).hexdigest()[:32]
+    return "h" + sha256_bytes(os.fsencode(base))[:32]
 
 
 def replace_with(

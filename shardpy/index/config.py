@@ -27,7 +27,6 @@ ran past 90 s (issue 24 item 13, tests/security/test_search_inputs.py).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -290,4 +289,6 @@ def _type_glob(pattern: str) -> Globs:
 
 def _fingerprint(rules: object) -> str:
     """A short digest of rules (JSON-encodable): the same rules, the same fingerprint."""
+    import hashlib  # here, not at the top: a search makes no such digest (issue 29)
+
     return hashlib.sha1(json.dumps(rules).encode()).hexdigest()[:16]

@@ -163,3 +163,24 @@ def test_a_long_word_is_merged_in_the_order_of_the_scan(monkeypatch: pytest.Monk
     by_heap = [bpe._merge_heap(tok._symbols(w), tok.merges) for w in words]
     monkeypatch.setattr(bpe, "LONG_WORD", 1 << 30)  # the scan for every length
     assert [tok._merge(tok._symbols(w)) for w in words] == by_heap
+
+
+def test_a_search_of_a_fresh_index_loads_no_openssl_module(tmp_path: Path) -> None:
+    """A one-shot search hashes only the vault's path (to find its index): CPython's own SHA-256,
+    not hashlib's OpenSSL module, ~2 ms of the process (issue 29, fsutil.sha256_bytes)."""
+    vault = tmp_path / "v"
+    write(vault, "Bread.md", "# Bread\n\nFeed the starter with rye flour.\n")
+    index.refresh(vault)
+    probe = (
+        # An interpreter whose site hooks loaded hashlib already (pyenv's: certifi) proves nothing.
+        "import math, sys\nhashed = '_hashlib' in sys.modules\nfrom pathlib import Path\n"
+        "from shardpy import index\n"
+        f"found = index.search(Path({str(vault)!r}), 'rye flour', max_age=math.inf)\n"
+        "assert found.hits[0].path == 'Bread.md', found.hits\n"
+        "assert 'shardpy.index.build' not in sys.modules, 'the search refreshed the index'\n"
+        "assert hashed or '_hashlib' not in sys.modules, 'the search loaded OpenSSL through hashlib'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ.copy()
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
