@@ -284,11 +284,19 @@ def git_status(g: GitReport) -> None:
         con.print(f"[yellow]git: {where}[/] ({escape(runs)}), not shardpy's driver")
     if g.problem:
         con.print(f"[yellow]git: {g.problem}[/]")
+    from rich.markup import escape  # a path is any text: printed as written
+
     for path in g.unmerged:
-        con.print(f"  [bold red]unmerged[/] {path} (resolve it, then `git add {path}`)")
+        con.print(f"  [bold red]unmerged[/] {escape(path)} (resolve it, then `git add {escape(path)}`)")
     for path in g.markers:
         if path not in g.unmerged:
-            con.print(f"  [bold red]conflict markers[/] {path} (edit the note to resolve them)")
+            con.print(f"  [bold red]conflict markers[/] {escape(path)} (edit the note to resolve them)")
+    for k in g.kept:
+        other = escape(f"git show {k.commit[:12]}^2:{k.in_repository}")
+        con.print(
+            f"  [bold yellow]kept this machine's[/] {escape(k.path)} (both machines changed it and no "
+            f"merge of the two is valid; the other's: `{other}`)"
+        )
     for rem in g.remotes:  # shardpy sync's records (docs/GIT.md)
         from rich.markup import escape  # a remote's name and git's error text: printed as written
 

@@ -155,8 +155,15 @@ def _hints(report: "SyncReport") -> str:
 def _remote_line(r: "RemoteResult") -> str:
     did = [w for w, on in (("merged", r.merged), ("pushed", r.pushed)) if on] or ["up to date"]
     line = f"{r.name}: {'+'.join(did)}"
-    if r.conflicts:
-        line += f", conflict markers in {', '.join(r.conflicts)}"
+    marked = [c for c in r.conflicts if c not in r.kept]
+    if marked:
+        line += f", conflict markers in {', '.join(marked)}"
+    if r.kept:
+        # No markers to find in these: said, and listed by `status` until the file changes again.
+        line += (
+            ", both machines changed and this one's kept whole (the other's is the merge's second "
+            f"parent): {', '.join(r.kept)}"
+        )
     if r.notice:
         line += f"; notice: {r.notice}"
     if r.resurrected:
@@ -377,5 +384,11 @@ def _status(vault: Path, as_json: bool) -> None:
         for r in remotes
     ]
     lines += [f"conflict markers: {p}" for p in data.get("conflict_markers", [])]
-    out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", [])}
+    kept = data.get("kept_whole", [])
+    lines += [
+        f"kept this machine's whole: {k['path']} (the other's: "
+        f"git show {k['commit'][:12]}^2:{k['in_repository']})"
+        for k in kept
+    ]
+    out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", []), "kept_whole": kept}
     _emit(out, "\n".join(lines) or "no remotes", as_json)

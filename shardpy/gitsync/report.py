@@ -79,6 +79,18 @@ class RemoteStatus:
         }
 
 
+@dataclass(frozen=True)
+class KeptFile:
+    """A file both machines changed that a sync merge resolved as this machine's whole."""
+
+    path: str  # vault-relative
+    commit: str  # the merge commit: the other machine's version is its second parent's
+    in_repository: str  # the path from the repository's top (for `git show COMMIT^2:PATH`)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "commit": self.commit, "in_repository": self.in_repository}
+
+
 @dataclass
 class GitReport:
     driver: str | None = None  # the configured command, None when not installed
@@ -88,6 +100,8 @@ class GitReport:
     attributes: bool = False  # .gitattributes routes the vault's files to the driver
     unmerged: list[str] = field(default_factory=list)
     markers: list[str] = field(default_factory=list)
+    # Conflicts without markers: files a sync kept whole, still as their merge left them.
+    kept: list[KeptFile] = field(default_factory=list)
     problem: str | None = None
     # `shardpy sync`'s view: per remote ahead/behind (as last fetched), last success and error.
     remotes: list[RemoteStatus] = field(default_factory=list)
@@ -118,6 +132,7 @@ class GitReport:
             "attributes": self.attributes,
             "unmerged": self.unmerged,
             "conflict_markers": self.markers,
+            "kept_whole": [k.to_json() for k in self.kept],
             "problem": self.problem,
             "hint": self.hint(),
             "sync": {"remotes": [r.to_json() for r in self.remotes]},
@@ -238,22 +253,39 @@ def git_report(vault: Path) -> GitReport | None:
         report.unmerged = _lines(git(unmerged, vault, check=False).stdout)
         grep = ["grep", "-l", "-z", "-I", "--all-match", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--", "*.md"]
         report.markers = _lines(git(grep, vault, check=False).stdout)
-        report.remotes = remote_statuses(vault)
+        kept = git(["config", "--local", "-z", "--get-regexp", r"^shardpy-sync\."], vault, check=False)
+        entries = [(k, v) for k, _, v in (e.partition("\n") for e in kept.stdout.split("\0") if e)]
+        report.remotes = remote_statuses(vault, dict(entries))
+        report.kept = kept_files(vault, top, [v for k, v in entries if k == "shardpy-sync.kept"])
     except ShardpyError as exc:
         report.problem = exc.message
     return report
 
 
-def remote_statuses(vault: Path) -> list[RemoteStatus]:
-    """Each remote's ahead/behind (from the last fetch) and ``shardpy sync``'s records of it."""
+def kept_files(vault: Path, top: Path, values: list[str]) -> list[KeptFile]:
+    """The files a sync kept whole (``shardpy-sync.kept`` records) still as their merge left them."""
+    if not values:
+        return []
+    from shardpy.sync import records
+
+    try:
+        prefix = vault.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return []
+    prefix = "" if prefix == "." else prefix + "/"
+    entries = [(c, p) for c, p in records.parse_kept(values) if p.startswith(prefix)]
+    return [KeptFile(p.removeprefix(prefix), c, p) for c, p in records.standing(top, entries)]
+
+
+def remote_statuses(vault: Path, values: dict[str, str]) -> list[RemoteStatus]:
+    """Each remote's ahead/behind (from the last fetch) and ``shardpy sync``'s records of it
+    (``values``: this machine's ``shardpy-sync.*`` records, read once by :func:`git_report`)."""
     from shardpy.sync import records
 
     names = [r for r in git(["remote"], vault, check=False).stdout.split() if r]
     if not names:
         return []
     branch = git(["symbolic-ref", "--quiet", "--short", "HEAD"], vault, check=False).stdout.strip()
-    kept = git(["config", "--local", "-z", "--get-regexp", rf"^{records.SECTION}\."], vault, check=False)
-    values = dict(e.partition("\n")[::2] for e in kept.stdout.split("\0") if e)
     out = []
     for name in names:
         ref = f"HEAD...refs/remotes/{name}/{branch}"

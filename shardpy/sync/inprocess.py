@@ -53,6 +53,9 @@ def defer_args(repo: Repo) -> list[str]:
 class Deferred:
     merged: list[str] = field(default_factory=list)  # repository paths written clean
     conflicted: list[str] = field(default_factory=list)  # left with markers, or not a content merge
+    # Conflicted paths resolved as this machine's file whole (no markers: a JSON or YAML file no
+    # line merge parses, a binary note): recorded, so `status` still shows them after the round.
+    kept: list[str] = field(default_factory=list)
     # Paths still unmerged in the index (the caller resolves them as the work tree holds them):
     # known here, so no ``git diff --diff-filter=U`` has to refresh the whole index to find them.
     unresolved: list[str] = field(default_factory=list)
@@ -119,6 +122,8 @@ def merge_deferred(
         merged = merge_bytes(base, ours, theirs, path)
         results[path] = (st[2][0], merged.data)
         (result.merged if merged.clean else result.conflicted).append(path)
+        if not merged.clean and merged.data == ours:
+            result.kept.append(path)
     by_git = _write_results(repo, vault_prefix, results, write, _sha1(stages))
     result.conflicted.sort()
     result.unresolved = sorted(set(stages) - set(results) if by_git else stages)

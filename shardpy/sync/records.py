@@ -8,7 +8,11 @@ shardpy writes no file for them. Keys (section ``shardpy-sync``):
 * ``<remote>.ok`` / ``<remote>.error``: the last successful sync with a
   remote (UTC, ISO 8601) and the last failure's message (cleared by a success);
 * ``merging``: set while a round merges, so the next round knows a merge
-  left behind is its own to undo (a merge the user started is never touched).
+  left behind is its own to undo (a merge the user started is never touched);
+* ``kept`` (one value per file, ``<merge commit> <repository path>``): a file
+  both machines changed that a round's merge resolved as this machine's whole
+  (no line merge of the two parses), so ``status`` shows it after the round
+  until the file changes again (gitsync/report.kept_files).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 from shardpy.gitsync.repo import Repo, git, local_config
 
 SECTION = "shardpy-sync"
 MACHINE_KEY = f"{SECTION}.machine"
 MERGING_KEY = f"{SECTION}.merging"
+KEPT_KEY = f"{SECTION}.kept"
 _MACHINE = re.compile(r"[0-9a-f]{8}")
 
 
@@ -80,3 +86,46 @@ def record_error(repo: Repo, remote: str, message: str) -> None:
 def last(repo: Repo, remote: str) -> tuple[str | None, str | None]:
     """(last success, last error) with ``remote``."""
     return get(repo, remote_key(remote, "ok")), get(repo, remote_key(remote, "error"))
+
+
+def kept(top: Path) -> list[tuple[str, str]]:
+    """The ``kept`` records: (merge commit, repository path), oldest first. A value that is not
+    a commit id and a path (the config is this machine's, but a hand edit can break it) is skipped."""
+    done = git(["config", "--local", "-z", "--get-all", KEPT_KEY], top, check=False)
+    return parse_kept(done.stdout.split("\0"))
+
+
+def parse_kept(values: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for value in values:
+        commit, _, path = value.partition(" ")
+        if _COMMIT.fullmatch(commit) and path:
+            out.append((commit, path))
+    return out
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def set_kept(repo: Repo, entries: list[tuple[str, str]]) -> None:
+    """Replace the ``kept`` records with ``entries`` (none: the key is removed)."""
+    drop(repo, KEPT_KEY)
+    for commit, path in entries:
+        git(["config", "--local", "--add", KEPT_KEY, f"{commit} {path}"], repo.top)
+
+
+def standing(top: Path, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The ``entries`` whose file is still as the merge left it (work tree against the merge
+    commit, one ``git diff`` per commit): a file changed since was taken up by the user."""
+    by_commit: dict[str, list[str]] = {}
+    for commit, path in entries:
+        by_commit.setdefault(commit, []).append(path)
+    out = []
+    for commit, paths in by_commit.items():
+        specs = [f":(literal){p}" for p in paths]
+        done = git(["diff", "--name-only", "--no-renames", "-z", commit, "--", *specs], top, check=False)
+        if done.returncode != 0:
+            continue  # a commit this repository no longer has: nothing left to show
+        changed = set(done.stdout.split("\0"))
+        out += [(commit, p) for p in paths if p not in changed]
+    return out

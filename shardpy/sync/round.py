@@ -61,6 +61,9 @@ class RemoteResult:
     merged: bool = False
     pushed: bool = False
     conflicts: list[str] = field(default_factory=list)
+    # Of ``conflicts``, those resolved as this machine's file whole (no markers to find): the
+    # other machine's version is in the merge commit's second parent (records.KEPT_KEY).
+    kept: list[str] = field(default_factory=list)
     resurrected: list[str] = field(default_factory=list)  # purged elsewhere, edited here: kept
     error: str | None = None
     code: str | None = None  # the error's stable code (DISK_FULL, SYNC_PUSH_REJECTED, ...)
@@ -81,6 +84,7 @@ class RemoteResult:
             "merged": self.merged,
             "pushed": self.pushed,
             "conflicts": self.conflicts,
+            "kept": self.kept,
             "resurrected": self.resurrected,
             "error": self.error,
             "code": self.code,
@@ -378,6 +382,32 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
     _resolve(plan, deferred.unresolved)
     git(["commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
+    _record_kept(plan, deferred.kept)
+    out.kept = [printable(p.removeprefix(plan.prefix)) for p in deferred.kept]
+
+
+def _record_kept(plan: SyncPlan, paths: list[str]) -> None:
+    """This merge's files kept whole, and the earlier ones still as their merge left them, in
+    this machine's records (``status`` lists them; tests/sync/test_sync.py). Nothing is asked of
+    git when there are none (a quiet round: issue 30, the driver's cost)."""
+    if not paths and records.KEPT_KEY not in plan.records:
+        return
+    top = plan.repo.top
+    earlier = records.standing(top, records.kept(top)) if records.KEPT_KEY in plan.records else []
+    commit = git(["rev-parse", "HEAD"], top).stdout.strip()
+    fresh = [(commit, p) for p in paths if _recordable(p)]
+    again = {p for _c, p in fresh}
+    records.set_kept(plan.repo, [e for e in earlier if e[1] not in again] + fresh)
+    plan.records[records.KEPT_KEY] = commit
+
+
+def _recordable(path: str) -> bool:
+    """A name git config can hold and give back (not one kept byte for byte from another system)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in path
 
 
 def _not_started(ref: str, code: int, said: str, top: Path, suspects: list[str]) -> ShardpyError:

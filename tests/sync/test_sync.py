@@ -250,6 +250,40 @@ def test_json_both_machines_changed_stays_json(fleet: Fleet) -> None:
     assert json.loads(fleet.read("b", data)) == {"week": 4, "theme": "light", "zoom": 5}
 
 
+def test_a_file_kept_whole_stays_in_status_until_it_is_taken_up(fleet: Fleet) -> None:
+    """A JSON file both machines changed where no line merge parses is kept as the merging machine
+    has it: no markers for `status` to find, so it was shown once, in the round's report, and
+    never again. Now the round records it, and `status` (and `sync --status`) lists it, with the
+    command that shows the other machine's version, until the file changes again."""
+    data = ".obsidian/app.json"
+    fleet.start({data: '{\n  "theme": "light"\n}\n', "notes/plan.md": NOTE})
+    fleet.write("b", data, '{\n  "theme": "dark"\n}\n')
+    fleet.sync("b")
+    fleet.write("c", data, '{\n  "theme": "moonlight"\n}\n')
+    fleet.write("c", "notes/plan.md", NOTE + "four\n")  # a note merged by lines, not kept whole
+    remote = fleet.sync("c")["remotes"][0]
+    assert remote["conflicts"] == [data] and remote["kept"] == [data]
+    c = fleet.machines["c"]
+    kept = fleet.shardpy("c", "status", "--json").json()["git"]["kept_whole"]
+    assert [k["path"] for k in kept] == [data]
+    theirs = git(c, "show", f"{kept[0]['commit']}^2:{kept[0]['in_repository']}").stdout
+    assert json.loads(theirs) == {"theme": "dark"}
+    assert json.loads(fleet.read("c", data)) == {"theme": "moonlight"}
+    assert f"kept this machine's {data}" in " ".join(fleet.shardpy("c", "status").stdout.split())
+    said = fleet.shardpy("c", "sync", "--status").stdout
+    assert f"kept this machine's whole: {data}" in said and f"^2:{data}" in said
+    fleet.sync("c")  # a round with nothing to merge leaves the record as it is
+    assert [k["path"] for k in fleet.shardpy("c", "status", "--json").json()["git"]["kept_whole"]] == [data]
+    # Taken up: the user settles the file by hand; it is no longer listed, and the next merge
+    # round drops the record.
+    fleet.write("c", data, '{\n  "theme": "dark"\n}\n')
+    assert fleet.shardpy("c", "status", "--json").json()["git"]["kept_whole"] == []
+    fleet.write("a", "notes/other.md", "# Other\n")
+    fleet.sync("a")
+    assert fleet.sync("c")["remotes"][0]["merged"] is True
+    assert git(c, "config", "--local", "--get-all", "shardpy-sync.kept", ok=False).stdout == ""
+
+
 def test_machine_local_records_are_never_committed(fleet: Fleet) -> None:
     fleet.start({"notes/plan.md": NOTE})
     a = fleet.machines["a"]
