@@ -72,6 +72,83 @@ def any_of(terms: list[str] | tuple[str, ...]) -> str:
     return " OR ".join(terms)
 
 
+# FTS5's query language as far as :func:`_widened` reads it (sqlite.org/fts5.html, "Full-text
+# Query Syntax"): strings ("" inside is a quote), barewords, the characters that are syntax, spaces.
+_FTS_TOKEN = re.compile(r'"(?:[^"]|"")*"?|[^\s"(){}:*^+,]+|[(){}:*^+,]|\s+')
+_KEYWORDS = frozenset({"AND", "OR", "NOT", "NEAR"})
+
+
+def _is_phrase(token: str) -> bool:
+    return token[:1] == '"' or (
+        token[:1] not in "(){}:*^+," and not token.isspace() and token not in _KEYWORDS
+    )
+
+
+def _widen_one(token: str, prefix: bool) -> str | None:
+    """``token`` (a phrase of one word) OR the word as a plain search finds it, when the two differ:
+    a word inside a run of an unsegmented script (数据库 is one token of 我们的数据库很慢 to FTS5; the
+    cjk column finds it) or a sharp s (the tokenizer keeps "ß": "strasse" is not "Straße" to it)."""
+    text = token[1:-1].replace('""', '"') if token[:1] == '"' else token
+    if not text or any(c.isspace() for c in text) or (token[:1] == '"' and not token.endswith('"')):
+        return None  # a phrase of several words (or an unclosed string) keeps its exact meaning
+    cjk = any(True for _ in unsegmented(text))
+    sharp = not prefix and ("ß" in text.casefold() or "ss" in text.casefold())
+    if not (cjk or sharp):
+        return None
+    alt = _term(text)
+    return None if alt is None else f"({token}{'*' if prefix else ''} OR {alt})"
+
+
+def _protected(tokens: list[str], i: int, inside: bool) -> bool:
+    """The phrase at ``i`` keeps its exact meaning: inside NEAR(...), a column filter's group or a
+    column set; a column's name; after ``^`` or a column filter; joined by ``+``."""
+    before = next((t for t in reversed(tokens[:i]) if not t.isspace()), "")
+    after = next((t for t in tokens[i + 1 :] if not t.isspace() and t != "*"), "")
+    return inside or before in ("^", ":", "+") or after in (":", "+")
+
+
+def _joined(wide: str, before: list[str], after: list[str]) -> str:
+    """``wide`` with an explicit AND on each side another operand touches: FTS5 takes the implicit
+    AND between phrases only (`a (b OR c)` is a syntax error; tests/index/test_query_widen.py)."""
+    prev = next((t for t in reversed(before) if t and not t.isspace()), "")
+    nxt = next((t for t in after if t and not t.isspace()), "")
+    if not prev.endswith(" AND") and (prev.endswith((")", "*")) or _is_phrase(prev)):
+        wide = "AND " + wide
+    if nxt in ("(", "^", "{", "NEAR") or (nxt and _is_phrase(nxt)):
+        wide += " AND"
+    return wide
+
+
+def _widened(query: str) -> str:
+    """``query`` in FTS5 syntax with each standalone one-word phrase also searched as plain words
+    search it (:func:`_widen_one`): `"数据库"`, `数据库*`, `"strasse" OR x` find what `数据库` and
+    `strasse` find (tests/index/test_search.py). Anything else keeps its exact meaning."""
+    tokens = _FTS_TOKEN.findall(query)
+    if "".join(tokens) != query:
+        return query
+    out: list[str] = []
+    groups: list[bool] = []  # per open parenthesis: a NEAR(...) or column-filter group
+    braces = False
+    for i, token in enumerate(tokens):
+        if token == "{" or token == "}":
+            braces = token == "{"
+        elif token == "(":
+            before = next((t for t in reversed(tokens[:i]) if not t.isspace()), "")
+            groups.append(before in ("NEAR", ":") or any(groups))
+        elif token == ")" and groups:
+            groups.pop()
+        elif _is_phrase(token) and not _protected(tokens, i, braces or any(groups)):
+            prefix = next((t for t in tokens[i + 1 :] if not t.isspace()), "") == "*"
+            wide = _widen_one(token, prefix)
+            if wide is not None:
+                if prefix:
+                    tokens[tokens.index("*", i + 1)] = ""  # taken into the widened group
+                out.append(_joined(wide, out, tokens[i + 1 :]))
+                continue
+        out.append(token)
+    return "".join(out)
+
+
 def translate(query: str, *, words_only: bool = False) -> Translated:
     """The expressions for ``query``; ``words_only`` reads FTS5 syntax as plain words."""
     runs = tuple(m.group(0) for m in unsegmented(query))
@@ -79,5 +156,5 @@ def translate(query: str, *, words_only: bool = False) -> Translated:
     plain = " AND ".join(terms) if terms else None
     fallback = any_of(terms) if len(terms) > 1 else None
     if not words_only and _SYNTAX.search(query):
-        return Translated(query, None, True, plain, runs)
+        return Translated(_widened(query), None, True, plain, runs)
     return Translated(plain or "", fallback, False, None, runs, tuple(terms) if fallback else ())
