@@ -31,7 +31,7 @@ from shardpy.index import embed, store, vectors
 from shardpy.index.arrays import int8_vector
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
-from shardpy.index.searcher import UNREFRESHABLE, _check
+from shardpy.index.searcher import UNREFRESHABLE, Answered, _check, fill_snippets, ranked
 from shardpy.index.searcher import search as lexical_search
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
@@ -77,7 +77,31 @@ def search(
         lex = _lexical_list(vault, query, top, offset, type, path, max_age, keep)
         return _lexical(lex, offset, lex.hits, list(lex.notices))
     depth = max(DEPTH, offset + top)
-    lex = _lexical_list(vault, query, depth, 0, type, path, max_age, keep)
+    answered: Answered | None = None
+    if keep is None:
+        # Ranked without snippets: only the hits shown get one (searcher.ranked).
+        lex, answered = ranked(vault, query, top=depth, type=type, path=path, max_age=max_age, snippets=False)
+    else:
+        lex = _lexical_list(vault, query, depth, 0, type, path, max_age, keep)
+    result = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep)
+    if answered is None:
+        return result
+    return replace(result, hits=fill_snippets(vault, query, answered, result.hits))
+
+
+def _ranked(
+    vault: Path,
+    query: str,
+    mode: str | None,
+    lex: SearchResult,
+    depth: int,
+    offset: int,
+    top: int,
+    type: str | None,
+    path: str | None,
+    keep: Keep | None,
+) -> SearchResult:
+    """The page: ``lex`` (BM25's ``depth`` notes) alone, or fused with the list by meaning."""
     notices = list(lex.notices)
     page = lex.hits[offset : offset + top]
     if translate(query.strip()).advanced:

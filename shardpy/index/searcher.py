@@ -15,6 +15,7 @@ import os
 import re
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
@@ -296,17 +297,27 @@ def _section_range(conn: sqlite3.Connection, params: dict[str, object]) -> tuple
     return (None, None) if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
 
+# How an answer was found: the MATCH expression that gave it ("" when none ran) and the query as
+# translated, for :func:`fill_snippets` to mark the same words later.
+Answered = tuple[str, Translated]
+
+
 def _run(
-    conn: sqlite3.Connection, expr: str, params: dict[str, object], tr: Translated, query: str
+    conn: sqlite3.Connection,
+    expr: str,
+    params: dict[str, object],
+    tr: Translated,
+    query: str,
+    snippets: bool,
 ) -> list[SearchHit]:
     rows = _best_sections(conn, expr, params)
-    snippets = _snippets(conn, expr, [r[0] for r in rows], tr, query)
+    made = _snippets(conn, expr, [r[0] for r in rows], tr, query) if snippets else {}
     return [
         SearchHit(
             path=path,
             title=title,
             heading=tuple(heading.split("\x1f")) if heading else (),
-            snippet=snippets.get(cid, ""),
+            snippet=made.get(cid, ""),
             score=-rank,
             type=kind,
             line=int(line),
@@ -316,14 +327,19 @@ def _run(
 
 
 def _query(
-    conn: sqlite3.Connection, tr: Translated, params: dict[str, object], query: str, notices: list[str]
-) -> tuple[Match, list[SearchHit]]:
+    conn: sqlite3.Connection,
+    tr: Translated,
+    params: dict[str, object],
+    query: str,
+    notices: list[str],
+    snippets: bool,
+) -> tuple[Match, list[SearchHit], Answered]:
     expr = tr.expression
     if not expr:
         notices.append("the query holds no searchable words")
-        return "all", []
+        return "all", [], ("", tr)
     try:
-        hits = _run(conn, expr, params, tr, query)
+        hits = _run(conn, expr, params, tr, query, snippets)
     except sqlite3.OperationalError as exc:
         if not tr.advanced:
             raise _query_failed(query, exc) from None
@@ -331,18 +347,19 @@ def _query(
             # '"', '*', 500 '(' : FTS5 syntax holding no word to fall back to (issue 24 item 12,
             # tests/security/test_search_inputs.py).
             notices.append(f"query syntax not understood ({exc}) and it holds no searchable words")
-            return "all", []
+            return "all", [], ("", tr)
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
         tr = translate(query, words_only=True)
-        return _query(conn, tr, params, query, notices)
+        return _query(conn, tr, params, query, notices, snippets)
     if not hits and tr.advanced and tr.cjk_runs:
         notices.append(
             "in NEAR(...), after a column filter or ^, a word of a script written without spaces "
             "(Chinese, Japanese, Thai...) matches only a whole run of it; search the word without that syntax"
         )
     if hits or tr.fallback is None or _paged_past(conn, expr, params):
-        return "all", hits
-    return "any", _run(conn, _weighed_fallback(conn, tr), params, tr, query)
+        return "all", hits, (expr, tr)
+    fallback = _weighed_fallback(conn, tr)
+    return "any", _run(conn, fallback, params, tr, query, snippets), (fallback, tr)
 
 
 _MATCHES_UP_TO = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
@@ -391,6 +408,23 @@ def search(
     path: str | None = None,
     max_age: float | None = None,
 ) -> SearchResult:
+    return ranked(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)[0]
+
+
+def ranked(
+    vault: Path,
+    query: str,
+    *,
+    top: int = 10,
+    offset: int = 0,
+    type: str | None = None,
+    path: str | None = None,
+    max_age: float | None = None,
+    snippets: bool = True,
+) -> tuple[SearchResult, Answered]:
+    """:func:`search`'s answer and how it was found. Without ``snippets`` the hits have none:
+    a hybrid search ranks 50 notes by words to show 10, and FTS5's snippet() for the 50 was
+    4-9 ms of a 20,000-note vault's search; :func:`fill_snippets` makes those of the hits shown."""
     text = _check(query, top, offset)
     root = store.resolve_vault(vault)
     db = store.index_path(root)
@@ -399,16 +433,16 @@ def search(
         # Built: refreshed once at least (a file whose first refresh failed holds nothing to answer).
         built = conn is not None and store.get_meta(conn, "refreshed_at") is not None
         if conn is not None and not _stale(conn, root, max_age, db):
-            answer = _answer(conn, text, query, type, path, top, offset, notices)
-            if max_age == math.inf or not _hits_changed(conn, root, answer.hits):
+            answer = _answer(conn, text, query, type, path, top, offset, notices, snippets)
+            if max_age == math.inf or not _hits_changed(conn, root, answer[0].hits):
                 return answer
             notices.clear()  # answered again below, after the refresh
     _refresh(root, built, notices)
     with store.reader(db, str(root)) as conn:
         if conn is None:  # removed or replaced between the refresh and now
             notices.append("the index vanished while searching; run `shardpy index`")
-            return SearchResult(query, "all", [], notices)
-        return _answer(conn, text, query, type, path, top, offset, notices)
+            return SearchResult(query, "all", [], notices), ("", translate(text))
+        return _answer(conn, text, query, type, path, top, offset, notices, snippets)
 
 
 def _answer(
@@ -420,17 +454,44 @@ def _answer(
     top: int,
     offset: int,
     notices: list[str],
-) -> SearchResult:
+    snippets: bool,
+) -> tuple[SearchResult, Answered]:
     exact, folder = _path_filter(path)
     params: dict[str, object] = {"type": kind, "path": exact, "dir": folder, "limit": top, "offset": offset}
     conn.execute("BEGIN")  # one snapshot for the ranking and the snippets
     try:
-        match, hits = _query(conn, translate(text), params, text, notices)
+        match, hits, answered = _query(conn, translate(text), params, text, notices, snippets)
         if kind is not None and not hits and offset == 0:
             _unknown_type(conn, kind, notices)
     finally:
         conn.execute("ROLLBACK")
-    return SearchResult(query, match, hits, notices)
+    return SearchResult(query, match, hits, notices), answered
+
+
+_SECTION_AT = (
+    "SELECT c.id FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+    "WHERE f.path = ? AND c.line = ? AND c.heading = ? ORDER BY c.id LIMIT 1"
+)
+
+
+def fill_snippets(vault: Path, query: str, answered: Answered, hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` with a snippet made for each that has none, marked as ``answered`` found it. A
+    section gone since (a refresh between the ranking and now) keeps none."""
+    expr, tr = answered
+    wanted = [h for h in hits if not h.snippet]
+    if not wanted or not expr:
+        return hits
+    root = store.resolve_vault(vault)
+    ids: dict[tuple[str, int], int] = {}
+    with store.reader(store.index_path(root), str(root)) as conn:
+        if conn is None:
+            return hits
+        for h in wanted:
+            row = conn.execute(_SECTION_AT, (h.path, h.line, "\x1f".join(h.heading))).fetchone()
+            if row is not None:
+                ids[(h.path, h.line)] = int(row[0])
+        made = _snippets(conn, expr, list(ids.values()), tr, query.strip())
+    return [h if h.snippet else replace(h, snippet=made.get(ids.get((h.path, h.line), -1), "")) for h in hits]
 
 
 def _unknown_type(conn: sqlite3.Connection, kind: str, notices: list[str]) -> None:
