@@ -32,7 +32,6 @@ from shardpy.index.arrays import int8_vector
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import UNREFRESHABLE, Answered, _check, fill_snippets, ranked
-from shardpy.index.searcher import search as lexical_search
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
 # 0.1-weighted any-word match lifted a note ranked third by meaning over the first.
@@ -74,19 +73,15 @@ def search(
         raise _bad_mode(mode)
     _check(query, top, offset)  # the lexical search's own checks, before the deeper fetch below
     if mode == "lexical":
-        lex = _lexical_list(vault, query, top, offset, type, path, max_age, keep)
-        return _lexical(lex, offset, lex.hits, list(lex.notices))
-    depth = max(DEPTH, offset + top)
-    answered: Answered | None = None
-    if keep is None:
-        # Ranked without snippets: only the hits shown get one (searcher.ranked).
-        lex, answered = ranked(vault, query, top=depth, type=type, path=path, max_age=max_age, snippets=False)
+        lex, answered = _lexical_list(vault, query, top, offset, type, path, max_age, keep, keep is None)
+        result = _lexical(lex, offset, lex.hits, list(lex.notices))
     else:
-        lex = _lexical_list(vault, query, depth, 0, type, path, max_age, keep)
-    result = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep)
-    if answered is None:
-        return result
-    return replace(result, hits=fill_snippets(vault, query, answered, result.hits))
+        # Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost
+        # more than the rest of the lexical search).
+        depth = max(DEPTH, offset + top)
+        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
+        result = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep)
+    return replace(result, hits=fill_snippets(vault, answered, result.hits))
 
 
 def _ranked(
@@ -128,22 +123,28 @@ def _lexical_list(
     path: str | None,
     max_age: float | None,
     keep: Keep | None,
-) -> SearchResult:
-    """BM25's page; with ``keep``, the first ``offset + top`` accepted hits, AND decided on them."""
+    snippets: bool,
+) -> tuple[SearchResult, Answered]:
+    """BM25's page and how it was found; with ``keep``, the first ``offset + top`` accepted hits,
+    AND decided on them. Without ``snippets`` the hits have none (searcher.fill_snippets)."""
     if keep is None:
-        return lexical_search(vault, query, top=top, offset=offset, type=kind, path=path, max_age=max_age)
+        return ranked(
+            vault, query, top=top, offset=offset, type=kind, path=path, max_age=max_age, snippets=snippets
+        )
     notices: list[str] = []
     want = offset + top
-    hits = _kept_pages(vault, query, want, kind, path, max_age, keep, notices, all_words=True)
+    hits, answered = _kept_pages(vault, query, want, kind, path, max_age, keep, notices, True, snippets)
     match: Match = "all"
     if not hits:
         # The index's own OR fallback is decided over every note, refused ones included: it is
         # redone here over the accepted ones (tests/security/test_serve_exposure.py).
         fallback = translate(query.strip()).fallback
         if fallback is not None:
-            hits = _kept_pages(vault, fallback, want, kind, path, max_age, keep, notices, all_words=False)
+            hits, answered = _kept_pages(
+                vault, fallback, want, kind, path, max_age, keep, notices, False, snippets
+            )
             match = "any"
-    return SearchResult(query, match, hits[offset:], notices)
+    return SearchResult(query, match, hits[offset:], notices), answered
 
 
 def _kept_pages(
@@ -155,19 +156,23 @@ def _kept_pages(
     max_age: float | None,
     keep: Keep,
     notices: list[str],
-    *,
     all_words: bool,
-) -> list[SearchHit]:
+    snippets: bool,
+) -> tuple[list[SearchHit], Answered]:
     """Up to ``want`` hits ``keep`` accepts, over-fetching pages of the whole index. ``all_words``:
     only the index's AND answer counts (its OR fallback is dropped here and redone by the caller)."""
     page = max(want * 2, 20)
     hits: list[SearchHit] = []
+    answered: Answered = ("", translate(query.strip()), query.strip())
     for n in range(PAGES):
         at = n * page
-        result = lexical_search(vault, query, top=page, offset=at, type=kind, path=path, max_age=max_age)
+        result, got = ranked(
+            vault, query, top=page, offset=at, type=kind, path=path, max_age=max_age, snippets=snippets
+        )
         notices += [x for x in result.notices if x not in notices]
         if all_words and result.match != "all":
             break
+        answered = got  # how the hits taken were found (the snippets' words)
         for hit in result.hits:
             if len(hits) >= want:
                 break  # filled: the hits below it are neither served nor examined
@@ -175,7 +180,7 @@ def _kept_pages(
                 hits.append(hit)
         if len(hits) >= want or len(result.hits) < page:
             break
-    return hits
+    return hits, answered
 
 
 def _lexical(lex: SearchResult, offset: int, page: list[SearchHit], notices: list[str]) -> SearchResult:

@@ -297,9 +297,9 @@ def _section_range(conn: sqlite3.Connection, params: dict[str, object]) -> tuple
     return (None, None) if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
 
-# How an answer was found: the MATCH expression that gave it ("" when none ran) and the query as
-# translated, for :func:`fill_snippets` to mark the same words later.
-Answered = tuple[str, Translated]
+# How an answer was found: the MATCH expression that gave it ("" when none ran), the query as
+# translated and as checked, for :func:`fill_snippets` to mark the same words later.
+Answered = tuple[str, Translated, str]
 
 
 def _run(
@@ -337,7 +337,7 @@ def _query(
     expr = tr.expression
     if not expr:
         notices.append("the query holds no searchable words")
-        return "all", [], ("", tr)
+        return "all", [], ("", tr, query)
     try:
         hits = _run(conn, expr, params, tr, query, snippets)
     except sqlite3.OperationalError as exc:
@@ -347,7 +347,7 @@ def _query(
             # '"', '*', 500 '(' : FTS5 syntax holding no word to fall back to (issue 24 item 12,
             # tests/security/test_search_inputs.py).
             notices.append(f"query syntax not understood ({exc}) and it holds no searchable words")
-            return "all", [], ("", tr)
+            return "all", [], ("", tr, query)
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
         tr = translate(query, words_only=True)
         return _query(conn, tr, params, query, notices, snippets)
@@ -357,9 +357,9 @@ def _query(
             "(Chinese, Japanese, Thai...) matches only a whole run of it; search the word without that syntax"
         )
     if hits or tr.fallback is None or _paged_past(conn, expr, params):
-        return "all", hits, (expr, tr)
+        return "all", hits, (expr, tr, query)
     fallback = _weighed_fallback(conn, tr)
-    return "any", _run(conn, fallback, params, tr, query, snippets), (fallback, tr)
+    return "any", _run(conn, fallback, params, tr, query, snippets), (fallback, tr, query)
 
 
 _MATCHES_UP_TO = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
@@ -441,7 +441,7 @@ def ranked(
     with store.reader(db, str(root)) as conn:
         if conn is None:  # removed or replaced between the refresh and now
             notices.append("the index vanished while searching; run `shardpy index`")
-            return SearchResult(query, "all", [], notices), ("", translate(text))
+            return SearchResult(query, "all", [], notices), ("", translate(text), text)
         return _answer(conn, text, query, type, path, top, offset, notices, snippets)
 
 
@@ -474,10 +474,10 @@ _SECTION_AT = (
 )
 
 
-def fill_snippets(vault: Path, query: str, answered: Answered, hits: list[SearchHit]) -> list[SearchHit]:
+def fill_snippets(vault: Path, answered: Answered, hits: list[SearchHit]) -> list[SearchHit]:
     """``hits`` with a snippet made for each that has none, marked as ``answered`` found it. A
     section gone since (a refresh between the ranking and now) keeps none."""
-    expr, tr = answered
+    expr, tr, query = answered
     wanted = [h for h in hits if not h.snippet]
     if not wanted or not expr:
         return hits
@@ -490,7 +490,7 @@ def fill_snippets(vault: Path, query: str, answered: Answered, hits: list[Search
             row = conn.execute(_SECTION_AT, (h.path, h.line, "\x1f".join(h.heading))).fetchone()
             if row is not None:
                 ids[(h.path, h.line)] = int(row[0])
-        made = _snippets(conn, expr, list(ids.values()), tr, query.strip())
+        made = _snippets(conn, expr, list(ids.values()), tr, query)
     return [h if h.snippet else replace(h, snippet=made.get(ids.get((h.path, h.line), -1), "")) for h in hits]
 
 

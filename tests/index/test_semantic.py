@@ -149,9 +149,11 @@ def test_hybrid_hits_carry_the_lexical_snippets_made_only_for_the_page(
 
     lexical = {h.path: h.snippet for h in index.search(vault, "rye flour", top=20).hits}
     monkeypatch.setattr(searcher, "_snippets", counting)
-    for offset in (0, 3):
+    from shardpy.index import hybrid
+
+    for offset, keep in ((0, None), (3, None), (0, lambda p: "Loaf 03" not in p)):  # keep: MCP's filter
         made.clear()
-        got = index.search(vault, "rye flour", mode="hybrid", top=4, offset=offset)
+        got = hybrid.search(vault, "rye flour", mode="hybrid", top=4, offset=offset, keep=keep)
         assert got.mode == "hybrid" and len(got.hits) == 4
         assert sum(made) <= 4, made  # the page's, not the 50 ranked
         for hit in got.hits:

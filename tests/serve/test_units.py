@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from shardpy.index import hybrid
 from shardpy.index.model import SearchHit
+from shardpy.index.query import translate
 from shardpy.serve import tools
 from shardpy.serve.audit import FIELD_CHARS, AuditLog, bounded
 from shardpy.serve.identity import Caller, caller_from_roots, root_to_path
@@ -139,6 +140,10 @@ class FakeIndex:
 
         return Result([_hit(p) for p in self.paths[offset : offset + top]])
 
+    def ranked(self, vault: Path, query: str, *, top: int, offset: int, **kw: Any) -> Any:
+        """searcher.ranked's shape: the page and how it was found (no expression: no snippets)."""
+        return self.search(vault, query, top=top, offset=offset), ("", translate(query), query)
+
 
 def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -148,7 +153,7 @@ def test_search_over_fetches_until_the_filtered_result_fills_the_limit(
     # 50 withheld hits (memories, private, outside the roots) rank above the two served ones.
     withheld = ["memories/2026/11/2026-11-01 Everyone.md", "brain/Secret Plans.md", "reference/Ref.md"] * 17
     fake = FakeIndex([*withheld[:50], "brain/Gotchas.md", "work/active/Atlas.md"])
-    monkeypatch.setattr(hybrid, "lexical_search", fake.search)  # the filtered paging is the index's
+    monkeypatch.setattr(hybrid, "ranked", fake.ranked)  # the filtered paging is the index's
     out = tools.search(served, Caller("atlas"), tools.SearchArgs(query="q", limit=2, mode="lexical"))
     assert [h["path"] for h in out["hits"]] == ["brain/Gotchas.md", "work/active/Atlas.md"]
     assert "withheld" not in out and fake.calls == [(20, 0), (20, 20), (20, 40)]
@@ -160,7 +165,7 @@ def test_search_stops_examining_hits_once_the_limit_is_filled(
     world = build_world(tmp_path)
     served = tools.Served.open(world.vault)
     fake = FakeIndex(["brain/Gotchas.md", "work/active/Atlas.md", *["brain/Secret Plans.md"] * 30])
-    monkeypatch.setattr(hybrid, "lexical_search", fake.search)
+    monkeypatch.setattr(hybrid, "ranked", fake.ranked)
     asked: list[str] = []
     may_read = served.exposure.may_read
     monkeypatch.setattr(served.exposure, "may_read", lambda p: asked.append(p) or may_read(p))
