@@ -22,9 +22,10 @@ applies:
   side's copy, or a conflict keeping ours;
 * a JSON or YAML file (``.json``, ``.canvas``, ``.base``, ``.yml``,
   ``.yaml``: Obsidian's settings, a plugin's ``data.json``, a canvas, a
-  base): by lines where that gives a file that parses, else ours kept
-  whole, a conflict — never markers, which no reader takes (a plugin reset
-  its settings, a canvas or base would not open).
+  base): by lines where that gives a file that parses; else, for JSON, value
+  by value (:mod:`shardpy.gitsync.jsonmerge`); else ours kept whole, a
+  conflict — never markers, which no reader takes (a plugin reset its
+  settings, a canvas or base would not open).
 
 Clean results do not depend on which side is "ours": the two sides are put
 in a canonical order (by their bytes) before merging, so merging A into B and
@@ -102,9 +103,17 @@ def merge_data(base: bytes, ours: bytes, theirs: bytes, path: str) -> FileMerge:
     """A JSON or YAML file: the line merge when it is clean and parses; else ours whole, a conflict.
     Ours is kept as written (even if it does not parse: it is what this machine had), theirs
     stays in the merge commit's second parent (tests/sync/test_sync.py, a plugin's data.json)."""
+    json = path.lower().endswith(_JSON_SUFFIXES)
     lines = merge_note(base, ours, theirs)
-    if lines.clean and _parses(lines.data, json=path.lower().endswith(_JSON_SUFFIXES)):
+    if lines.clean and _parses(lines.data, json=json):
         return FileMerge(FileKind.DATA, lines.data, True)
+    if json:
+        from shardpy.gitsync.jsonmerge import merge_json
+
+        # Touching lines (neighbouring settings, a plugin enabled on each machine): value by value.
+        by_value = merge_json(base, ours, theirs)
+        if by_value is not None:
+            return FileMerge(FileKind.DATA, by_value, True)
     return FileMerge(
         FileKind.DATA,
         ours,

@@ -250,6 +250,33 @@ def test_json_both_machines_changed_stays_json(fleet: Fleet) -> None:
     assert json.loads(fleet.read("b", data)) == {"week": 4, "theme": "light", "zoom": 5}
 
 
+def test_obsidian_settings_changed_on_two_machines_keep_both_changes(fleet: Fleet) -> None:
+    """A plugin enabled on each machine (both append to community-plugins.json) and two
+    neighbouring settings changed in app.json: touching lines, so the line merge conflicted and the
+    merging machine's files were kept whole, the other machine's plugin and setting lost. Merged
+    value by value now, written as Obsidian writes them, the same on every machine."""
+    plugins, app = ".obsidian/community-plugins.json", ".obsidian/app.json"
+
+    def obsidian(value: object) -> str:
+        return json.dumps(value, indent=2)  # JSON.stringify(value, null, 2): no final line break
+
+    fleet.start({plugins: obsidian(["calendar"]), app: obsidian({"showLineNumber": False, "vimMode": False})})
+    fleet.write("b", plugins, obsidian(["calendar", "dataview"]))
+    fleet.write("b", app, obsidian({"showLineNumber": True, "vimMode": False}))
+    fleet.sync("b")
+    fleet.write("c", plugins, obsidian(["calendar", "tasks"]))
+    fleet.write("c", app, obsidian({"showLineNumber": False, "vimMode": True}))
+    remote = fleet.sync("c")["remotes"][0]
+    assert remote["merged"] and remote["conflicts"] == [] and remote["kept"] == []
+    fleet.settle()
+    for m in MACHINES:
+        assert sorted(json.loads(fleet.read(m, plugins))) == ["calendar", "dataview", "tasks"]
+        assert json.loads(fleet.read(m, app)) == {"showLineNumber": True, "vimMode": True}
+    for rel in (plugins, app):
+        assert len({fleet.read(m, rel) for m in MACHINES}) == 1
+        assert fleet.read("a", rel) == obsidian(json.loads(fleet.read("a", rel)))
+
+
 def test_a_file_kept_whole_stays_in_status_until_it_is_taken_up(fleet: Fleet) -> None:
     """A JSON file both machines changed where no line merge parses is kept as the merging machine
     has it: no markers for `status` to find, so it was shown once, in the round's report, and
