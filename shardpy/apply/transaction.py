@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -138,6 +139,8 @@ class Transaction:
     remove_sidecar_on_rollback: bool = False
     backup_dir: str = ""
     _journal: dict[str, Any] = field(default_factory=dict)
+    # Folders a write replaces, emptied by this run's deletes first (see :func:`_order`).
+    _clearing: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.backup_dir:
@@ -182,7 +185,9 @@ class Transaction:
                     if d in seen_dirs:
                         continue
                     seen_dirs.add(d)
-                    if not os.path.exists(f"{root}/{d}"):
+                    # Not a folder yet (absent, or a file a delete of this run clears away: a
+                    # release turning a file into a folder): a rollback removes it again.
+                    if not os.path.isdir(f"{root}/{d}"):
                         new_dirs.append(d)
         self._journal = {
             "version": JOURNAL_VERSION,
@@ -240,6 +245,17 @@ class Transaction:
     # -- apply ----------------------------------------------------------------
 
     def _apply_op(self, op: Op, durable: bool) -> None:
+        made = op.dest or op.path
+        for gone in self._clearing.get(made, []) if op.kind != "delete" else []:
+            with contextlib.suppress(OSError):  # only empty ones: a file of the user's keeps it
+                os.rmdir(safe_target(self.root, gone))
+        if op.kind != "delete" and made in self._clearing and os.path.isdir(safe_target(self.root, made)):
+            raise ShardpyError(
+                "PATH_NOT_REGULAR",
+                f"{made} is a folder holding files this change does not own; it would put a file there",
+                f"Move what is left in {made}/ elsewhere, then run again. Every change was rolled back.",
+                path=made,
+            )
         if op.kind == "write":
             assert op.data is not None
             atomic_write(self.root, op.path, op.data, mode=op.mode, durable=durable, sync_dir=False)
@@ -276,12 +292,9 @@ class Transaction:
 
     def run(self, ops: list[Op], *, progress: ProgressFn | None = None) -> None:
         """Apply ``ops`` all-or-nothing. Links are removed first (a file may take their place),
-        then writes, moves and links, then deletes."""
-        ordered = (
-            [o for o in ops if o.kind == "unlink"]
-            + [o for o in ops if o.kind not in ("delete", "unlink")]
-            + [o for o in ops if o.kind == "delete"]
-        )
+        then the deletes that clear the way for a write, then writes, moves and links, then the
+        other deletes (see :func:`_order`)."""
+        ordered, self._clearing = _order(ops)
         jc.engine_folder(self.root, BACKUPS)  # a link there would take the backups (and pruning) outside
         self._plan_journal(ordered)
         current = JOURNAL
@@ -325,6 +338,40 @@ class Transaction:
         # (issue 28, "Speed"). A killed one's leftovers are swept by recover() (the next command;
         # tests/graph/test_write_cost.py).
         _finish(self.root, _check(self.root, self._journal, ours=True), sweep=False)
+
+
+def _order(ops: list[Op]) -> tuple[list[Op], dict[str, list[str]]]:
+    """``ops`` in the order they run, and the folders each write must find emptied.
+
+    A release may turn a file into a folder (``guide`` becomes ``guide/intro.md``) or a folder into
+    a file (``kit/a.md`` becomes ``kit``): the deletes under or above a written path then run before
+    the writes, and the folders those deletes emptied on the way to a written path are removed just
+    before it is written (writes came first: "guide is not a directory", "kit: Is a directory";
+    tests/update/test_update_flow.py). Every other delete still runs last.
+    """
+    made = [p for o in ops if o.kind not in ("delete", "unlink") for p in [o.dest or o.path]]
+    deletes = [o for o in ops if o.kind == "delete"]
+    clearing: dict[str, list[str]] = {}
+    first: list[Op] = []
+    for d in deletes:
+        below = [w for w in made if d.path.startswith(w + "/")]  # a folder becoming a file
+        if below or any(w.startswith(d.path + "/") for w in made):  # a file becoming a folder
+            first.append(d)
+        for w in below:
+            parts = d.path.split("/")
+            for i in range(len(parts) - 1, w.count("/"), -1):  # deepest first, up to ``w`` itself
+                folder = "/".join(parts[:i])
+                if folder not in clearing.setdefault(w, []):
+                    clearing[w].append(folder)
+    for folders in clearing.values():
+        folders.sort(key=lambda f: f.count("/"), reverse=True)
+    ordered = (
+        [o for o in ops if o.kind == "unlink"]
+        + first
+        + [o for o in ops if o.kind not in ("delete", "unlink")]
+        + [o for o in deletes if o not in first]
+    )
+    return ordered, clearing
 
 
 def _fsync(path: Path) -> None:
@@ -543,12 +590,26 @@ def _plan_undo(root: Path, journal: _Checked) -> tuple[list[_Entry], list[str]]:
     kept: list[str] = []
     for entry in journal.entries:
         found = _current_state(root, entry.path) if entry.link_op else jc.current_hash(root, entry.path)
+        if found is jc.FileState.OTHER and _made_folder(root, journal, entry.path):
+            # A file this run turned into a folder (transaction._order): the folder is the run's,
+            # undone with the paths below it, then the file put back (tests/update/test_faults.py).
+            found = jc.FileState.ABSENT
         decision = jc.undo(found, entry.before, entry.written)
         if decision is jc.Undo.RESTORE:
             restores.append(entry)
         elif decision is jc.Undo.KEEP:
             kept.append(entry.path)
     return restores, kept
+
+
+def _made_folder(root: Path, journal: _Checked, rel: str) -> bool:
+    """``rel`` is a folder (not a link to one) the journal says the run created."""
+    if rel not in journal.new_dirs:
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(safe_target(root, rel)).st_mode)
+    except (OSError, ShardpyError):
+        return False
 
 
 def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
@@ -558,6 +619,10 @@ def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
         if entry.existed and entry.link:
             make_link(root, entry.path, safe_target(root, f"{journal.backup_dir}/{entry.path}").read_bytes())
         elif entry.existed:
+            if _made_folder(root, journal, entry.path):
+                # A file this run turned into a folder: the folder (emptied by the undo of the
+                # paths below it, which come later in the run) goes first.
+                os.rmdir(safe_target(root, entry.path))
             backup = safe_target(root, f"{journal.backup_dir}/{entry.path}")
             mode = os.stat(backup, follow_symlinks=False).st_mode & 0o7777
             atomic_write(root, entry.path, backup.read_bytes(), mode=mode)

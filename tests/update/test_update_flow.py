@@ -271,3 +271,52 @@ def test_user_notes_move_with_a_renamed_folder_and_links_follow(sc: Scenario) ->
     assert sc.read("journal/today.md") == "see [[more/mine]] and [[mine|mine]]\n"
     assert sc.action(report, "journal/today.md")["links_rewritten"] == 1
     assert "more/mine.md" not in sc.state()["files"]
+
+
+def _files(vault: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(vault).as_posix(): p.read_bytes()
+        for p in sorted(vault.rglob("*"))
+        if p.is_file() and ".shardmind" not in p.parts
+    }
+
+
+def test_a_release_turns_a_file_into_a_folder_and_a_folder_into_a_file(sc: Scenario) -> None:
+    """`guide` becomes `guide/intro.md`, `kit/` becomes the file `kit`. Writes ran before deletes:
+    PATH_NOT_DIRECTORY "guide is not a directory", or IO_ERROR "kit: Is a directory", on the
+    shard's own unmodified files, and the release could not be applied at all (the closing note's
+    left-out list). A failure later in the run still rolls all of it back, files and folders."""
+    v1 = {"CLAUDE.md": "# A\n", "guide": "plain guide\n", "kit/sub/a.md": "# a\n", "kit/b.md": "# b\n"}
+    v1["extra/x.md"] = "x\n"
+    sc.shard("1.0.0", v1)
+    sc.install("--yes")
+    v2 = {"CLAUDE.md": "# A\n", "guide/intro.md": "# Intro\n", "kit": "kit file\n", "extra/x.md": "x 2\n"}
+    sc.shard("2.0.0", v2)
+    before = _files(sc.vault)
+    (sc.vault / "extra/x.md").chmod(0o444)  # written after the folders changed: the run fails there
+    failed = sc.update("--json", "--yes", ok=False)
+    assert failed.code == 1 and failed.json()["error"]["code"] == "PATH_READ_ONLY"
+    assert _files(sc.vault) == before and (sc.vault / "kit/sub").is_dir() and (sc.vault / "guide").is_file()
+    assert not (sc.vault / ".shardmind/journal.json").exists()
+    (sc.vault / "extra/x.md").chmod(0o644)
+    sc.update("--yes")
+    assert sc.read("guide/intro.md") == "# Intro\n" and sc.read("kit") == "kit file\n"
+    status = sc.cli("status", "--json").json()
+    assert status["missing"] == [] and status["modified"] == []
+    sc.shard("3.0.0", v1)  # and back
+    sc.update("--yes")
+    assert sc.read("guide") == "plain guide\n" and sc.read("kit/sub/a.md") == "# a\n"
+    assert not (sc.vault / "guide").is_dir()
+
+
+def test_a_folder_holding_the_users_notes_is_never_replaced_by_a_file(sc: Scenario) -> None:
+    sc.shard("1.0.0", {"CLAUDE.md": "# A\n", "kit/a.md": "# a\n"})
+    sc.install("--yes")
+    sc.write("kit/mine.md", "mine\n")
+    sc.shard("2.0.0", {"CLAUDE.md": "# A\n", "kit": "kit file\n"})
+    before = _files(sc.vault)
+    run = sc.update("--json", "--yes", ok=False)
+    error = run.json()["error"]
+    assert run.code == 1 and error["code"] == "PATH_NOT_REGULAR" and error["path"] == "kit"
+    assert "rolled back" in error["hint"]
+    assert _files(sc.vault) == before
