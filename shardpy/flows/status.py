@@ -120,9 +120,16 @@ def _count(report: StatusReport, vault: Path, state: State) -> None:
         elif d.live == "modified":
             report.modified.append({"path": path, "class": cls})
         elif d.live == "missing":
-            report.missing.append(path)
+            _missing(report, vault, path)
     report.counts = counts
     report.by_class = by_class
+
+
+def _missing(report: StatusReport, vault: Path, path: str) -> None:
+    report.missing.append(path)
+    if (vault / path).is_dir() and not (vault / path).is_symlink():
+        # Not gone: a folder took the managed file's place (tests/hardening/test_status_speaks.py).
+        report.warnings.append(f"{path} is a folder now, where the shard has a file; update leaves it")
 
 
 def _conflicts(report: StatusReport, vault: Path) -> None:

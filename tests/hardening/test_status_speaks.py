@@ -54,3 +54,14 @@ def test_a_dry_run_update_that_saw_a_newer_release(vault: Path, tmp_path: Path, 
     assert "update available: 2.0.0" in res.stdout
     assert cli.run("update", "--yes", cwd=vault).exit_code == 0
     assert "update available" not in cli.run("status", cwd=vault).stdout
+
+
+def test_a_managed_file_replaced_by_a_folder_is_said_to_be_one(vault: Path, cli: Cli) -> None:
+    """It was listed as missing, as if deleted (the closing note's left-out list)."""
+    (vault / "brain/a.md").unlink()
+    (vault / "brain/a.md").mkdir()
+    (vault / "brain/a.md/inside.md").write_text("mine\n")
+    data = cli.run("status", "--json", cwd=vault).json()
+    assert data["missing"] == ["brain/a.md"]
+    assert any("brain/a.md is a folder now" in w for w in data["warnings"])
+    assert "brain/a.md is a folder now" in " ".join(cli.run("status", cwd=vault).stdout.split())
