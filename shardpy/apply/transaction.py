@@ -349,27 +349,29 @@ def _order(ops: list[Op]) -> tuple[list[Op], dict[str, list[str]]]:
     before it is written (writes came first: "guide is not a directory", "kit: Is a directory";
     tests/update/test_update_flow.py). Every other delete still runs last.
     """
-    made = [p for o in ops if o.kind not in ("delete", "unlink") for p in [o.dest or o.path]]
-    deletes = [o for o in ops if o.kind == "delete"]
+    made = {o.dest or o.path for o in ops if o.kind not in ("delete", "unlink")}
+    above_made = {"/".join(p.split("/")[:i]) for p in made for i in range(1, p.count("/") + 1)}
     clearing: dict[str, list[str]] = {}
-    first: list[Op] = []
-    for d in deletes:
-        below = [w for w in made if d.path.startswith(w + "/")]  # a folder becoming a file
-        if below or any(w.startswith(d.path + "/") for w in made):  # a file becoming a folder
-            first.append(d)
+    first: list[int] = []  # positions in ``ops``: sets of paths, not pairs (an update of thousands)
+    for k, d in enumerate(ops):
+        if d.kind != "delete":
+            continue
+        parts = d.path.split("/")
+        folders = ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]  # deepest first
+        below = [f for f in folders if f in made]  # a folder becoming a file
+        if below or d.path in above_made:  # or a file becoming a folder
+            first.append(k)
         for w in below:
-            parts = d.path.split("/")
-            for i in range(len(parts) - 1, w.count("/"), -1):  # deepest first, up to ``w`` itself
-                folder = "/".join(parts[:i])
-                if folder not in clearing.setdefault(w, []):
-                    clearing[w].append(folder)
-    for folders in clearing.values():
-        folders.sort(key=lambda f: f.count("/"), reverse=True)
+            gone = clearing.setdefault(w, [])
+            gone += [f for f in folders if (f == w or f.startswith(w + "/")) and f not in gone]
+    for gone in clearing.values():
+        gone.sort(key=lambda f: f.count("/"), reverse=True)
+    early = set(first)
     ordered = (
         [o for o in ops if o.kind == "unlink"]
-        + first
+        + [ops[k] for k in first]
         + [o for o in ops if o.kind not in ("delete", "unlink")]
-        + [o for o in deletes if o not in first]
+        + [o for k, o in enumerate(ops) if o.kind == "delete" and k not in early]
     )
     return ordered, clearing
 
