@@ -344,21 +344,23 @@ def _order(ops: list[Op]) -> tuple[list[Op], dict[str, list[str]]]:
     """``ops`` in the order they run, and the folders each write must find emptied.
 
     A release may turn a file into a folder (``guide`` becomes ``guide/intro.md``) or a folder into
-    a file (``kit/a.md`` becomes ``kit``): the deletes under or above a written path then run before
-    the writes, and the folders those deletes emptied on the way to a written path are removed just
-    before it is written (writes came first: "guide is not a directory", "kit: Is a directory";
-    tests/update/test_update_flow.py). Every other delete still runs last.
+    a file (``kit/a.md`` becomes ``kit``): the deletes (and moves away) under or above a written
+    path then run before the writes, and the folders they emptied on the way to a written path are
+    removed just before it is written (writes came first: "guide is not a directory", "kit: Is a
+    directory"; tests/update/test_update_flow.py, tests/update/test_transaction_order.py). Every other delete
+    still runs last. A link never takes a folder's place this way: such a run fails and is rolled
+    back, as before (its journal could not name paths below a link).
     """
-    made = {o.dest or o.path for o in ops if o.kind not in ("delete", "unlink")}
+    made = {o.dest or o.path for o in ops if o.kind in ("write", "move")}
     above_made = {"/".join(p.split("/")[:i]) for p in made for i in range(1, p.count("/") + 1)}
     clearing: dict[str, list[str]] = {}
     first: list[int] = []  # positions in ``ops``: sets of paths, not pairs (an update of thousands)
     for k, d in enumerate(ops):
-        if d.kind != "delete":
+        if d.kind not in ("delete", "move"):
             continue
         parts = d.path.split("/")
         folders = ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]  # deepest first
-        below = [f for f in folders if f in made]  # a folder becoming a file
+        below = [f for f in folders if f in made and f != d.dest]  # a folder becoming a file
         if below or d.path in above_made:  # or a file becoming a folder
             first.append(k)
         for w in below:
@@ -370,7 +372,7 @@ def _order(ops: list[Op]) -> tuple[list[Op], dict[str, list[str]]]:
     ordered = (
         [o for o in ops if o.kind == "unlink"]
         + [ops[k] for k in first]
-        + [o for o in ops if o.kind not in ("delete", "unlink")]
+        + [o for k, o in enumerate(ops) if o.kind not in ("delete", "unlink") and k not in early]
         + [o for k, o in enumerate(ops) if o.kind == "delete" and k not in early]
     )
     return ordered, clearing
@@ -622,8 +624,12 @@ def _restore(root: Path, journal: _Checked, entry: _Entry) -> None:
             make_link(root, entry.path, safe_target(root, f"{journal.backup_dir}/{entry.path}").read_bytes())
         elif entry.existed:
             if _made_folder(root, journal, entry.path):
-                # A file this run turned into a folder: the folder (emptied by the undo of the
-                # paths below it, which come later in the run) goes first.
+                # A file this run turned into a folder: the folders it made there (emptied by the
+                # undo of the paths below, which come later in the run) go first, deepest first.
+                below = [d for d in journal.new_dirs if d.startswith(entry.path + "/")]
+                for d in sorted(below, key=lambda d: d.count("/"), reverse=True):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.rmdir(safe_target(root, d))
                 os.rmdir(safe_target(root, entry.path))
             backup = safe_target(root, f"{journal.backup_dir}/{entry.path}")
             mode = os.stat(backup, follow_symlinks=False).st_mode & 0o7777

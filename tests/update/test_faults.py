@@ -31,7 +31,7 @@ def files(version: int) -> dict[str, str | bytes]:
         out["brain/added.md"] = "added in v2\n"
         # A file turned into a folder and a folder into a file: their deletes run first, and a kill
         # between them and the writes must be undone like any other (transaction._order).
-        out["guide/intro.md"], out["kit"] = "intro\n", "kit file\n"
+        out["guide/deep/intro.md"], out["kit"] = "intro\n", "kit file\n"
     else:
         out["brain/removed.md"] = "removed in v2\n"
         out["guide"], out["kit/sub/a.md"] = "plain guide\n", "a\n"
