@@ -99,24 +99,24 @@ def _widen_one(token: str, prefix: bool) -> str | None:
     return None if alt is None else f"({token}{'*' if prefix else ''} OR {alt})"
 
 
-def _protected(tokens: list[str], i: int, inside: bool) -> bool:
+# Tokens a neighbouring operand is not: FTS5's implicit AND joins phrases only, and binds tighter
+# than NOT (`x NOT a b` is `x NOT (a AND b)`), so a phrase that touches another operand is left as
+# typed: a group there would be a syntax error, or an AND put in would change what NOT takes away
+# (helper-found; tests/index/test_query_widen.py).
+# So a phrase is widened only with one of these just before it and one just after (a column
+# filter's ``:``, ``^`` and ``+`` are not among them: what they bind keeps its meaning too).
+_FREE_BEFORE = frozenset({"", "AND", "OR", "NOT", "(", ","})
+_FREE_AFTER = frozenset({"", "AND", "OR", "NOT", ")", ","})
+
+
+def _protected(tokens: list[str], i: int, inside: bool, prefix: bool) -> bool:
     """The phrase at ``i`` keeps its exact meaning: inside NEAR(...), a column filter's group or a
-    column set; a column's name; after ``^`` or a column filter; joined by ``+``."""
-    before = next((t for t in reversed(tokens[:i]) if not t.isspace()), "")
-    after = next((t for t in tokens[i + 1 :] if not t.isspace() and t != "*"), "")
-    return inside or before in ("^", ":", "+") or after in (":", "+")
-
-
-def _joined(wide: str, before: list[str], after: list[str]) -> str:
-    """``wide`` with an explicit AND on each side another operand touches: FTS5 takes the implicit
-    AND between phrases only (`a (b OR c)` is a syntax error; tests/index/test_query_widen.py)."""
-    prev = next((t for t in reversed(before) if t and not t.isspace()), "")
-    nxt = next((t for t in after if t and not t.isspace()), "")
-    if not prev.endswith(" AND") and (prev.endswith((")", "*")) or _is_phrase(prev)):
-        wide = "AND " + wide
-    if nxt in ("(", "^", "{", "NEAR") or (nxt and _is_phrase(nxt)):
-        wide += " AND"
-    return wide
+    column set; a column's name; after ``^`` or a column filter; joined by ``+``; or beside
+    another operand (an implicit AND)."""
+    before = next((t for t in reversed(tokens[:i]) if t and not t.isspace()), "")
+    rest = [t for t in tokens[i + 1 :] if t and not t.isspace()]
+    after = (rest[1:] if prefix else rest)[:1]
+    return inside or before not in _FREE_BEFORE or (after[0] if after else "") not in _FREE_AFTER
 
 
 def _widened(query: str) -> str:
@@ -137,13 +137,13 @@ def _widened(query: str) -> str:
             groups.append(before in ("NEAR", ":") or any(groups))
         elif token == ")" and groups:
             groups.pop()
-        elif _is_phrase(token) and not _protected(tokens, i, braces or any(groups)):
+        elif _is_phrase(token):
             prefix = next((t for t in tokens[i + 1 :] if not t.isspace()), "") == "*"
-            wide = _widen_one(token, prefix)
+            wide = None if _protected(tokens, i, braces or any(groups), prefix) else _widen_one(token, prefix)
             if wide is not None:
                 if prefix:
                     tokens[tokens.index("*", i + 1)] = ""  # taken into the widened group
-                out.append(_joined(wide, out, tokens[i + 1 :]))
+                out.append(wide)
                 continue
         out.append(token)
     return "".join(out)
