@@ -71,7 +71,12 @@ def run(
     (default: :func:`environment`). ``errors``: "surrogateescape" for paths given back to git or
     the file system (a name that is not UTF-8 kept byte for byte); "replace" for words to show."""
     quiet = dict(env) if env is not None else environment()
-    return _spawn(args, cwd, timeout, failures, env=quiet, stdin=subprocess.DEVNULL, text=True, errors=errors)
+    done = _spawn(args, cwd, timeout, failures, env=quiet, stdin=subprocess.DEVNULL)
+    # Decoded here, not by ``text=True``: its universal newlines turned a "\r" in a path into "\n",
+    # and a note named with a carriage return, changed on two machines, was handed back to git as
+    # another path: every sync round after failed (helper-found; tests/sync/test_inprocess.py).
+    out, err = done.stdout.decode("utf-8", errors), done.stderr.decode("utf-8", errors)
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
 
 
 def run_bytes(

@@ -158,3 +158,25 @@ def test_notes_with_odd_names_merge_and_are_reported_printably(fleet: Fleet) -> 
         assert b"l1 (a)" in merged and b"l5 (b)" in merged and b"owner: b" in merged, name
     assert fleet.clean("b")
     fleet.settle()
+
+
+def test_a_name_with_a_carriage_return_merges_and_the_next_round_goes_on(fleet: Fleet) -> None:
+    """git's output was decoded with universal newlines: "cr\\rname.md" came back "cr\\nname.md",
+    that other path was given back to git (a phantom file staged, the real one left unmerged), and
+    every round after stopped at the commit (helper-found; gitrun.run decodes it itself now)."""
+    name, data = "notes/cr\rname.md", ".obsidian/cr\rdata.json"
+    fleet.start({name: "a\nb\nc\n", data: '{\n  "t": 1\n}\n'})
+    fleet.write("b", name, "a (b)\nb\nc\n")
+    fleet.write("b", data, '{\n  "t": 2\n}\n')
+    fleet.sync("b")
+    fleet.write("c", name, "a\nb\nc (c)\n")
+    fleet.write("c", data, '{\n  "t": 3\n}\n')
+    remote = fleet.sync("c")["remotes"][0]
+    assert remote["merged"] and remote["kept"] == [data]
+    assert fleet.read("c", name) == "a (b)\nb\nc (c)\n"
+    kept = fleet.shardpy("c", "status", "--json").json()["git"]["kept_whole"]
+    assert [k["path"] for k in kept] == [data]  # the record gives the name back as it is
+    fleet.write("c", "notes/next.md", "# next\n")
+    assert fleet.sync("c")["committed"] == ["notes/next.md"]  # the next round goes on
+    fleet.settle()
+    assert len({fleet.read(m, name) for m in ("a", "b", "c")}) == 1
