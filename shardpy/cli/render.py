@@ -291,8 +291,10 @@ def git_status(g: GitReport) -> None:
     for path in g.markers:
         if path not in g.unmerged:
             con.print(f"  [bold red]conflict markers[/] {escape(path)} (edit the note to resolve them)")
+    import shlex  # a name with a space or a quote: the command as it can be pasted
+
     for k in g.kept:
-        other = escape(f"git show {k.commit[:12]}^2:{k.in_repository}")
+        other = escape(f"git show {shlex.quote(k.commit[:12] + '^2:' + k.in_repository)}")
         con.print(
             f"  [bold yellow]kept this machine's[/] {escape(k.path)} (both machines changed it and no "
             f"merge of the two is valid; the other's: `{other}`)"

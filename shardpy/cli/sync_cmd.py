@@ -385,9 +385,11 @@ def _status(vault: Path, as_json: bool) -> None:
     ]
     lines += [f"conflict markers: {p}" for p in data.get("conflict_markers", [])]
     kept = data.get("kept_whole", [])
+    import shlex  # a name with a space or a quote: the command as it can be pasted
+
     lines += [
         f"kept this machine's whole: {k['path']} (the other's: "
-        f"git show {k['commit'][:12]}^2:{k['in_repository']})"
+        f"git show {shlex.quote(k['commit'][:12] + '^2:' + k['in_repository'])})"
         for k in kept
     ]
     out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", []), "kept_whole": kept}

@@ -10,7 +10,8 @@ the other machine's change dropped from the result (tests/sync/test_sync.py).
 Here the three versions are read as JSON and merged as values: objects key
 by key (a key one side added, changed or removed takes that side), lists of
 plain values as three-way sets (what either side added, less what either
-removed: the plugin lists), anything else changed by both sides differently
+removed: the plugin lists; a side that only reordered one gives the order), anything
+else changed by both sides differently (numbers in a list, which may be positions)
 is a conflict (None: the caller keeps its rule). The result is written the
 way all three versions are written — only when each of them reads back to
 its own bytes through :func:`json.dumps` with one indent (Obsidian's
@@ -29,7 +30,6 @@ __all__ = ["merge_json"]
 
 _INDENTS: tuple[int | str | None, ...] = (2, 4, "\t", None)
 _MISSING = object()  # a key one version does not have
-_PLAIN = (str, int, float, bool, type(None))
 
 
 class _Conflict(Exception):
@@ -58,10 +58,11 @@ def merge_json(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 
 
 def _dump(value: Any, indent: Any, newline: bool) -> str:
+    """JSON as the files are written; NaN and Infinity are not JSON (ValueError: never merged)."""
     if indent is None:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     else:
-        text = json.dumps(value, ensure_ascii=False, indent=indent)
+        text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
     return text + ("\n" if newline else "")
 
 
@@ -91,10 +92,11 @@ def _merge(base: Any, first: Any, second: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON writes them: 1, 1.0 and true are three values; so are two key orders."""
-    if type(a) is not type(b) or a != b:
-        return False
-    return not isinstance(a, dict | list) or _dump(a, None, False) == _dump(b, None, False)
+    """Equal as JSON writes them: 1, 1.0 and true are three values; so are -0.0 and 0.0, and two
+    key orders."""
+    if a is _MISSING or b is _MISSING:
+        return a is b
+    return type(a) is type(b) and _dump(a, None, False) == _dump(b, None, False)
 
 
 def _merge_objects(base: dict[str, Any], first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
@@ -107,22 +109,20 @@ def _merge_objects(base: dict[str, Any], first: dict[str, Any], second: dict[str
 
 
 def _plain_set(value: Any) -> bool:
-    """A list of distinct plain values (a set in all but name: the plugin lists)."""
-    if not isinstance(value, list) or not all(isinstance(x, _PLAIN) for x in value):
+    """A list of distinct strings (a set in all but name: the plugin and snippet lists). Numbers
+    are left out: ``[0, 1]`` may be a position, where a set merge would blend two edits."""
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         return False
-    keys = [(type(x).__name__, x) for x in value]
-    return len(set(keys)) == len(keys)
+    return len(set(value)) == len(value)
 
 
-def _merge_sets(base: list[Any], first: list[Any], second: list[Any]) -> list[Any]:
-    def key(x: Any) -> tuple[str, Any]:
-        return (type(x).__name__, x)
-
-    gone = {key(x) for x in base} - ({key(x) for x in first} & {key(x) for x in second})
-    out: list[Any] = []
-    seen: set[tuple[str, Any]] = set()
-    for x in [*base, *first, *second]:
-        if key(x) not in gone and key(x) not in seen:
-            seen.add(key(x))
-            out.append(x)
+def _merge_sets(base: list[str], first: list[str], second: list[str]) -> list[str]:
+    """What either side added, less what either removed, in base's order (or the order of the side
+    that only reordered it; both reordering it differently is a conflict), then the additions."""
+    reordered = [s for s in (first, second) if set(s) == set(base) and s != base]
+    if len(reordered) == 2 and reordered[0] != reordered[1]:
+        raise _Conflict
+    order = reordered[0] if reordered else base
+    gone = set(base) - (set(first) & set(second))
+    out = [x for x in dict.fromkeys([*order, *first, *second]) if x not in gone]
     return out

@@ -132,7 +132,9 @@ def _parses(data: bytes, *, json: bool) -> bool:
         if json:
             import json as json_module
 
-            json_module.loads(text)
+            # A key twice is not a merge that parses: the reader keeps one and drops the other
+            # side's value without a word (a key each machine added; helper-found).
+            json_module.loads(text, object_pairs_hook=_no_twice)
             return True
         from ruamel.yaml.error import YAMLError
 
@@ -145,6 +147,13 @@ def _parses(data: bytes, *, json: bool) -> bool:
     except (ValueError, RecursionError):  # JSON's, and yamlsafe's too large or too deep
         return False
     return True
+
+
+def _no_twice(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key twice")
+    return dict(pairs)
 
 
 def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:

@@ -28,6 +28,7 @@ SECTION = "shardpy-sync"
 MACHINE_KEY = f"{SECTION}.machine"
 MERGING_KEY = f"{SECTION}.merging"
 KEPT_KEY = f"{SECTION}.kept"
+MAX_KEPT = 100  # the latest: each is a `git config` to write, and a path for `status` to check
 _MACHINE = re.compile(r"[0-9a-f]{8}")
 
 

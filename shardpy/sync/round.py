@@ -393,12 +393,16 @@ def _record_kept(plan: SyncPlan, paths: list[str]) -> None:
     if not paths and records.KEPT_KEY not in plan.records:
         return
     top = plan.repo.top
-    earlier = records.standing(top, records.kept(top)) if records.KEPT_KEY in plan.records else []
-    commit = git(["rev-parse", "HEAD"], top).stdout.strip()
+    entries = records.kept(top) if records.KEPT_KEY in plan.records else []
+    earlier = records.standing(top, entries) if entries else []
+    commit = git(["rev-parse", "HEAD"], top).stdout.strip() if paths else ""
     fresh = [(commit, p) for p in paths if _recordable(p)]
     again = {p for _c, p in fresh}
-    records.set_kept(plan.repo, [e for e in earlier if e[1] not in again] + fresh)
-    plan.records[records.KEPT_KEY] = commit
+    wanted = ([e for e in earlier if e[1] not in again] + fresh)[-records.MAX_KEPT :]
+    if wanted != entries:  # a git config per record: none when nothing changed
+        records.set_kept(plan.repo, wanted)
+    if wanted:
+        plan.records[records.KEPT_KEY] = wanted[-1][0]
 
 
 def _recordable(path: str) -> bool:

@@ -90,3 +90,27 @@ def test_the_driver_merges_neighbouring_settings_it_used_to_keep_whole() -> None
     assert got.clean
     assert json.loads(got.data) == {"alwaysUpdateLinks": False, "showLineNumber": True, "vimMode": True}
     assert got.data == obsidian(json.loads(got.data))
+
+
+def test_what_the_helper_found_is_refused_or_kept() -> None:
+    """Each case once merged wrongly, silently (helper-found)."""
+    # A key each machine added, on lines apart: the line merge was "clean" with the key twice, and
+    # the reader kept one value.
+    base = b'{\n  "a": 1,\n  "b": 2,\n  "c": 3\n}\n'
+    ours = b'{\n  "a": 1,\n  "x": "ours",\n  "b": 2,\n  "c": 3\n}\n'
+    theirs = b'{\n  "a": 1,\n  "b": 2,\n  "x": "theirs",\n  "c": 3\n}\n'
+    assert not merge_bytes(base, ours, theirs, ".obsidian/app.json").clean
+    # NaN is not JSON: never written.
+    assert (
+        merge_json(b'{\n  "a": 1,\n  "b": 1\n}', b'{\n  "a": NaN,\n  "b": 1\n}', b'{\n  "a": 1,\n  "b": 2\n}')
+        is None
+    )
+    # Numbers in a list may be positions: both sides changing one is a conflict, not a set merge.
+    assert merge_json(obsidian({"pos": [0, 1]}), obsidian({"pos": [0, 2]}), obsidian({"pos": [3, 1]})) is None
+    # A side that only reordered a list gives the order; the other's addition is kept too.
+    got = merge_json(
+        obsidian({"l": ["a", "b"]}), obsidian({"l": ["b", "a"]}), obsidian({"l": ["a", "b", "c"]})
+    )
+    assert json.loads(got or b"") == {"l": ["b", "a", "c"]}
+    # -0.0 and 0.0 are two values as written: both sides changing 1.5 to each is a conflict.
+    assert merge_json(obsidian({"a": 1.5}), obsidian({"a": -0.0}), obsidian({"a": 0.0})) is None
