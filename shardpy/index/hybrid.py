@@ -31,7 +31,7 @@ from shardpy.index import embed, store, vectors
 from shardpy.index.arrays import int8_vector
 from shardpy.index.model import Match, Mode, SearchHit, SearchResult
 from shardpy.index.query import translate
-from shardpy.index.searcher import UNREFRESHABLE, Answered, _check, fill_snippets, ranked
+from shardpy.index.searcher import MAX_TOP, UNREFRESHABLE, Answered, _check, fill_snippets, ranked
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
 # 0.1-weighted any-word match lifted a note ranked third by meaning over the first.
@@ -161,7 +161,7 @@ def _kept_pages(
 ) -> tuple[list[SearchHit], Answered]:
     """Up to ``want`` hits ``keep`` accepts, over-fetching pages of the whole index. ``all_words``:
     only the index's AND answer counts (its OR fallback is dropped here and redone by the caller)."""
-    page = max(want * 2, 20)
+    page = min(max(want * 2, 20), MAX_TOP)  # a page past the index's limit was SEARCH_BAD_LIMIT
     hits: list[SearchHit] = []
     answered: Answered = ("", translate(query.strip()), query.strip())
     for n in range(PAGES):
