@@ -116,6 +116,11 @@ def test_a_search_by_meaning_loads_no_tokenizer_library(tmp_path: Path) -> None:
         "assert found.hits[0].path == 'ops/Release reversal runbook.md', found.hits\n"
         "assert 'tokenizers' not in sys.modules, 'the query loaded tokenizers'\n"
     )
+    _run_probe(probe)
+
+
+def _run_probe(probe: str) -> None:
+    """``probe`` in a new interpreter (a one-shot search's modules, not this process's)."""
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ.copy()
     )
@@ -180,7 +185,4 @@ def test_a_search_of_a_fresh_index_loads_no_openssl_module(tmp_path: Path) -> No
         "assert 'shardpy.index.build' not in sys.modules, 'the search refreshed the index'\n"
         "assert hashed or '_hashlib' not in sys.modules, 'the search loaded OpenSSL through hashlib'\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ.copy()
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    _run_probe(probe)
