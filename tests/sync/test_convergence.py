@@ -3,7 +3,8 @@
 Issue 30, "Must show": a bare hub and three clones; each round every machine
 makes a few random edits (new notes, scalar keys — the same key on several
 machines included —, tags, body lines, renames, soft deletes), then each
-machine syncs in turn until a whole pass changes nothing. Then the three
+machine syncs in turn until a whole pass changes nothing (Obsidian's settings
+and plugin list, JSON merged value by value or kept whole, change too). Then the three
 trees are byte-identical, every note ever created is still there (found by
 its id line, wherever renames took it), no note's frontmatter is left
 unparseable, and no scalar key is left as a conflict: the revision stamps
@@ -12,6 +13,7 @@ settled every one the same way on every machine.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,6 +29,8 @@ from tests.shardkit import Cli
 from tests.sync.kit import MACHINES, Fleet
 
 KEYS = ("status", "priority", "owner", "disabled")
+SETTINGS = ("vimMode", "showLineNumber", "fontSize")
+APP, PLUGINS = ".obsidian/app.json", ".obsidian/community-plugins.json"
 VALUES = ("draft", "done", "blocked", 1, 2, True)
 
 edit = st.one_of(
@@ -35,6 +39,8 @@ edit = st.one_of(
     st.tuples(st.just("tag"), st.integers(0, 50), st.sampled_from(("x", "y", "z"))),
     st.tuples(st.just("line"), st.integers(0, 50), st.integers(0, 4)),
     st.tuples(st.just("rename"), st.integers(0, 50)),
+    st.tuples(st.just("setting"), st.sampled_from(SETTINGS), st.sampled_from((True, False, 14))),
+    st.tuples(st.just("plugin"), st.sampled_from(("calendar", "dataview", "tasks"))),
 )
 rounds = st.lists(
     st.fixed_dictionaries({m: st.lists(edit, max_size=3) for m in MACHINES}), min_size=1, max_size=2
@@ -53,6 +59,9 @@ class World:
         self.counter = 0
 
     def apply(self, machine: str, op: tuple[object, ...]) -> None:
+        if op[0] in ("setting", "plugin"):
+            self._obsidian(machine, op)
+            return
         notes = self.fleet.notes(machine)
         if op[0] == "new" or not notes:
             self.counter += 1
@@ -84,11 +93,20 @@ class World:
             body = "".join(lines)
         path.write_text(_render(data) + body, encoding="utf-8")
 
+    def _obsidian(self, machine: str, op: tuple[object, ...]) -> None:
+        """A setting changed, or a plugin turned on or off, as Obsidian writes them."""
+        if op[0] == "setting":
+            app = json.loads(self.fleet.read(machine, APP))
+            app[str(op[1])] = op[2]
+            self.fleet.write(machine, APP, json.dumps(app, indent=2))
+            return
+        plugins = json.loads(self.fleet.read(machine, PLUGINS))
+        plugins = [p for p in plugins if p != op[1]] if op[1] in plugins else [*plugins, op[1]]
+        self.fleet.write(machine, PLUGINS, json.dumps(plugins, indent=2))
+
 
 def _render(data: dict[str, object]) -> str:
     # Key lines as a person (or a tool) writes them; _rev kept where it was.
-    import json
-
     lines = []
     for key, value in data.items():
         if isinstance(value, list):
@@ -108,6 +126,8 @@ def _check(fleet: Fleet, world: World) -> None:
     assert all(fleet.clean(m) for m in MACHINES)
     found: set[str] = set()
     for rel, data in trees[0].items():
+        if rel.endswith(".json"):
+            json.loads(data)  # merged by value or kept whole: never markers
         if not rel.endswith(".md"):
             continue
         text = data.decode("utf-8")
@@ -135,6 +155,12 @@ def _check(fleet: Fleet, world: World) -> None:
             "c": [("key", 0, "status", 1), ("key", 0, "disabled", True), ("tag", 1, "x")],
         },
         {"a": [("key", 0, "disabled", True)], "b": [("key", 0, "priority", 2)], "c": [("new",)]},
+        # The same setting on two machines (kept whole), another on the third, a plugin on each.
+        {
+            "a": [("setting", "vimMode", True), ("plugin", "dataview")],
+            "b": [("setting", "vimMode", 14), ("plugin", "tasks")],
+            "c": [("setting", "fontSize", 14), ("plugin", "calendar")],
+        },
     ]
 )
 def test_three_machines_converge(
@@ -145,7 +171,10 @@ def test_three_machines_converge(
         with monkeypatch.context() as mp:
             git_env(mp, root / "home")
             fleet = Fleet(root, Cli(mp))
-            fleet.start({f"notes/seed{i}.md": note(f"seed{i}") for i in range(2)})
+            seeds = {f"notes/seed{i}.md": note(f"seed{i}") for i in range(2)}
+            seeds[APP] = json.dumps({"vimMode": False}, indent=2)
+            seeds[PLUGINS] = json.dumps(["calendar"], indent=2)
+            fleet.start(seeds)
             world = World(fleet)
             for edits in plan:
                 for machine, ops in edits.items():
