@@ -56,6 +56,8 @@ KEEP_BACKUPS = 5
 
 @dataclass(frozen=True)
 class Op:
+    """One change a transaction makes to one vault path."""
+
     # "link": a symbolic link whose text is ``data`` (a copier template's, issue 26 item 4), made
     # like a write: beside the path, then renamed over it; "unlink": remove the link at ``path``.
     kind: Literal["write", "delete", "move", "link", "unlink"]
@@ -93,6 +95,8 @@ class Op:
 
 @dataclass
 class RecoveryReport:
+    """What recovering an interrupted transaction did."""
+
     action: Literal["rolled-back", "completed"]
     label: str
     paths: int
@@ -134,6 +138,8 @@ def _test_delay() -> float:
 
 @dataclass
 class Transaction:
+    """The one journaled, all-or-nothing write of vault files (:meth:`run`)."""
+
     root: Path
     label: str
     remove_sidecar_on_rollback: bool = False
@@ -435,6 +441,8 @@ _LABEL = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 @dataclass(frozen=True)
 class _Entry:
+    """One path of a journal, as a rollback reads it."""
+
     path: str
     existed: bool
     before: str | None  # hash of the backed-up copy (an existing file once backed up)

@@ -148,6 +148,8 @@ def failure(args: list[str], code: int, said: str, where: Path | None = None) ->
 
 @dataclass(frozen=True)
 class Repo:
+    """A git work tree and its git folder."""
+
     top: Path  # the work tree's top folder (the vault, or a folder above it)
     git_dir: Path
 

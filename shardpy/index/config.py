@@ -218,6 +218,8 @@ def _refresh_seconds(search: dict[str, Any]) -> float:
 
 @dataclass
 class IndexConfig:
+    """What the index admits and how fresh a search wants it (the vault's search settings)."""
+
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     never_expose: list[str] = field(default_factory=list)

@@ -11,6 +11,8 @@ Mode = Literal["hybrid", "lexical", "semantic"]
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """One note a search found, at its best section."""
+
     path: str  # vault-relative POSIX path of the note
     title: str  # frontmatter title, else the first # heading, else the file stem
     heading: tuple[str, ...]  # heading path of the section hit; () for the note's preamble
@@ -39,6 +41,8 @@ class SearchHit:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    """A search's page of hits and what it wants said."""
+
     query: str
     match: Match  # "any" when the AND query found nothing and the OR fallback answered
     hits: list[SearchHit]
@@ -56,6 +60,8 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class RefreshReport:
+    """What a refresh of the index did."""
+
     indexed: int  # notes read and (re)chunked
     unchanged: int  # notes left as they were (same mtime+size, or same content hash)
     pruned: int  # notes removed from the index (deleted, renamed, now excluded or a symlink)

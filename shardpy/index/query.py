@@ -25,6 +25,8 @@ _CLITIC = re.compile(r"['\u2019](?:s|t|d|ll|re|ve|m)(?!\w)", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class Translated:
+    """A query as FTS5 MATCH expressions."""
+
     expression: str  # the MATCH expression to run first
     fallback: str | None  # the OR expression, when the first is an AND of several terms
     advanced: bool  # passed through as FTS5 syntax

@@ -140,6 +140,8 @@ def is_binary(data: bytes) -> bool:
 
 @dataclass(frozen=True)
 class _Text:
+    """A side's text with LF line ends, and what it had instead."""
+
     lf: str
     bom: bool
     raw: str  # the text as decoded, BOM removed

@@ -70,6 +70,8 @@ _BOTH_ADDED = 5
 
 @dataclass(frozen=True)
 class MergeStats:
+    """How the lines of a three-way merge ended."""
+
     unchanged: int = 0
     auto_merged: int = 0
     conflicted: int = 0
@@ -109,6 +111,8 @@ class BothAdded:
 
 @dataclass(frozen=True)
 class TextMerge:
+    """A three-way line merge's text and what was in conflict."""
+
     text: str
     clean: bool
     conflicts: list[ConflictRegion] = field(default_factory=list)
@@ -118,6 +122,8 @@ class TextMerge:
 
 @dataclass
 class _Region:
+    """One region of the three-way merge script."""
+
     mode: int
     i0: int
     chg0: int
@@ -133,6 +139,8 @@ class _Region:
 
 @dataclass
 class _Output:
+    """The merged lines as they are written, with their counts."""
+
     lines: list[str] = field(default_factory=list)
     unchanged: int = 0
     auto_merged: int = 0

@@ -117,6 +117,8 @@ State = Literal["present", "absent", "malformed"]
 
 @dataclass(slots=True)
 class Split:
+    """A note split at its frontmatter: the YAML, its data and the body."""
+
     state: State
     fm_text: str  # YAML text between the fences ("" when absent)
     data: dict[str, Any] = field(default_factory=dict)

@@ -67,6 +67,8 @@ class ChangeKind(Enum):
 
 @dataclass(frozen=True)
 class Change:
+    """One change `git setup` makes, as shown."""
+
     kind: ChangeKind
     target: str
     detail: str
@@ -77,6 +79,8 @@ class Change:
 
 @dataclass(frozen=True)
 class ConfigChange:
+    """One key `git setup` sets in the repository's config."""
+
     key: str
     value: str
     old: str | None  # what the key held when planned: put back when the files' transaction fails
@@ -97,6 +101,8 @@ class SetupFile:
 
 @dataclass
 class SetupPlan:
+    """What `git setup` would change (pure: nothing written)."""
+
     vault: str
     repository: str  # the work tree's top folder
     config: list[ConfigChange] = field(default_factory=list)

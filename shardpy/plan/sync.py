@@ -19,6 +19,8 @@ __all__ = ["SyncPlan"]
 
 @dataclass
 class SyncPlan:
+    """What a sync round would do in one vault."""
+
     vault: str  # the vault's folder (plan/ holds no path objects: tests/test_one_writer.py)
     repo: Repo
     branch: str

@@ -51,6 +51,8 @@ def defer_args(repo: Repo) -> list[str]:
 
 @dataclass
 class Deferred:
+    """The paths a merge left to this process, once merged."""
+
     merged: list[str] = field(default_factory=list)  # repository paths written clean
     conflicted: list[str] = field(default_factory=list)  # left with markers, or not a content merge
     # Conflicted paths resolved as this machine's file whole (no markers: a JSON or YAML file no

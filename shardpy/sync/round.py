@@ -56,6 +56,8 @@ _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 @dataclass
 class RemoteResult:
+    """One remote's part of a sync round."""
+
     name: str
     status: str = "ok"  # ok | unreachable | error | stopped
     merged: bool = False
@@ -95,6 +97,8 @@ class RemoteResult:
 
 @dataclass
 class SyncReport:
+    """What a sync round did."""
+
     plan: SyncPlan
     commit: str | None = None
     committed: list[str] = field(default_factory=list)

@@ -45,6 +45,8 @@ def _anchored(pattern: str) -> str:
 
 @dataclass
 class ContentRules:
+    """The manifest's rules for what is the shard's and what is the user's."""
+
     declared: bool = False
     infrastructure: list[str] = field(default_factory=list)
     user_content_roots: list[str] = field(default_factory=list)
