@@ -102,7 +102,10 @@ def _table(console: Console, title: str, headers: Sequence[str], rows: Sequence[
 def _print_plan(plan: Plan, *, verbose: bool, header: str) -> None:
     console = _console()
     console.print(header, markup=False)
-    console.print(f"vault: {plan.vault}  into: {plan.into}  source: {plan.source}", markup=False)
+    from shardpy.cli.output import shown as visible  # a path's control characters, shown
+
+    where = f"vault: {plan.vault}  into: {plan.into}  source: {plan.source}"
+    console.print(visible(where), markup=False)
     rows = plan.notes
     unchanged = [r for r in rows if r.action == "unchanged"]
     hide_unchanged = not verbose and len(unchanged) > UNCHANGED_LISTED_MAX

@@ -47,6 +47,31 @@ def _emoji(text: str) -> str:
     return _EMOJI.sub(replace, text) if ":" in text else text
 
 
+# C0 controls, DEL and C1 controls: an escape sequence in a file name recoloured or retitled the
+# terminal, a line break split one path over two lines (helper-found; tests/hardening/test_names_shown.py).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def shown(text: str, *, lines: bool = False) -> str:
+    """``text`` as it can be printed: bytes that were not UTF-8 as U+FFFD and each control
+    character as its ``\\xNN`` escape (idempotent: an escape is printable). ``lines``: a line
+    break stays one (a message of several lines), the other controls do not."""
+    from shardpy.fsutil import printable
+
+    pattern = _CONTROL_BUT_LINES if lines else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
+
+
+def shown_markup(text: str) -> str:
+    """:func:`shown`, escaped for console markup (a name holding "[/]" raised rich's MarkupError,
+    one holding "[a]" lost it). rich.markup.escape's rule, without importing rich for a plain
+    output (:class:`PlainConsole`)."""
+    escaped = _MARKUP_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", shown(text))
+    return escaped + "\\" if escaped.endswith("\\") and not escaped.endswith("\\\\") else escaped
+
+
 def plain_markup(text: str) -> str | None:
     """The text rich prints for ``text`` (console markup) without colour, or
     None when only rich can say (tabs, control codes, link tags, a tag that
@@ -158,11 +183,12 @@ def print_error(exc: ShardpyError, *, as_json: bool) -> None:
 
     con = err_console()
     where = exc.location()
-    # Messages quote paths and values: escaped, so `[draft].md` prints as written.
-    text = escape(f"[{exc.code}]: {where + ': ' if where else ''}{exc.message}")
+    # Messages quote paths and values: escaped, so `[draft].md` prints as written, and a control
+    # character in a name is shown, not sent to the terminal.
+    text = escape(shown(f"[{exc.code}]: {where + ': ' if where else ''}{exc.message}", lines=True))
     con.print(f"[bold red]error[/] {text}", markup=True)
     if exc.hint:
-        con.print(f"  [dim]hint:[/] {escape(exc.hint)}", markup=True)
+        con.print(f"  [dim]hint:[/] {escape(shown(exc.hint, lines=True))}", markup=True)
 
 
 def exit_code_of(fn: Callable[[], int | None], *, as_json: bool = False) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardpy.cli.output import console
+from shardpy.cli.output import shown_markup as m  # every name, path and note text put into markup
 
 if TYPE_CHECKING:
     from shardpy.apply.transaction import RecoveryReport
@@ -158,10 +159,10 @@ def _value_change(change: dict[str, Any]) -> str:
 def _attention_lines(con: Any, report: StatusReport) -> None:
     """What needs the user: conflicts left in files, import runs left half done."""
     for path in report.conflicts:
-        con.print(f"  [red]unresolved conflict[/] {path} (edit out the <<<<<<< / >>>>>>> markers)")
+        con.print(f"  [red]unresolved conflict[/] {m(path)} (edit out the <<<<<<< / >>>>>>> markers)")
     for run in report.interrupted_imports:
         con.print(
-            f"[yellow]import interrupted:[/] run {run}; finish it with `shardpy import --resume` "
+            f"[yellow]import interrupted:[/] run {m(run)}; finish it with `shardpy import --resume` "
             "or roll it back with `shardpy import --abandon`"
         )
 
@@ -186,7 +187,7 @@ def status_report(report: StatusReport) -> None:
     _status_summary(con, report)
     _attention_lines(con, report)
     for w in report.warnings:
-        con.print(f"[yellow]warning:[/] {w}")
+        con.print(f"[yellow]warning:[/] {m(w)}")
     if report.git is not None:
         git_status(report.git)
     if report.verbose:
@@ -197,11 +198,11 @@ def _status_summary(con: Any, report: StatusReport) -> None:
     """Shard, source, file counts, values, modules, update and missing files."""
     st = report.state
     assert st is not None
-    con.print(f"[bold]{st.shard}[/] {st.version}  [dim]{report.vault}[/]")
+    con.print(f"[bold]{m(st.shard)}[/] {m(st.version)}  [dim]{m(str(report.vault))}[/]")
     ref = f" #{st.ref}" if st.ref else ""
     commit = f" @ {st.resolved_commit[:12]}" if st.resolved_commit else ""
     source = "the flagship shard bundled with shardpy" if st.source_kind == "bundled" else st.source
-    con.print(f"source: {source}{ref}{commit}")
+    con.print(f"source: {m(source + ref)}{commit}")
     con.print(f"installed {st.installed_at}, updated {report.updated_at or st.updated_at}")
     c = report.counts
     con.print(
@@ -225,7 +226,7 @@ def _status_summary(con: Any, report: StatusReport) -> None:
     if report.update and report.update.get("latest") and report.update.get("latest") != st.version:
         con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
     for path in report.missing:
-        con.print(f"  [yellow]missing[/] {path} (restore with `shardpy update --restore-missing`)")
+        con.print(f"  [yellow]missing[/] {m(path)} (restore with `shardpy update --restore-missing`)")
 
 
 def _status_details(con: Any, report: StatusReport) -> None:
@@ -234,12 +235,12 @@ def _status_details(con: Any, report: StatusReport) -> None:
         stats = f" +{item['added']} −{item['removed']}" if "added" in item else ""
         if item.get("conflict"):
             stats = " (unresolved conflict)"
-        con.print(f"  [magenta]modified[/] {item['path']}{stats}")
+        con.print(f"  [magenta]modified[/] {m(item['path'])}{stats}")
     con.print(f"user files: {report.user_files}")
     for kind, notes in sorted(report.frontmatter.items()):
         con.print(f"frontmatter ({kind}): {len(notes)} note(s) missing required keys")
         for note in notes[:SHOWN_NOTES]:
-            con.print(f"    {note['path']}: {', '.join(note['missing'])}")
+            con.print(f"    {m(note['path'])}: {m(', '.join(note['missing']))}")
         if len(notes) > SHOWN_NOTES:
             con.print(
                 f"    … and {len(notes) - SHOWN_NOTES} more (`shardpy status --verbose --json` lists all)"
@@ -269,43 +270,35 @@ def git_status(g: GitReport) -> None:
     if g.installed:
         con.print("git: merge driver installed")
     elif g.driver_unsafe:
-        from rich.markup import escape  # the command is any text: printed as written
-
-        con.print(f"[yellow]git: {g.hint()}[/] (registered: {escape(g.driver or '')})")
+        con.print(f"[yellow]git: {g.hint()}[/] (registered: {m(g.driver or '')})")  # any text, as written
     elif g.driver_program_missing:
-        con.print(f"[yellow]git: the merge driver's program is gone[/] ({g.driver}); {SETUP_HINT}")
+        con.print(f"[yellow]git: the merge driver's program is gone[/] ({m(g.driver or '')}); {SETUP_HINT}")
     else:
         con.print(f"[yellow]git: merge driver not installed[/] — {SETUP_HINT}")
     for r in g.routes:
-        from rich.markup import escape  # pulled text: printed as written
-
         runs = f"runs `{r.command}`" if r.command is not None else "not configured here: git's text merge"
-        where = escape(f"{r.file}:{r.line} sends files to merge={r.driver}")
-        con.print(f"[yellow]git: {where}[/] ({escape(runs)}), not shardpy's driver")
+        where = m(f"{r.file}:{r.line} sends files to merge={r.driver}")  # pulled text, as written
+        con.print(f"[yellow]git: {where}[/] ({m(runs)}), not shardpy's driver")
     if g.problem:
-        con.print(f"[yellow]git: {g.problem}[/]")
-    from rich.markup import escape  # a path is any text: printed as written
-
+        con.print(f"[yellow]git: {m(g.problem)}[/]")
     for path in g.unmerged:
-        con.print(f"  [bold red]unmerged[/] {escape(path)} (resolve it, then `git add {escape(path)}`)")
+        con.print(f"  [bold red]unmerged[/] {m(path)} (resolve it, then `git add {m(path)}`)")
     for path in g.markers:
         if path not in g.unmerged:
-            con.print(f"  [bold red]conflict markers[/] {escape(path)} (edit the note to resolve them)")
+            con.print(f"  [bold red]conflict markers[/] {m(path)} (edit the note to resolve them)")
     import shlex  # a name with a space or a quote: the command as it can be pasted
 
     for k in g.kept:
-        other = escape(f"git show {shlex.quote(k.commit[:12] + '^2:' + k.in_repository)}")
+        other = m(f"git show {shlex.quote(k.commit[:12] + '^2:' + k.in_repository)}")
         con.print(
-            f"  [bold yellow]kept this machine's[/] {escape(k.path)} (both machines changed it and no "
+            f"  [bold yellow]kept this machine's[/] {m(k.path)} (both machines changed it and no "
             f"merge of the two is valid; the other's: `{other}`)"
         )
     for rem in g.remotes:  # shardpy sync's records (docs/GIT.md)
-        from rich.markup import escape  # a remote's name and git's error text: printed as written
-
         counts = "not fetched" if rem.ahead is None else f"{rem.ahead} ahead, {rem.behind} behind"
         last = f"last sync {rem.last_ok}" if rem.last_ok else "never synced"
-        error = f"; [yellow]last error {escape(rem.last_error)}[/]" if rem.last_error else ""
-        con.print(f"git: remote {escape(rem.name)}: {counts}; {last}{error}")
+        error = f"; [yellow]last error {m(rem.last_error)}[/]" if rem.last_error else ""
+        con.print(f"git: remote {m(rem.name)}: {counts}; {last}{error}")
 
 
 def _action_table(actions: list[FileAction], *, verbose: bool) -> None:

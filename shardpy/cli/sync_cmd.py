@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from shardpy.cli import options as o
+from shardpy.cli.output import shown
 from shardpy.errors import ShardpyError, UsageError
 
 if TYPE_CHECKING:
@@ -89,7 +90,9 @@ def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
     if as_json:
         print_json(data)
     else:
-        print(text)
+        # Each line as it can be printed: a name's control characters shown, never sent raw to the
+        # terminal (tests/hardening/test_names_shown.py; paths are shown() where they are put in).
+        print("\n".join(shown(line) for line in text.split("\n")))
 
 
 def _action(args: SyncArgs) -> None:
@@ -157,21 +160,25 @@ def _remote_line(r: "RemoteResult") -> str:
     line = f"{r.name}: {'+'.join(did)}"
     marked = [c for c in r.conflicts if c not in r.kept]
     if marked:
-        line += f", conflict markers in {', '.join(marked)}"
+        line += f", conflict markers in {_names(marked)}"
     if r.kept:
         # No markers to find in these: said, and listed by `status` until the file changes again.
         line += (
             ", both machines changed and this one's kept whole (the other's is the merge's second "
-            f"parent): {', '.join(r.kept)}"
+            f"parent): {_names(r.kept)}"
         )
     if r.notice:
         line += f"; notice: {r.notice}"
     if r.resurrected:
-        line += f", purged elsewhere but edited here (kept, still disabled): {', '.join(r.resurrected)}"
+        line += f", purged elsewhere but edited here (kept, still disabled): {_names(r.resurrected)}"
     if r.error:
         code = f"[{r.code}] " if r.code else ""
         line = f"{r.name}: {r.status}: {code}{r.error}"
     return line
+
+
+def _names(paths: list[str]) -> str:
+    return ", ".join(shown(p) for p in paths)
 
 
 def summary(report: "SyncReport") -> str:
@@ -182,11 +189,11 @@ def summary(report: "SyncReport") -> str:
     if report.commit:
         parts.append(f"committed {len(report.committed)} path(s) ({report.commit[:8]})")
     if report.nested:
-        parts.append(f"not synced (a git repository of its own): {', '.join(report.nested)}")
+        parts.append(f"not synced (a git repository of its own): {_names(report.nested)}")
     if report.unreadable:
-        parts.append(f"not synced (not readable by this account): {', '.join(report.unreadable)}")
+        parts.append(f"not synced (not readable by this account): {_names(report.unreadable)}")
     if report.unstamped:
-        parts.append(f"not stamped (a name shardpy never writes): {', '.join(report.unstamped)}")
+        parts.append(f"not stamped (a name shardpy never writes): {_names(report.unstamped)}")
     parts += [_remote_line(r) for r in report.remotes]
     if not report.plan.remotes:
         parts.append("no remotes (add one: shardpy sync add-remote NAME URL)")
@@ -239,7 +246,7 @@ def _watch(args: SyncArgs, vault: Path) -> None:
         return f"{now()} {line}"
 
     def log(line: str) -> None:
-        print(line, flush=True)
+        print(shown(line), flush=True)
 
     watch(vault, once, interval=args.interval, stop=stopper, log=log)
     print(f"{now()} sync: watcher stopped", flush=True)
@@ -280,7 +287,7 @@ def run_sync(args: SyncArgs) -> int | None:
 def _plan_text(plan: dict[str, Any]) -> str:
     lines = [
         f"Would commit {len(plan['changes'])} path(s)"
-        + (": " + ", ".join(plan["changes"][:10]) if plan["changes"] else "")
+        + (": " + _names(plan["changes"][:10]) if plan["changes"] else "")
     ]
     if plan["setup_needed"]:
         lines.append("Would run `shardpy git setup` first (asks, or --yes)")
@@ -349,7 +356,7 @@ def _toggle(note: str, *, disabled: bool, as_json: bool) -> None:
     def run() -> None:
         out = set_disabled(_vault(None), note, disabled)
         verb = "disabled" if disabled else "restored"
-        _emit(out, f"{out['note']}: {verb if out['changed'] else 'already ' + verb}", as_json)
+        _emit(out, f"{shown(out['note'])}: {verb if out['changed'] else 'already ' + verb}", as_json)
 
     guarded(run, as_json=as_json)
 
@@ -365,7 +372,7 @@ def _purge(days: float, dry_run: bool, as_json: bool) -> None:
     plan = plan_purge(vault, days)
     commit = None if dry_run else purge(plan, machine_id(open_repo(vault)))
     verb = "Would delete" if dry_run else "Deleted"
-    text = f"{verb} {len(plan.notes)} note(s)" + "".join(f"\n  {n}" for n in plan.notes)
+    text = f"{verb} {len(plan.notes)} note(s)" + "".join(f"\n  {shown(n)}" for n in plan.notes)
     _emit({**plan.to_json(), "dry_run": dry_run, "commit": commit}, text, as_json)
 
 
@@ -383,12 +390,12 @@ def _status(vault: Path, as_json: bool) -> None:
         + (f"; last error {r['last_error']}" if r["last_error"] else "")
         for r in remotes
     ]
-    lines += [f"conflict markers: {p}" for p in data.get("conflict_markers", [])]
+    lines += [f"conflict markers: {shown(p)}" for p in data.get("conflict_markers", [])]
     kept = data.get("kept_whole", [])
     import shlex  # a name with a space or a quote: the command as it can be pasted
 
     lines += [
-        f"kept this machine's whole: {k['path']} (the other's: "
+        f"kept this machine's whole: {shown(k['path'])} (the other's: "
         f"git show {shlex.quote(k['commit'][:12] + '^2:' + k['in_repository'])})"
         for k in kept
     ]

@@ -100,7 +100,11 @@ def show(
     on ``out`` when the table fits the terminal or has more than RICH_FOLD_MAX
     rows, else laid out by rich. Plain text on ``out`` otherwise, or above
     RICH_ROWS_MAX rows. ``right`` names the right-aligned columns on a
-    terminal; ``title`` heads the table."""
+    terminal; ``title`` heads the table. A cell's control characters (a file name's escape
+    sequence or line break) are shown as ``\\xNN``, never written raw (output.shown)."""
+    rows = _shown_rows(rows)
+    if marked is not None:
+        marked = [row if _printable_runs(row) else [_shown_runs(c) for c in row] for row in marked]
     if terminal and len(rows) <= RICH_ROWS_MAX:
         widths = column_widths(columns, rows)
         if len(rows) > RICH_FOLD_MAX or _fits(widths, getattr(printer, "width", 0)):
@@ -119,6 +123,28 @@ def show(
     if title:
         out.write(title + "\n")
     write_plain(out, columns, rows)
+
+
+def _shown_rows(rows: Sequence[Sequence[str]]) -> Sequence[Sequence[str]]:
+    """``rows`` with each cell that is not printable as :func:`output.shown` prints it (a row
+    of printable cells, the usual case, is kept as it is: one C check per cell)."""
+    from shardpy.cli.output import shown
+
+    return [row if all(c.isprintable() for c in row) else [shown(c) for c in row] for row in rows]
+
+
+def _printable_runs(row: Sequence[Cell]) -> bool:
+    return all(
+        cell.isprintable() if isinstance(cell, str) else all(t.isprintable() for t, _ in cell) for cell in row
+    )
+
+
+def _shown_runs(cell: Cell) -> Cell:
+    from shardpy.cli.output import shown
+
+    if isinstance(cell, str):
+        return shown(cell)
+    return tuple((shown(text), style) for text, style in cell)
 
 
 def column_widths(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:

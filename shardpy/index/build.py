@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from shardpy.fsutil import READ_FLAGS
+from shardpy.fsutil import READ_FLAGS, printable, utf8_name
 from shardpy.index import store, vectors
 from shardpy.index.chunk import Note, parse_note
 from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
@@ -28,7 +28,7 @@ from shardpy.index.model import RefreshReport
 from shardpy.index.script import cjk_column
 from shardpy.index.store import resolve_vault
 from shardpy.index.walk import LINK_REASON, Stat, check_one, walk
-from shardpy.notes.visibility import DELETED_REASON, deleted
+from shardpy.notes.visibility import DELETED_REASON, NAME_REASON, deleted
 
 Progress = Callable[[int, int], None]
 COMMIT_EVERY = 2000  # notes per transaction: readers see progress, the WAL stays small
@@ -251,6 +251,11 @@ def _normalise(rel: str, root: Path) -> str:
 def _refresh_only(w: _Writer, only: Sequence[str], force: bool) -> None:
     for raw in only:
         rel = _normalise(raw, w.root)
+        if not utf8_name(rel):
+            # SQLite cannot bind the name (a traceback from the write hook's `index --only`;
+            # helper-found): skipped with the reason a whole refresh gives it.
+            w.counts.skipped.append((printable(rel), NAME_REASON))
+            continue
         st, reason = check_one(w.root, rel, w.cfg)
         known = w.known_one(rel)
         if st is None:
