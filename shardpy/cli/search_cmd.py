@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.cli import options as o
+from shardpy.cli.output import shown
 
 if TYPE_CHECKING:
     from shardpy.index.model import RefreshReport, SearchResult
@@ -179,7 +180,7 @@ def render_index(report: RefreshReport) -> None:
             continue
         _write(f"{title} ({len(rows)}):")
         for path, why in rows[:LISTED_MAX]:
-            _write(f"  {path}: {why}")
+            _write(f"  {shown(path)}: {why}")
         if len(rows) > LISTED_MAX:
             _write(f"  … and {len(rows) - LISTED_MAX} more (--json lists all)")
 
@@ -213,10 +214,14 @@ def render_search(result: SearchResult) -> None:
     if result.match == "any" and result.mode in (None, "lexical"):
         _write("No note has every word; showing notes with any of them.")
     for rank, hit in enumerate(result.hits, 1):
-        where = " › ".join(hit.heading)
+        # A name's or heading's control characters shown, a line break in a name too (_write
+        # drops the others; tests/hardening/test_names_shown.py).
+        where = " › ".join(shown(h) for h in hit.heading)
         kind = f"{hit.type}, " if hit.type else ""
         _write(
-            f"{rank}. {hit.path}:{hit.line}" + (f" › {where}" if where else "") + f"  ({kind}{hit.score:.2f})"
+            f"{rank}. {shown(hit.path)}:{hit.line}"
+            + (f" › {where}" if where else "")
+            + f"  ({kind}{hit.score:.2f})"
         )
         if hit.snippet:
             _write(f"   {hit.snippet}")

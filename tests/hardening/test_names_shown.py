@@ -80,3 +80,10 @@ def test_the_one_table_printer_shows_a_cells_control_characters() -> None:
         "\x1b" not in out.getvalue() and "e\\x1b[31mred" in out.getvalue() and "nl\\x0ax.md" in out.getvalue()
     )
     assert len(out.getvalue().splitlines()) == 4  # header, rule, two rows: no row split in two
+
+
+def test_search_and_index_show_a_line_break_in_a_name(vault: Path, cli: Cli) -> None:
+    (vault / "nl\nname.md").write_text("# nl\n\nquokkafish\n", encoding="utf-8")
+    assert cli.run("index", ".", cwd=vault).exit_code == 0
+    out = cli.run("search", "--mode", "lexical", "quokkafish", cwd=vault).stdout
+    assert "nl\\x0aname.md" in out and "nl\nname" not in out
