@@ -33,6 +33,9 @@ class Translated:
     plain: str | None  # the plain-words expression to retry with when FTS5 rejects an advanced one
     cjk_runs: tuple[str, ...]  # unsegmented runs, for snippets FTS5 cannot mark
     terms: tuple[str, ...] = ()  # the fallback's terms, each a MATCH expression of its own
+    # FTS5 syntax that left a phrase holding a run of an unsegmented script as typed (beside another
+    # word, in NEAR(...), after a column filter, ^ or +): it matches only a whole run of it.
+    narrow: bool = False
 
 
 def _phrase(words: list[str]) -> str:
@@ -121,14 +124,16 @@ def _protected(tokens: list[str], i: int, inside: bool, prefix: bool) -> bool:
     return inside or before not in _FREE_BEFORE or (after[0] if after else "") not in _FREE_AFTER
 
 
-def _widened(query: str) -> str:
+def _widened(query: str) -> tuple[str, bool]:
     """``query`` in FTS5 syntax with each standalone one-word phrase also searched as plain words
     search it (:func:`_widen_one`): `"数据库"`, `数据库*`, `"strasse" OR x` find what `数据库` and
-    `strasse` find (tests/index/test_search.py). Anything else keeps its exact meaning."""
+    `strasse` find (tests/index/test_search.py). Anything else keeps its exact meaning. Also
+    whether a phrase holding a run of an unsegmented script was left as typed (Translated.narrow)."""
     tokens = _FTS_TOKEN.findall(query)
     if "".join(tokens) != query:
-        return query
+        return query, False
     out: list[str] = []
+    narrow = False
     groups: list[bool] = []  # per open parenthesis: a NEAR(...) or column-filter group
     braces = False
     for i, token in enumerate(tokens):
@@ -141,14 +146,16 @@ def _widened(query: str) -> str:
             groups.pop()
         elif _is_phrase(token):
             prefix = next((t for t in tokens[i + 1 :] if not t.isspace()), "") == "*"
-            wide = None if _protected(tokens, i, braces or any(groups), prefix) else _widen_one(token, prefix)
+            kept = _protected(tokens, i, braces or any(groups), prefix)
+            narrow = narrow or (kept and any(True for _ in unsegmented(token)))
+            wide = None if kept else _widen_one(token, prefix)
             if wide is not None:
                 if prefix:
                     tokens[tokens.index("*", i + 1)] = ""  # taken into the widened group
                 out.append(wide)
                 continue
         out.append(token)
-    return "".join(out)
+    return "".join(out), narrow
 
 
 def translate(query: str, *, words_only: bool = False) -> Translated:
@@ -158,5 +165,6 @@ def translate(query: str, *, words_only: bool = False) -> Translated:
     plain = " AND ".join(terms) if terms else None
     fallback = any_of(terms) if len(terms) > 1 else None
     if not words_only and _SYNTAX.search(query):
-        return Translated(_widened(query), None, True, plain, runs)
+        expression, narrow = _widened(query)
+        return Translated(expression, None, True, plain, runs, narrow=narrow)
     return Translated(plain or "", fallback, False, None, runs, tuple(terms) if fallback else ())

@@ -351,10 +351,11 @@ def _query(
         notices.append(f"query syntax not understood ({exc}); searched the words instead")
         tr = translate(query, words_only=True)
         return _query(conn, tr, params, query, notices, snippets)
-    if not hits and tr.advanced and tr.cjk_runs:
+    if not hits and tr.narrow:
         notices.append(
-            "in NEAR(...), after a column filter or ^, a word of a script written without spaces "
-            "(Chinese, Japanese, Thai...) matches only a whole run of it; search the word without that syntax"
+            "a word of a script written without spaces (Chinese, Japanese, Thai...) beside another word, "
+            "in NEAR(...), after a column filter, ^ or + matches only a whole run of it; search it alone "
+            "or joined with AND"
         )
     if hits or tr.fallback is None or _paged_past(conn, expr, params):
         return "all", hits, (expr, tr, query)

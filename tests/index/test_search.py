@@ -125,7 +125,10 @@ def test_fts5_syntax_finds_a_word_inside_an_unsegmented_run(vault: Path, query: 
 
 
 def test_fts5_syntax_keeps_its_exact_meaning_elsewhere(vault: Path) -> None:
-    assert index.search(vault, '"数据库" NOT 复制').hits == []  # NOT still excludes
+    excluded = index.search(vault, '"数据库" NOT 复制')  # NOT still excludes, and nothing was kept narrow
+    assert excluded.hits == [] and not any("whole run" in n for n in excluded.notices)
+    beside = index.search(vault, '"数据库" 复制')  # beside another word: as typed, and said
+    assert beside.hits == [] and any("beside another word" in n for n in beside.notices)
     inside = index.search(vault, "NEAR(数据库 复制)")  # a NEAR group is left as typed, and said
     assert inside.hits == [] and any("whole run" in n for n in inside.notices)
     assert [h.path for h in index.search(vault, '"soil moisture"').hits] == ["notes/Soil.md"]
