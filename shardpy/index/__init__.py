@@ -71,9 +71,9 @@ def search(
     "semantic" ask for one (shardpy/index/hybrid.py). ``keep`` (with a mode): only the notes whose
     vault path it accepts are ranked, as if the others did not exist (an MCP exposure policy)."""
     if mode is None and keep is None:
-        from shardpy.index.searcher import search as _search
+        from shardpy.index.searcher import ranked
 
-        return _search(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)
+        return ranked(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)[0]
     from shardpy.index.hybrid import search as _hybrid
 
     chosen = None if mode == "auto" else mode

@@ -399,19 +399,6 @@ def _paged_past(conn: sqlite3.Connection, expr: str, params: dict[str, object]) 
     return bool(params["offset"]) and bool(_best_sections(conn, expr, {**params, "offset": 0, "limit": 1}))
 
 
-def search(
-    vault: Path,
-    query: str,
-    *,
-    top: int = 10,
-    offset: int = 0,
-    type: str | None = None,
-    path: str | None = None,
-    max_age: float | None = None,
-) -> SearchResult:
-    return ranked(vault, query, top=top, offset=offset, type=type, path=path, max_age=max_age)[0]
-
-
 def ranked(
     vault: Path,
     query: str,
@@ -423,9 +410,10 @@ def ranked(
     max_age: float | None = None,
     snippets: bool = True,
 ) -> tuple[SearchResult, Answered]:
-    """:func:`search`'s answer and how it was found. Without ``snippets`` the hits have none:
-    a hybrid search ranks 50 notes by words to show 10, and FTS5's snippet() for the 50 was
-    4-9 ms of a 20,000-note vault's search; :func:`fill_snippets` makes those of the hits shown."""
+    """BM25's answer (``index.search`` without a mode) and how it was found. Without
+    ``snippets`` the hits have none: a hybrid search ranks 50 notes by words to show 10, and FTS5's
+    snippet() for the 50 was 4-9 ms of a 20,000-note vault's search; :func:`fill_snippets` makes
+    those of the hits shown."""
     text = _check(query, top, offset)
     root = store.resolve_vault(vault)
     db = store.index_path(root)
