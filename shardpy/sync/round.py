@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import printable, rel_parts
+from shardpy.fsutil import printable, rel_parts, utf8_name
 from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes, object_format
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
@@ -400,22 +400,14 @@ def _record_kept(plan: SyncPlan, paths: list[str]) -> None:
     entries = records.kept(top) if records.KEPT_KEY in plan.records else []
     earlier = records.standing(top, entries) if entries else []
     commit = git(["rev-parse", "HEAD"], top).stdout.strip() if paths else ""
-    fresh = [(commit, p) for p in paths if _recordable(p)]
+    # A name git config can hold and give back: not one kept byte for byte from another system.
+    fresh = [(commit, p) for p in paths if utf8_name(p)]
     again = {p for _c, p in fresh}
     wanted = ([e for e in earlier if e[1] not in again] + fresh)[-records.MAX_KEPT :]
     if wanted != entries:  # a git config per record: none when nothing changed
         records.set_kept(plan.repo, wanted)
     if wanted:
         plan.records[records.KEPT_KEY] = wanted[-1][0]
-
-
-def _recordable(path: str) -> bool:
-    """A name git config can hold and give back (not one kept byte for byte from another system)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\0" not in path
 
 
 def _not_started(ref: str, code: int, said: str, top: Path, suspects: list[str]) -> ShardpyError:
