@@ -87,10 +87,14 @@ def _edit(text: str, changes: dict[str, str | None]) -> str:
     return written.write("---\n" + inner + closing + rest)
 
 
-def _text(path: Path) -> str:
-    """The note as written (bytes decoded: reading it as text turned CRLF into LF)."""
+def _text(vault: Path, rel: str) -> str:
+    """The note as written (bytes decoded: reading it as text turned CRLF into LF), read as the
+    vault's notes are read: never through a linked folder (whose write would be refused anyway),
+    never a FIFO (fsutil.safe_target, read_regular)."""
+    from shardpy.fsutil import read_regular, safe_target
+
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(safe_target(vault, rel)).decode("utf-8")
     except UnicodeDecodeError as exc:  # a traceback before (tests/sync/test_deletes.py)
         raise ShardpyError(
             "NOTE_NOT_EDITABLE",
@@ -106,7 +110,7 @@ def set_disabled(vault: Path, note: str, disabled: bool) -> dict[str, Any]:
 
     with session(vault, "rm" if disabled else "restore") as writer:  # issue 27: the one write session
         rel = _note_path(vault, note)
-        text = _text(vault / rel)
+        text = _text(vault, rel)
         if (disabled_since(text) is not None) == disabled:
             return {"note": rel, "disabled": disabled, "changed": False}
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
