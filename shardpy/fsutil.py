@@ -122,12 +122,14 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_SMALL_DIGEST = 4096  # bytes: below this the builtin SHA-256 is as fast as OpenSSL's
+_SMALL_DIGEST = 4096  # bytes: up to this the builtin SHA-256 is as fast as OpenSSL's
 
 
+@lru_cache(maxsize=1)
 def _builtin_sha256() -> Callable[[bytes], Any] | None:
     """CPython's own SHA-256 (the same digest), without loading OpenSSL's module: ~2 ms of a
-    one-shot search, which hashes only the vault's path (issue 29; tests/test_fsutil.py)."""
+    one-shot search, which hashes only the vault's path (issue 29; tests/hardening/test_digest.py).
+    Looked up once per process."""
     import importlib
 
     for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
