@@ -202,29 +202,31 @@ def _status_summary(con: Any, report: StatusReport) -> None:
     ref = f" #{st.ref}" if st.ref else ""
     commit = f" @ {st.resolved_commit[:12]}" if st.resolved_commit else ""
     source = "the flagship shard bundled with shardpy" if st.source_kind == "bundled" else st.source
-    con.print(f"source: {m(source + ref)}{commit}")
-    con.print(f"installed {st.installed_at}, updated {report.updated_at or st.updated_at}")
+    # state.json and the update check are the vault's, merged between machines: every value
+    # printed through markup is shown as written (tests/hardening/test_names_shown.py).
+    con.print(f"source: {m(source + ref + commit)}")
+    con.print(f"installed {m(str(st.installed_at))}, updated {m(str(report.updated_at or st.updated_at))}")
     c = report.counts
     con.print(
         f"files: {c['managed']} managed, {c['modified']} modified, "
         f"{c['volatile']} volatile, {c['missing']} missing"
     )
     for cls, counts in sorted(report.by_class.items()):
-        con.print(f"  {cls}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+        con.print(f"  {m(cls)}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
     if report.copier is not None:
         _copier_lines(report.copier)
     elif report.value_problems:
-        con.print(f"[red]values: invalid[/] — {'; '.join(report.value_problems)}")
+        con.print(f"[red]values: invalid[/] — {m('; '.join(report.value_problems))}")
     else:
         con.print("values: valid")
-    included = [m for m, v in st.modules.items() if v == "included"]
-    excluded = [m for m, v in st.modules.items() if v != "included"]
+    included = [mod for mod, v in st.modules.items() if v == "included"]
+    excluded = [mod for mod, v in st.modules.items() if v != "included"]
     con.print(
-        f"modules: {', '.join(included) or 'none'}"
-        + (f" (excluded: {', '.join(excluded)})" if excluded else "")
+        f"modules: {m(', '.join(included)) or 'none'}"
+        + (f" (excluded: {m(', '.join(excluded))})" if excluded else "")
     )
     if report.update and report.update.get("latest") and report.update.get("latest") != st.version:
-        con.print(f"[cyan]update available:[/] {report.update['latest']} (run `shardpy update`)")
+        con.print(f"[cyan]update available:[/] {m(str(report.update['latest']))} (run `shardpy update`)")
     for path in report.missing:
         con.print(f"  [yellow]missing[/] {m(path)} (restore with `shardpy update --restore-missing`)")
 
