@@ -144,7 +144,10 @@ class McpMemoryAdapter:
             if not isinstance(obj, dict):
                 yield Skipped(where, "not a JSON object")
                 continue
-            obj, halves = _whole_characters(obj)
+            try:
+                obj, halves = _whole_characters(obj)
+            except RecursionError:  # nested past the walk's depth: taken as it is, as before the walk
+                halves = 0
             if halves:
                 # Node writes half an emoji as "\ud83d" when it cuts a string inside one; such a
                 # text cannot be written as UTF-8 (a traceback before: tests/importers/test_mcp_shapes.py).

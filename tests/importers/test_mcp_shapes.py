@@ -74,3 +74,22 @@ def test_a_name_that_is_its_own_file_name_keeps_it(vault: Path, tmp_path: Path) 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "- exact\n" in (vault / "names/A- B.md").read_text(encoding="utf-8")
     assert "- sanitised\n" in (vault / "names/A- B (2).md").read_text(encoding="utf-8")
+
+
+def test_a_record_nested_past_the_walk_is_imported_as_before(tmp_path: Path) -> None:
+    """The lone-surrogate walk recursed into every record: one nested 600 deep (json reads it) was a
+    RecursionError out of the scan and the whole import failed (helper-found)."""
+    from shardpy.importers.mcp_memory import McpMemoryAdapter
+    from shardpy.importers.models import Record
+
+    deep: object = "x"
+    for _ in range(600):
+        deep = [deep]
+    lines = [
+        {"type": "entity", "name": "Deep", "entityType": "t", "observations": [deep]},
+        {"type": "entity", "name": "Flat", "entityType": "t", "observations": ["fine"]},
+    ]
+    source = tmp_path / "memory.jsonl"
+    source.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    names = {r.name for r in McpMemoryAdapter(source).scan() if isinstance(r, Record)}
+    assert {"Deep", "Flat"} <= names
