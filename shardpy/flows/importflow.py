@@ -166,31 +166,47 @@ def _check_same_source(vault: Path, plan: Plan, source: Path) -> None:
 
 def _paths_of_other_sources(vault: Path, fmt: str, into: str, source: Path) -> dict[str, str]:
     """Source path → the other source whose finished run last listed it (oldest run first)."""
-    import json
+    from shardpy.apply import journalcheck as jc
+    from shardpy.apply.rundir import PLAN_NAME, RESULT_NAME, RUN_ID
+    from shardpy.vault.layout import IMPORTS
 
-    from shardpy.apply.rundir import RUN_ID, runs_dir
-
-    root = runs_dir(vault)
+    # Listed and read as incomplete_runs lists them and the vault's files are read: never through
+    # a link, never a FIFO (that one would hang every import, dry runs too); the small result
+    # first, the plan only of a finished run.
+    root = jc.engine_folder(vault, IMPORTS)
+    if root is None:
+        return {}
     try:
-        names = sorted(p.name for p in root.iterdir() if RUN_ID.fullmatch(p.name))
+        with os.scandir(root) as it:
+            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False) and RUN_ID.fullmatch(e.name))
     except OSError:
         return {}
     owner: dict[str, str] = {}
     for name in names:
-        try:
-            done = json.loads((root / name / "result.json").read_text(encoding="utf-8"))
-            run = json.loads((root / name / "plan.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+        done = _record(root / name / RESULT_NAME)
+        if not (isinstance(done, dict) and done.get("state") == "complete"):
             continue  # a run that did not finish, or a record this machine cannot read
-        if not (isinstance(done, dict) and isinstance(run, dict) and done.get("state") == "complete"):
+        run = _record(root / name / PLAN_NAME)
+        if not isinstance(run, dict) or run.get("format") != fmt or run.get("into") != into:
             continue
-        if run.get("format") != fmt or run.get("into") != into or not isinstance(run.get("source"), str):
+        if not isinstance(run.get("source"), str):
             continue
         rows = run.get("notes")
         for row in rows if isinstance(rows, list) else []:
             if isinstance(row, dict) and isinstance(row.get("source_path"), str):
                 owner[row["source_path"]] = run["source"]
-    return {p: s for p, s in owner.items() if Path(s).resolve() != source}
+    others = {s for s in set(owner.values()) if Path(s).resolve() != source}  # resolved once each
+    return {p: s for p, s in owner.items() if s in others}
+
+
+def _record(path: Path) -> object:
+    """A run record's JSON, None when it cannot be read (fsutil.read_regular: no link, no FIFO)."""
+    from shardpy.fsutil import read_regular
+
+    try:
+        return json.loads(read_regular(path).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def check_source(fmt: str, source: Path) -> Path:
