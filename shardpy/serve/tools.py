@@ -373,8 +373,9 @@ def remember(v: Served, caller: Caller, a: RememberArgs, now: _dt.datetime | Non
     body = check_body(a.body, limit)
     projects, platforms = _reach(caller, a)
     confidence = a.confidence or "observed"
-    exists = _link_names(v)
-    title, body = neutralise_links(title, exists), neutralise_links(body, exists)
+    if "[[" in title or "[[" in body:  # the names walk the vault: only for a memory with links
+        exists = _link_names(v)
+        title, body = neutralise_links(title, exists), neutralise_links(body, exists)
     shown, _ = v.store.visible_to(caller)
     # Named twice (a path and its stem): superseded once, listed once.
     old = list({m.path: m for m in (_find_memory(shown, ref) for ref in a.supersedes or [])}.values())
