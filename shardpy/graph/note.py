@@ -178,7 +178,8 @@ def parse_note(rel: str, text: str) -> Entity | Invalid:
     """The entity a note holds, taking the note as it is (a hand-added bullet is an observation)."""
     written = Written.read(text)
     bom, crlf = (written[1].bom, written[1].crlf) if written is not None else (False, False)
-    split, whole = _split(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    lf = written[0] if written is not None else text.removeprefix("\ufeff").replace("\r\n", "\n")
+    split, whole = _split(lf)
     if split.state == "malformed":
         return Invalid(rel, f"frontmatter does not parse: {split.error}")
     data = split.data if split.state == "present" else {}
