@@ -72,8 +72,11 @@ def search(
     if mode is not None and mode not in MODES:
         raise _bad_mode(mode)
     _check(query, top, offset)  # the lexical search's own checks, before the deeper fetch below
+    if mode == "lexical" and keep is None:  # the page itself: its snippets made as it is ranked
+        lex, _answered = _lexical_list(vault, query, top, offset, type, path, max_age, keep, True)
+        return _lexical(lex, offset, lex.hits, list(lex.notices))
     if mode == "lexical":
-        lex, answered = _lexical_list(vault, query, top, offset, type, path, max_age, keep, keep is None)
+        lex, answered = _lexical_list(vault, query, top, offset, type, path, max_age, keep, False)
         result = _lexical(lex, offset, lex.hits, list(lex.notices))
     else:
         # Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost
