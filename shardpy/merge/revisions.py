@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from shardpy.notes.keylines import key_lines as _key_lines
-from shardpy.notes.keylines import set_key
 from shardpy.notes.keylines import with_lines as _with_lines
 from shardpy.notes.written import Written
 
@@ -40,7 +39,6 @@ __all__ = [
     "parse_stamps",
     "render_stamps",
     "resolve_sides",
-    "set_key",
     "stamp_note",
 ]
 
