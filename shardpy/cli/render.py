@@ -288,10 +288,10 @@ def git_status(g: GitReport) -> None:
     for path in g.markers:
         if path not in g.unmerged:
             con.print(f"  [bold red]conflict markers[/] {m(path)} (edit the note to resolve them)")
-    import shlex  # a name with a space or a quote: the command as it can be pasted
+    from shardpy.gitsync.report import show_command
 
     for k in g.kept:
-        other = m(f"git show {shlex.quote(k.commit[:12] + '^2:' + k.in_repository)}")
+        other = m(show_command(k.commit, k.in_repository))
         con.print(
             f"  [bold yellow]kept this machine's[/] {m(k.path)} (both machines changed it and no "
             f"merge of the two is valid; the other's: `{other}`)"

@@ -392,11 +392,11 @@ def _status(vault: Path, as_json: bool) -> None:
     ]
     lines += [f"conflict markers: {shown(p)}" for p in data.get("conflict_markers", [])]
     kept = data.get("kept_whole", [])
-    import shlex  # a name with a space or a quote: the command as it can be pasted
+    from shardpy.gitsync.report import show_command
 
     lines += [
         f"kept this machine's whole: {shown(k['path'])} (the other's: "
-        f"git show {shlex.quote(k['commit'][:12] + '^2:' + k['in_repository'])})"
+        f"{show_command(k['commit'], k['in_repository'])})"
         for k in kept
     ]
     out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", []), "kept_whole": kept}

@@ -91,6 +91,14 @@ class KeptFile:
         return {"path": self.path, "commit": self.commit, "in_repository": self.in_repository}
 
 
+def show_command(commit: str, in_repository: str) -> str:
+    """The command that prints the other machine's version of a file kept whole, quoted as it can
+    be pasted (a name with a space or a quote)."""
+    import shlex
+
+    return f"git show {shlex.quote(commit[:12] + '^2:' + in_repository)}"
+
+
 @dataclass
 class GitReport:
     driver: str | None = None  # the configured command, None when not installed
