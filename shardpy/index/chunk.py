@@ -199,13 +199,6 @@ def _has_text(preamble: str) -> bool:
     return bool(lines)
 
 
-def _first_title(marks: list[tuple[int, str] | None]) -> str:
-    for mark in marks:
-        if mark is not None and mark[0] == 1 and mark[1]:
-            return mark[1]
-    return ""
-
-
 def parse_note(stem: str, text: str) -> Note:
     """Parse a note's text (BOM already stripped). Never raises: bad frontmatter means plain text."""
     split = frontmatter.split_frontmatter(text)
@@ -228,7 +221,7 @@ def _note(stem: str, text: str, body: str, data: dict[str, Any], problem: str) -
     lines = body.split("\n")
     marks = structure(lines)
     return Note(
-        title=names.title(data, _first_title(marks), stem),
+        title=names.title(data, names.first_title(marks), stem),
         type=names.note_type(data),
         tags=names.tags(data),
         aliases=names.aliases(data),

@@ -8,7 +8,7 @@ on commas and blanks; ``type`` is the frontmatter's, trimmed, or None.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shardpy.notes.frontmatter import as_list, as_text
@@ -44,7 +44,13 @@ def first_heading(body: str) -> str:
     """The text of the body's first level-1 heading outside code, "" when there is none."""
     from shardpy.notes.blocks import structure
 
-    for mark in structure(body.split("\n")):
+    return first_title(structure(body.split("\n")))
+
+
+def first_title(marks: Sequence[tuple[int, str] | None]) -> str:
+    """The first level-1 heading's text among a body's heading marks (blocks.structure), or ""
+    (the index has the marks already: index/chunk.py)."""
+    for mark in marks:
         if mark is not None and mark[0] == 1 and mark[1]:
             return mark[1]
     return ""
