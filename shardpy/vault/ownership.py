@@ -98,11 +98,12 @@ def scan(root: Path, files: dict[str, FileRecord]) -> dict[str, Drift]:
     modified (:func:`checked_out_as_written`)."""
     try:
         hashes = hash_paths(root, files)
-    except OSError:
-        return {p: _drift_of(root, p, rec) for p, rec in files.items()}
-    out = {p: Drift(p, classify(rec, hashes[p]), hashes[p]) for p, rec in files.items()}
+        out = {p: Drift(p, classify(rec, hashes[p]), hashes[p]) for p, rec in files.items()}
+    except OSError:  # one file unreadable (a FIFO, a permission): each read on its own
+        out = {p: _drift_of(root, p, rec) for p, rec in files.items()}
+    # Both ways: one unreadable file made every CRLF checkout "modified" (helper-found).
     for p, d in out.items():
-        if d.live == "modified" and checked_out_as_written(root / p, files[p]):
+        if d.live == "modified" and not d.unreadable and checked_out_as_written(root / p, files[p]):
             out[p] = Drift(p, "managed", d.disk_hash)
     return out
 

@@ -39,6 +39,17 @@ def test_status_counts_a_crlf_checkout_as_unedited(crlf: Scenario) -> None:
     assert [m["path"] for m in crlf.cli("status", "--json").json()["modified"]] == ["brain/Keep.md"]
 
 
+def test_one_unreadable_file_leaves_the_crlf_checkouts_unedited(crlf: Scenario) -> None:
+    """A FIFO in a managed file's place sent the scan down its one-file-at-a-time path, which did
+    not know the CRLF rule: every CRLF checkout was "modified" (helper-found)."""
+    import os
+
+    (crlf.vault / "brain/Keep.md").unlink()
+    os.mkfifo(crlf.vault / "brain/Keep.md")
+    modified = crlf.cli("status", "--json").json()["modified"]
+    assert [m["path"] for m in modified] == ["brain/Keep.md"]  # the FIFO only, not brain/Plan.md
+
+
 def test_update_takes_the_shards_version_of_a_crlf_checkout(crlf: Scenario) -> None:
     crlf.shard("1.1.0", dict(V2))
     report = crlf.update_json("--yes")
