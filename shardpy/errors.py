@@ -7,7 +7,9 @@ The CLI prints these and exits 1; anything else escaping is a bug.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Public (docs/ARCHITECTURE.md, "The public surface"; pinned by tests/test_public_surface.py).
 __all__ = ["Cancelled", "ShardpyError", "UsageError"]

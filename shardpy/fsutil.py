@@ -17,9 +17,12 @@ import sys
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
 
 from shardpy.errors import ShardpyError
+
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 TMP_MARK = ".shardpy-tmp-"
 
@@ -134,7 +137,8 @@ def _builtin_sha256() -> Callable[[bytes], Any] | None:
 
     for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
         try:
-            return cast("Callable[[bytes], Any]", importlib.import_module(name).sha256)
+            sha256: Callable[[bytes], Any] = importlib.import_module(name).sha256
+            return sha256
         except (ImportError, AttributeError):
             continue
     return None
@@ -287,7 +291,8 @@ def _syncfs_function() -> Callable[[int], int] | None:
         func.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None
-    return cast(Callable[[int], int], func)
+    syncfs: Callable[[int], int] = func
+    return syncfs
 
 
 def syncfs(folder: Path) -> bool:
@@ -533,7 +538,8 @@ def _renameat2_function() -> Callable[[int, bytes, int, bytes, int], int] | None
         func.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None
-    return cast(Callable[[int, bytes, int, bytes, int], int], func)
+    renameat2: Callable[[int, bytes, int, bytes, int], int] = func
+    return renameat2
 
 
 _NO_RENAMEAT2: set[int] = set()  # devices whose filesystem refused RENAME_NOREPLACE (EINVAL)

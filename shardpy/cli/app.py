@@ -7,10 +7,11 @@ import gc
 import os
 import sys
 from functools import partial
-from typing import TYPE_CHECKING, Any, TextIO, cast
 
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, TextIO
 
     from shardpy.cli.status import StatusArgs
 
@@ -57,8 +58,8 @@ def _run_plain(command: Callable[[], int]) -> int:
             raise
         # Like click: the reader went away (`| head`); no traceback, and no second
         # error when the interpreter flushes the streams at exit.
-        sys.stdout = cast(TextIO, _Pacified(sys.stdout))
-        sys.stderr = cast(TextIO, _Pacified(sys.stderr))
+        sys.stdout = _Pacified(sys.stdout)  # a TextIO but for flush
+        sys.stderr = _Pacified(sys.stderr)
         return EXIT_CLOSED_PIPE
 
 

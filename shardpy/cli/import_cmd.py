@@ -9,7 +9,7 @@ since Typer costs ~0.15 s before a command runs (its import, then a pydantic
 adapter per parameter) -- 7% of a 20,000-note dry run.
 """
 
-# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
+# an option table's cells are calls by design: each returns a shardpy.record.field()
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from shardpy.cli import options as o
-from shardpy.cli.options import ImportFormat, OnConflict, flow_options, parse_plain
+from shardpy.cli.choices import ImportFormat, OnConflict
+from shardpy.cli.options import flow_options, parse_plain
+from shardpy.record import replace
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -155,7 +156,6 @@ def _print_plan(plan: Plan, *, verbose: bool, header: str) -> None:
     console.print("\n" + plan.summary_line(), markup=False)
 
 
-@dataclass(frozen=True, kw_only=True)
 class ImportArgs(o.Args):
     """Import agent memory (basic-memory, Claude Code auto-memory, MCP memory graph) as linked notes.
 

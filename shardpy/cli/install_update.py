@@ -8,18 +8,18 @@ invocation with the same tables (:func:`plain_install_args`,
 :func:`run_update` with the same arguments (tests/update/test_plain_cli.py).
 """
 
-# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
+# an option table's cells are calls by design: each returns a shardpy.record.field()
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shardpy.cli import options as o
-from shardpy.cli.options import AdoptMode, ConflictStyle, OnConflict, flow_options, parse_plain
+from shardpy.cli.choices import AdoptMode, ConflictStyle, OnConflict
+from shardpy.cli.options import flow_options, parse_plain
 
 if TYPE_CHECKING:
     from shardpy.sources import SourceSpec
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 # The option tables (shardpy.cli.options): Typer's commands and the plain parser are built from them.
 
 
-@dataclass(frozen=True, kw_only=True)
 class InstallArgs(o.Args):
     """Install a shard into a vault folder."""
 
@@ -51,7 +50,6 @@ class InstallArgs(o.Args):
     verbose: bool = o.verbose("List every file and hook output.")
 
 
-@dataclass(frozen=True, kw_only=True)
 class UpdateArgs(o.Args):
     """Upgrade the vault to a newer shard release with a three-way merge."""
 
@@ -79,7 +77,6 @@ class UpdateArgs(o.Args):
     trust: bool = o.trust()
 
 
-@dataclass(frozen=True, kw_only=True)
 class AdoptArgs(o.Args):
     """Bring an existing clone of a shard under management."""
 

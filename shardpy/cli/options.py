@@ -1,6 +1,6 @@
 """Each command's options, declared once (issue 27: each was declared up to four times).
 
-A command's ``*Args`` dataclass is its option table: a field is one positional
+A command's ``*Args`` record (:class:`shardpy.record.Record`) is its option table: a field is one positional
 argument or option, its type the value's (a ``Literal`` is a choice), its
 metadata (:class:`Opt`) the spellings, the help and the flow option it fills.
 Derived from that one table, and checked the same way:
@@ -16,34 +16,45 @@ Derived from that one table, and checked the same way:
 
 A check across fields (``import --resume`` with ``--abandon``) is the Args
 class's :meth:`Args.checked`, run by both paths. This module never imports
-Typer at its top: the plain path imports it.
+Typer at its top: the plain path imports it. Nor ``typing`` or ``dataclasses``: a one-shot
+``shardpy search`` parses its table here (shardpy/record.py says what they cost); the choices
+(``Literal``) live in shardpy/cli/choices.py, imported by the tables that have them.
 """
 
-# a table's cells are calls by design: each helper returns a dataclasses.field()
+# a table's cells are calls by design: each helper returns a shardpy.record.field()
 
 from __future__ import annotations
 
 import math
+import sys
 import types
-import typing
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+
+from shardpy.record import MISSING, Record, field, fields
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform
+
+    from shardpy.record import Field
+
+    A = TypeVar("A", bound="Args")
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_kw):
+        return lambda cls: cls
+
 
 _KEY = "shardpy.cli.option"
-
-OnConflict = Literal["keep", "theirs", "markers"]
-ConflictStyle = Literal["merge", "diff3"]
-AdoptMode = Literal["keep-mine", "use-shard", "merge", "ask"]
-ImportFormat = Literal["basic-memory", "claude-code-memory", "mcp-memory"]
 
 
 class Opt:
     """One argument or option: its spellings (none: a positional argument), its help,
     and the flow option it fills ("": the same name; None: the CLI's own, as --json);
     a number's least value and a positional's shown name, when it has them.
-    A plain class, not a dataclass: making one costs start-up (status reads a table)."""
+    A plain class, not a record: it has no fields to compare."""
 
     __slots__ = ("flags", "flow", "help", "metavar", "minimum")
 
@@ -68,14 +79,10 @@ class BadUsage(Exception):
         self.message, self.param = message, param
 
 
-A = TypeVar("A", bound="Args")
-T = TypeVar("T")
-
-
-class Args:
-    """The base of every command's option table (each a frozen, keyword-only dataclass)."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on each table
+# Each table is frozen and keyword-only, as this base: said once, to type checkers too.
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
+class Args(Record, frozen=True, kw_only=True):
+    """The base of every command's option table (a frozen, keyword-only record: so is each table)."""
 
     def checked(self: A) -> A:
         """The arguments, checked across fields (BadUsage) and normalised; both paths call it."""
@@ -164,8 +171,8 @@ def on_conflict(
     return value("--on-conflict", help=help, default=default)
 
 
-def option_of(item: Any) -> Opt:
-    """The table entry of a dataclass field."""
+def option_of(item: Field) -> Opt:
+    """The table entry of a table's field."""
     opt = item.metadata[_KEY]
     assert isinstance(opt, Opt)
     return opt
@@ -175,24 +182,45 @@ _HINTS: dict[type[Args], dict[str, Any]] = {}
 
 
 def _hints(cls: type[Args]) -> dict[str, Any]:
+    """Each field's type, as ``typing.get_type_hints`` finds it: the annotation (a string, each
+    module has ``from __future__ import annotations``) evaluated in its class's module. Our own
+    source, not input; without importing typing, which a table without a choice does not need."""
     if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
+        found: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            scope = vars(sys.modules[klass.__module__])
+            for name, note in klass.__dict__.get("__annotations__", {}).items():  # noqa: RUF063  # no inspect
+                if name in cls.__fields__:
+                    found[name] = eval(note, scope) if isinstance(note, str) else note
+        _HINTS[cls] = found
     return _HINTS[cls]
 
 
-_UNIONS = (typing.Union, types.UnionType)  # `Literal[...] | None` is a typing.Union
+def _origin(hint: Any) -> Any:
+    """``typing.get_origin``: ``list`` for ``list[str]``, ``typing.Union`` for ``Literal[...] |
+    None``, ``typing.Literal`` for a choice; ``types.UnionType`` for ``str | None``."""
+    return types.UnionType if isinstance(hint, types.UnionType) else getattr(hint, "__origin__", None)
+
+
+def _is_union(hint: Any) -> bool:
+    typing = sys.modules.get("typing")  # a typing.Union exists only once typing is imported
+    return _origin(hint) is types.UnionType or (typing is not None and _origin(hint) is typing.Union)
 
 
 def _single(hint: Any) -> Any:
     """``X | None`` is X; anything else is itself."""
-    members = [a for a in typing.get_args(hint) if a is not type(None)]
-    return members[0] if typing.get_origin(hint) in _UNIONS and len(members) == 1 else hint
+    members = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
+    return members[0] if _is_union(hint) and len(members) == 1 else hint
 
 
 def choices(cls: type[Args], name: str) -> tuple[str, ...]:
     """A choice's values (its ``Literal``), else ()."""
     single = _single(_hints(cls)[name])
-    return typing.get_args(single) if typing.get_origin(single) is Literal else ()
+    typing = sys.modules.get("typing")  # a Literal exists only once typing is imported
+    if typing is None or _origin(single) is not typing.Literal:
+        return ()
+    values: tuple[str, ...] = single.__args__
+    return values
 
 
 def spellings(cls: type[Args]) -> dict[str, str]:
@@ -204,13 +232,13 @@ def _kind(cls: type[Args], name: str) -> str:
     hint = _single(_hints(cls)[name])
     if hint is bool:
         return "flag"
-    return "many" if typing.get_origin(hint) is list else "value"
+    return "many" if _origin(hint) is list else "value"
 
 
 def _off(cls: type[Args], name: str) -> bool:
     """An off_flag: a flag on unless given (click's flag_value for a True default varies by
     version: with click 8.5, `--no-push` alone declared with default True gave True)."""
-    return _kind(cls, name) == "flag" and cls.__dataclass_fields__[name].default is True
+    return _kind(cls, name) == "flag" and cls.__fields__[name].default is True
 
 
 def _convert(cls: type[Args], name: str, given: Any) -> Any:
@@ -218,14 +246,14 @@ def _convert(cls: type[Args], name: str, given: Any) -> Any:
     if isinstance(given, list):
         return [_convert(cls, name, one) for one in given]
     hint = _single(_hints(cls)[name])
-    if typing.get_origin(hint) is list:
-        hint = typing.get_args(hint)[0]
+    if _origin(hint) is list:
+        hint = hint.__args__[0]
     allowed = choices(cls, name)
     if allowed and given not in allowed:
         raise ValueError(given)
     if hint in (Path, int, float):
         number = hint(given)
-        least = option_of(cls.__dataclass_fields__[name]).minimum
+        least = option_of(cls.__fields__[name]).minimum
         # Below it, or no number at all (nan, inf: `nan < least` is False): Typer's usage error.
         if least is not None and not (least <= number < math.inf):
             raise ValueError(given)
@@ -323,7 +351,7 @@ def typer_command(cls: type[A], body: Callable[[A], object], *, name: str) -> Ca
     return command
 
 
-def _typer_param(cls: type[Args], item: Any) -> Any:
+def _typer_param(cls: type[Args], item: Field) -> Any:
     import inspect
     from typing import Annotated
 

@@ -8,11 +8,13 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
 
 from shardpy.errors import Cancelled, ShardpyError
 
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:  # rich loads only when something is printed through it (not for --json)
+    from typing import Any, TextIO
+
     from rich.console import Console
 
 _console: Console | PlainConsole | None = None

@@ -1,4 +1,4 @@
-# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
+# an option table's cells are calls by design: each returns a shardpy.record.field()
 """`shardpy index` and `shardpy search`: bodies and output (the logic is in shardpy.index).
 
 Both also run without Typer (``options.parse_plain`` over the tables below), like plain status and import:
@@ -12,14 +12,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from shardpy.cli import options as o
 from shardpy.cli.output import shown
 
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.index.model import RefreshReport, SearchResult
 
 PROGRESS_MIN_NOTES = 2000  # a bar only for refreshes that take a while
@@ -31,7 +32,6 @@ _VAULT_HELP = "Folder of notes (default: the vault around here, else here)."
 
 # Option tables (shardpy/cli/options.py, issue 27): the Typer command and the plain parser are both
 # derived from these; the docstring is the command's help.
-@dataclass(frozen=True, kw_only=True)
 class IndexArgs(o.Args):
     """Build or refresh the vault's search index (incremental; kept in the user cache folder)."""
 
@@ -41,7 +41,6 @@ class IndexArgs(o.Args):
     as_json: bool = o.as_json()
 
 
-@dataclass(frozen=True, kw_only=True)
 class SearchArgs(o.Args):
     """Search the vault's notes by meaning and words; best sections first (refreshes a stale index first)."""
 

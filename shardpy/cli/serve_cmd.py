@@ -1,17 +1,15 @@
-# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
+# an option table's cells are calls by design: each returns a shardpy.record.field()
 
 """`shardpy serve`: its option table and body (an MCP client starts the server at every
 session, so shardpy.cli.app runs a plain invocation without Typer)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.cli import options as o
 
 
-@dataclass(frozen=True, kw_only=True)
 class ServeArgs(o.Args):
     """Serve the vault over MCP (stdio): search, expand, recall, remember, record_work, health."""
 

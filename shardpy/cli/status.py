@@ -3,14 +3,12 @@ in :mod:`shardpy.cli.app` (status must answer quickly, CONTRACT §7)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.cli import options as o
 from shardpy.cli.output import exit_code_of, print_json
 
 
-@dataclass(frozen=True, kw_only=True)
 class StatusArgs(o.Args):
     """Show the vault's health (read-only; exit 0)."""
 

@@ -9,12 +9,11 @@ Forms (one Typer command; the first word picks the action):
 This module parses and prints; :mod:`shardpy.sync` decides and does.
 """
 
-# ruff: noqa: RUF009  # an option table's cells are calls by design: each returns a dataclasses.field()
+# an option table's cells are calls by design: each returns a shardpy.record.field()
 # No `from __future__ import annotations`: Typer reads the parameters' annotations of the
 # commands declared inside register(), where `typer` is a local name.
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,7 +32,6 @@ DEFAULT_INTERVAL_S = 300.0
 # sync's option table (shardpy/cli/options.py, issue 27): the Typer command, the plain parser
 # (the watcher and scripts run sync often; Typer's start-up is most of a quiet round) and
 # plan_sync's options are all derived from it; the docstring is the command's help.
-@dataclass(frozen=True, kw_only=True)
 class SyncArgs(o.Args):
     """Commit the vault's changes, fetch and merge every remote through shardpy's driver, push."""
 

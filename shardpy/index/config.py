@@ -32,14 +32,16 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
+from shardpy.record import Record, field
 from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, vault_content_rules
 
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.notes.visibility import Rule
 
 DEFAULT_REFRESH_SECONDS = 60.0
@@ -216,8 +218,7 @@ def _refresh_seconds(search: dict[str, Any]) -> float:
     return env if 0 <= env <= MAX_REFRESH_SECONDS else float(raw)
 
 
-@dataclass
-class IndexConfig:
+class IndexConfig(Record):
     """What the index admits and how fresh a search wants it (the vault's search settings)."""
 
     include: list[str] = field(default_factory=list)

@@ -31,15 +31,34 @@ import os
 import struct
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from shardpy.index.arrays import normalised, tensors
+from shardpy.record import Record
 
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     import numpy as np
     from numpy.typing import NDArray
+
+    class Embedder(Protocol):
+        name: str  # identifies the model and its settings: stored vectors of another name are re-embedded
+        dim: int
+
+        def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+            """One L2-normalised float32 row per text."""
+            ...
+
+    class QueryModel(Protocol):
+        name: str
+        dim: int
+
+        def vector(self, text: str) -> list[float]:
+            """The text's L2-normalised vector (the same as ``encode([text])[0]`` of the model)."""
+            ...
+
 
 ENV = "SHARDPY_EMBED_MODEL"
 DEFAULT = "wordllama"
@@ -56,15 +75,6 @@ _OFFLINE = {
     "HF_DATASETS_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
 }
-
-
-class Embedder(Protocol):
-    name: str  # identifies the model and its settings: stored vectors of another name are re-embedded
-    dim: int
-
-    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """One L2-normalised float32 row per text."""
-        ...
 
 
 class Unavailable(Exception):
@@ -92,8 +102,7 @@ def _tokenizer(path: Path, *, specials: bool) -> Any:
     return tok
 
 
-@dataclass
-class StaticEmbedder:
+class StaticEmbedder(Record):
     """Token vectors averaged over the text (WordLlama, model2vec)."""
 
     name: str
@@ -288,17 +297,7 @@ def _load(spec: str) -> Embedder:
     return _folder(root)
 
 
-class QueryModel(Protocol):
-    name: str
-    dim: int
-
-    def vector(self, text: str) -> list[float]:
-        """The text's L2-normalised vector (the same as ``encode([text])[0]`` of the model)."""
-        ...
-
-
-@dataclass
-class _Loaded:
+class _Loaded(Record):
     """A query vector from the fully loaded model (a folder model)."""
 
     name: str
@@ -309,8 +308,7 @@ class _Loaded:
         return [float(x) for x in self.model.encode([text])[0]]
 
 
-@dataclass
-class _LightStatic:
+class _LightStatic(Record):
     """The bundled static model for one short text without numpy or ``tokenizers``: the ids from
     shardpy/index/bpe.py, the rows read from the weights file where they lie (a one-shot search
     loaded 1.1 s of tokenizer and 0.4 s of weights to embed a dozen words; issue 29)."""

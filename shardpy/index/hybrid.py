@@ -22,16 +22,24 @@ import itertools
 import math
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar, cast
 
 from shardpy.errors import ShardpyError
 from shardpy.index import embed, store, vectors
 from shardpy.index.arrays import int8_vector
-from shardpy.index.model import Match, Mode, SearchHit, SearchResult
+from shardpy.index.model import SearchHit, SearchResult
 from shardpy.index.query import translate
 from shardpy.index.searcher import MAX_TOP, UNREFRESHABLE, Answered, _check, fill_snippets, ranked
+from shardpy.record import replace
+
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from shardpy.index.model import Match, Mode
+
+    T = TypeVar("T")
+    Fused = list[tuple[T, float, dict[str, int]]]  # item, fused score, 1-based rank in each list
 
 # Reciprocal-rank fusion constant, measured (bench/search_quality.py): 60, the usual, is so flat that a
 # 0.1-weighted any-word match lifted a note ranked third by meaning over the first.
@@ -356,8 +364,9 @@ def _distances(vecs: memoryview[int], query: list[float]) -> list[float]:
         return [1.0] * len(vecs)  # a query with no vector (nothing the model knows): cosine 0
     q = memoryview(q8).cast("B").cast("b", [1, len(q8)])
     # Two matrices give a (1, rows) tensor of doubles (a zero row is at distance 1; int8 has no NaN).
-    out = cast(memoryview, simsimd.cdist(q, vecs, metric="cosine"))
-    return cast("list[list[float]]", memoryview(out).tolist())[0]
+    out: Any = simsimd.cdist(q, vecs, metric="cosine")
+    rows: list[list[float]] = memoryview(out).tolist()  # type: ignore[assignment]  # doubles, not ints
+    return rows[0]
 
 
 def _nearest_rows(dist: list[float], head: int) -> list[int]:
@@ -395,10 +404,6 @@ def _best_per_note(mat: vectors.Matrix, dist: list[float], order: list[int], dep
         if len(out) >= depth:
             break
     return out
-
-
-T = TypeVar("T")
-Fused = list[tuple[T, float, dict[str, int]]]  # item, fused score, 1-based rank in each list
 
 
 def fuse(

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from shardpy.record import Record, field
 
-Match = Literal["all", "any"]
-Mode = Literal["hybrid", "lexical", "semantic"]
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Match = Literal["all", "any"]
+    Mode = Literal["hybrid", "lexical", "semantic"]
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(Record, frozen=True):
     """One note a search found, at its best section."""
 
     path: str  # vault-relative POSIX path of the note
@@ -39,8 +41,7 @@ class SearchHit:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
+class SearchResult(Record, frozen=True):
     """A search's page of hits and what it wants said."""
 
     query: str
@@ -58,8 +59,7 @@ class SearchResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class RefreshReport:
+class RefreshReport(Record, frozen=True):
     """What a refresh of the index did."""
 
     indexed: int  # notes read and (re)chunked

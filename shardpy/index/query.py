@@ -10,9 +10,9 @@ FTS5 rejects it, the caller retries it as plain words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from shardpy.index.script import run_query, unsegmented
+from shardpy.record import Record
 
 MAX_QUERY_CHARS = 1000
 _SYNTAX = re.compile(r'["*():^]|\b(?:AND|OR|NOT|NEAR)\b')
@@ -23,8 +23,7 @@ _WORD = re.compile(r"\w+")
 _CLITIC = re.compile(r"['\u2019](?:s|t|d|ll|re|ve|m)(?!\w)", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class Translated:
+class Translated(Record, frozen=True):
     """A query as FTS5 MATCH expressions."""
 
     expression: str  # the MATCH expression to run first

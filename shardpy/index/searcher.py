@@ -15,14 +15,18 @@ import os
 import re
 import sqlite3
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
 from shardpy.index import store
 from shardpy.index.config import IndexConfig
-from shardpy.index.model import Match, SearchHit, SearchResult
+from shardpy.index.model import SearchHit, SearchResult
 from shardpy.index.query import MAX_QUERY_CHARS, Translated, any_of, translate
+from shardpy.record import replace
+
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from shardpy.index.model import Match
 
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24

@@ -29,11 +29,11 @@ import threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy.fsutil import atomic_write
 from shardpy.index import embed, store
+from shardpy.record import Record
 
 # Triggers keep the work list exact and cheap (no scan of every section on a one-note refresh): a new
 # section is queued in vectors_todo; a deleted section's vector moves to the negative id (an orphan,
@@ -263,8 +263,7 @@ class Damaged(Exception):
     """The vector table cannot be read as this model's vectors."""
 
 
-@dataclass
-class Matrix:
+class Matrix(Record):
     """The stored vectors as buffers (numpy is an indexing import, not a search one)."""
 
     ids: memoryview  # chunk ids (format "q"), ascending

@@ -24,14 +24,18 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
 from shardpy.errors import ShardpyError
+from shardpy.record import Record, field
+
+TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    ContentClass = Literal["infrastructure", "user_content"]
 
 VAULT_MANIFEST = "vault-manifest.json"
-ContentClass = Literal["infrastructure", "user_content"]
 _GLOB_CHARS = set("*?[")
 MANIFEST_BYTES = 4 * 1024 * 1024  # a manifest is a few KB; more is not a manifest
 # The keys naming folders (or files) of the vault that shardpy reads, serves or writes into.
@@ -43,8 +47,7 @@ def _anchored(pattern: str) -> str:
     return pattern if pattern.startswith(("/", "**")) else "/" + pattern
 
 
-@dataclass
-class ContentRules:
+class ContentRules(Record):
     """The manifest's rules for what is the shard's and what is the user's."""
 
     declared: bool = False

@@ -3,7 +3,6 @@ Typer command, the plain parser and the flow's options are derived from that tab
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import re
 from typing import Any
@@ -13,6 +12,7 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
+from shardpy import record
 from shardpy.cli import import_cmd, install_update, options, search_cmd, serve_cmd, status, sync_cmd
 from shardpy.cli.commands import app, readable_help
 
@@ -81,7 +81,7 @@ def test_the_typer_command_declares_what_the_table_declares(verb: str) -> None:
     }
     assert declared == set(options.spellings(table).items())
     positionals = [p.name for p in command.params if p.param_type_name == "argument"]
-    assert positionals == [f.name for f in dataclasses.fields(table) if not options.option_of(f).flags]
+    assert positionals == [f.name for f in record.fields(table) if not options.option_of(f).flags]
 
 
 def _via_typer(table: type[options.Args], argv: list[str]) -> tuple[int, list[options.Args]]:
@@ -171,7 +171,7 @@ def test_a_shown_name_and_a_minimum_reach_the_help(verb: str) -> None:
     # sync's `[VAULT | ACTION ARGS...]` and `--interval` (at least 1.0) are declared in its table;
     # that Typer enforces the minimum is test_a_usage_error_is_typers_to_report's.
     shown = runner.invoke(app, [verb, "--help"], env={"COLUMNS": "300"}).stdout
-    for item in dataclasses.fields(TABLES[verb]):
+    for item in record.fields(TABLES[verb]):
         opt = options.option_of(item)
         assert opt.metavar is None or f"{verb} [OPTIONS] [{opt.metavar}]..." in shown
         assert opt.minimum is None or f"[x>={opt.minimum}]" in shown
