@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import sqlite3
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -326,7 +328,19 @@ def _allowed_files(conn: sqlite3.Connection, kind: str | None, path: str | None)
 def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, depth: int) -> Ranked:
     if depth <= 0:
         return []
-    dist = _distances(mat.vecs, query) if mat.vecs is not None else []
+    scanned = _scan(mat.vecs, query) if mat.vecs is not None else None
+    if scanned is not None and allowed is None and (mat.extra is None or mat.extra.vecs is None):
+        # The usual one-shot search: every row the file's, no filter. Picked without a Python float
+        # per row (tolist and the threshold pass cost a search 4.5-9 ms at 91,162 rows, issue 29).
+        for i in mat.hidden:
+            scanned[i] = _UNRANKED
+        head = min(len(scanned), depth * 40)
+        rows = _coded_nearest(scanned, head)
+        if rows is not None:
+            out = _best_per_note(mat, scanned, rows, depth)
+            if len(out) >= depth:
+                return out
+    dist = _floats(scanned) if scanned is not None else []
     for i in mat.hidden:  # changed or gone since the vector file: their rows are in ``extra``, if any
         dist[i] = _UNRANKED
     files: Iterable[int] = mat.files
@@ -352,21 +366,64 @@ SORT_ALL_BELOW = 8192  # rows sorted whole (a few ms) rather than through a thre
 
 
 def _distances(vecs: memoryview[int], query: list[float]) -> list[float]:
+    """:func:`_scan`'s distances as a list."""
+    return _floats(_scan(vecs, query))
+
+
+def _floats(buffer: memoryview[float]) -> list[float]:
+    got: list[float] = buffer.tolist()  # type: ignore[assignment]  # typeshed says ints, whatever the format
+    return got
+
+
+def _scan(vecs: memoryview[int], query: list[float]) -> memoryview[float]:
     """The cosine distance (1 - cosine) of the query to each int8 row, both quantized alike
-    (``arrays.int8_vector``): SimSIMD's C scan over the mapped rows, without numpy (importing numpy alone
-    cost a one-shot search more than half of ``grep -ril``'s whole run; issue 29, docs/SEARCH.md).
-    A quarter of float32's bytes to scan: 91,162 rows in ~4 ms, not ~12. Distances, not
-    similarities: turning 91,162 of them around would cost more than half of that again."""
+    (``arrays.int8_vector``), as a writable float32 buffer: SimSIMD's C scan over the mapped rows,
+    without numpy (importing numpy alone cost a one-shot search more than half of ``grep -ril``'s
+    whole run; issue 29, docs/SEARCH.md). A quarter of float32's bytes to scan: 91,162 rows in ~4 ms,
+    not ~12. Distances, not similarities: turning 91,162 of them around would cost more than half
+    of that again. SimSIMD computes an int8 cosine in float32: a float32 result loses nothing."""
     import simsimd
 
     q8 = int8_vector(query)
-    if q8 is None:
-        return [1.0] * len(vecs)  # a query with no vector (nothing the model knows): cosine 0
+    if q8 is None:  # a query with no vector (nothing the model knows): cosine 0
+        return memoryview(array("f", [1.0]) * len(vecs))
     q = memoryview(q8).cast("B").cast("b", [1, len(q8)])
-    # Two matrices give a (1, rows) tensor of doubles (a zero row is at distance 1; int8 has no NaN).
-    out: Any = simsimd.cdist(q, vecs, metric="cosine")
-    rows: list[list[float]] = memoryview(out).tolist()  # type: ignore[assignment]  # doubles, not ints
-    return rows[0]
+    # Two matrices give a (1, rows) tensor (a zero row is at distance 1; int8 has no NaN).
+    out: Any = simsimd.cdist(q, vecs, metric="cosine", out_dtype="float32")
+    flat: memoryview[float] = memoryview(out).cast("B").cast("f")
+    return flat
+
+
+# The high byte of a float32 in [0.5, 2): sign 0, the exponent's top seven bits 0111111. Below it:
+# nearer than 0.5. There, the next byte (the exponent's last bit, then the mantissa's top seven) is
+# a code that never decreases as the distance grows; any other high byte is 2.0 or inf.
+_HALF_TO_TWO = 0x3F
+_NEARER_THAN_HALF = re.compile(b"[\x00-\x3e]")
+
+
+def _coded_nearest(dist: memoryview[float], head: int) -> list[int] | None:
+    """:func:`_nearest_rows` of a float32 buffer, or None when only a sort of every row answers.
+    The threshold is a byte code (above), found by C: ``re`` finds the rows at or below it in the
+    buffer's bytes, and only those become Python floats. No row left out is nearer than one kept
+    (the code never decreases with the distance), so the kept rows sorted begin with the ``head``
+    nearest, ties in row order (tests/index/test_rank_rows.py compares with a stable sort)."""
+    n = len(dist)
+    if n < SORT_ALL_BELOW or head >= n:
+        return None
+    raw = dist.cast("B")
+    high, code = raw[3::4].tobytes(), raw[2::4].tobytes()
+    nearest = [m.start() for m in _NEARER_THAN_HALF.finditer(high)]
+    sample = sorted(code[::SAMPLE_STEP])
+    r = max(0, head - len(nearest)) // SAMPLE_STEP + 8
+    while r < len(sample):
+        at_most = re.compile(b"[\x00-" + re.escape(bytes([sample[r]])) + b"]")
+        rows = [i for m in at_most.finditer(code) if high[i := m.start()] == _HALF_TO_TWO]
+        if len(rows) + len(nearest) >= head:
+            rows = sorted(rows + nearest)
+            rows.sort(key=dist.__getitem__)  # stable: equal distances keep row order
+            return rows[:head]
+        r *= 2
+    return None
 
 
 def _nearest_rows(dist: list[float], head: int) -> list[int]:
@@ -390,7 +447,7 @@ def _nearest_rows(dist: list[float], head: int) -> list[int]:
     return rows[:head]
 
 
-def _best_per_note(mat: vectors.Matrix, dist: list[float], order: list[int], depth: int) -> Ranked:
+def _best_per_note(mat: vectors.Matrix, dist: Sequence[float], order: list[int], depth: int) -> Ranked:
     out: Ranked = []
     seen: set[int] = set()
     for i in order:

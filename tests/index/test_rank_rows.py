@@ -107,3 +107,66 @@ def test_rank_keeps_each_note_s_best_section_and_the_caller_s_files() -> None:
     only = hybrid._rank(mat, query, allowed, 5)
     assert [(f, c) for f, c, _s in only] == [w for w in want if w[0] in allowed]
     assert hybrid._rank(vectors.Matrix(memoryview(b""), memoryview(b""), None), query, None, 5) == []
+
+
+def _f32(values: list[float]) -> memoryview:
+    return memoryview(array("f", values))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.sampled_from([0.001, 0.05, 0.3]),  # ties on one code, a few codes, many codes
+    centre=st.sampled_from([0.3, 0.55, 0.99, 1.0, 1.6]),  # below 0.5, across 1.0, near 2.0
+    near=st.integers(0, 3000),  # rows nearer than 0.5 (a near-duplicate query)
+    far=st.integers(0, 300),  # rows at 2.0 or hidden (inf)
+    head=st.integers(1, 9000),
+)
+def test_the_coded_pick_is_a_stable_sort_s_head(
+    seed: int, spread: float, centre: float, near: int, far: int, head: int
+) -> None:
+    """The pick through the float32 byte code gives what a stable sort of every row gives, or
+    declines (None) and the sort of every row answers."""
+    rng = random.Random(seed)
+    values = [min(2.0, max(0.0, rng.gauss(centre, spread))) for _ in range(9000)]
+    for _ in range(near):
+        values[rng.randrange(9000)] = rng.uniform(0.0, 0.5)
+    for _ in range(far):
+        values[rng.randrange(9000)] = rng.choice([2.0, math.inf])
+    dist = _f32(values)
+    exact = list(array("f", values))  # the float32 values, as the list path sees them
+    got = hybrid._coded_nearest(dist, head)
+    if got is None:
+        return
+    assert got == _stable_nearest(exact, head)
+
+
+def test_the_coded_pick_declines_what_only_a_whole_sort_answers() -> None:
+    assert hybrid._coded_nearest(_f32([0.7] * 100), 10) is None  # small: sorted whole
+    assert hybrid._coded_nearest(_f32([0.7] * 9000), 9000) is None  # every row asked for
+    # Fewer than head rows under 2.0: the rest are hidden (inf), only the whole sort orders them.
+    assert hybrid._coded_nearest(_f32([0.7] * 100 + [math.inf] * 9000), 200) is None
+
+
+def test_rank_through_the_coded_pick_is_the_rank_of_every_row() -> None:
+    """A matrix past SORT_ALL_BELOW, with hidden rows: the fast path keeps each note's best section
+    exactly as ranking every row does."""
+    rng = np.random.default_rng(11)
+    n, dim = 9000, 16
+    rows = rng.uniform(-1, 1, (n, dim)).astype(np.float32)
+    files = [i % 1700 for i in range(n)]
+    query = [float(x) for x in rng.uniform(-1, 1, dim)]
+    mat = _matrix(rows, files)
+    mat.hidden = frozenset(range(0, n, 7))
+    q8 = _int8(np.asarray([query], dtype=np.float32))[0]
+    dist = [
+        math.inf if i in mat.hidden else float(x) for i, x in enumerate(_cosine_distances(_int8(rows), q8))
+    ]
+    want: list[int] = []
+    for i in _stable_nearest(dist, n):
+        if files[i] not in [files[w] for w in want]:
+            want.append(i)
+    for depth in (1, 10, 50):
+        assert hybrid._coded_nearest(hybrid._scan(mat.vecs, query), depth * 40) is not None  # taken
+        got = hybrid._rank(mat, query, None, depth)
+        assert [c - 100 for _f, c, _s in got] == want[:depth]
