@@ -52,9 +52,13 @@ def _ssh_quiet() -> dict[str, str]:
     if "SSH_ASKPASS_REQUIRE" in os.environ or "SSH_ASKPASS" in os.environ:
         return {}
     if not _FALSE:
-        import shutil
+        # Where it is on every Linux and macOS first: shutil's import cost a sync ~1.7 ms (issue 30).
+        usual = next((p for p in ("/usr/bin/false", "/bin/false") if os.access(p, os.X_OK)), None)
+        if usual is None:
+            import shutil
 
-        _FALSE.append(shutil.which("false") or "")
+            usual = shutil.which("false")
+        _FALSE.append(usual or "")
     return {"SSH_ASKPASS_REQUIRE": "force", "SSH_ASKPASS": _FALSE[0]} if _FALSE[0] else {}
 
 

@@ -211,10 +211,12 @@ def _block(text: str) -> str | None:
     text = text.removeprefix("\ufeff")
     if not text.startswith("---"):
         return None
-    from shardpy.merge.frontmatter import split_frontmatter
+    from shardpy.notes.frontmatter import fence_end
 
-    fm = split_frontmatter(text.replace("\r\n", "\n"))[0]
-    return None if fm is None else fm.block
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    end = fence_end(text)
+    return None if end is None else text[:end]
 
 
 def _lines(base: str, ours: str, theirs: str) -> FileMerge:

@@ -564,6 +564,14 @@ class _Under:
         return raw is None or _loadable_scalar(raw)
 
 
+def fence_end(text: str) -> int | None:
+    """Where the note's closing fence line ends (its frontmatter block is ``text[:end]``); None
+    when unfenced. What :func:`split_frontmatter` cuts, without its records (the sync driver asks
+    it of three texts per note; issue 30)."""
+    span = _span(text)
+    return None if span is None else span[3]
+
+
 def fenced_block(text: str) -> str | None:
     """The YAML text between a note's fences (see the module's contract); None when unfenced."""
     span = _span(text)

@@ -236,9 +236,9 @@ def merge_plumbing(
 
 def blob_id(data: bytes) -> str:
     """git's object id of a blob holding ``data`` (SHA-1 repositories)."""
-    import hashlib
+    from shardpy.fsutil import sha1_hex
 
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return sha1_hex(b"blob %d\0" % len(data) + data)
 
 
 def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:

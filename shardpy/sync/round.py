@@ -384,7 +384,9 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
         deferred = merge_deferred(plan.repo, plan.prefix, lambda ops: _write(writer, ops))
     out.resurrected = [printable(p) for p in _purged_but_edited(plan, deferred.conflicted)]
     _resolve(plan, deferred.unresolved)
-    git(["commit", "--quiet", "--no-verify", "-m", message], top)
+    # The fetch just ran git's automatic maintenance; the commit's own check would start another
+    # git process to find nothing to do (~3 ms of a sync merging 500 notes, issue 30).
+    git(["-c", "maintenance.auto=false", "commit", "--quiet", "--no-verify", "-m", message], top)
     _merged(plan, out, [p.removeprefix(plan.prefix) for p in deferred.conflicted])
     _record_kept(plan, deferred.kept)
     out.kept = [printable(p.removeprefix(plan.prefix)) for p in deferred.kept]
