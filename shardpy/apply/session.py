@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
+from shardpy.record import Record
 from shardpy.vault.layout import IMPORTS
 from shardpy.vault.lock import vault_lock
 
@@ -37,8 +37,7 @@ ImportRuns = Literal["refuse", "report", "own"]
 ProgressFn = Callable[[int, int], None]
 
 
-@dataclass
-class Session:
+class Session(Record):
     """A held vault lock, after recovery: :meth:`run` applies a plan's operations."""
 
     vault: Path

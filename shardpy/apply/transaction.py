@@ -21,7 +21,6 @@ import signal
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -45,6 +44,7 @@ from shardpy.fsutil import (
     sha256_file,
     syncfs_all,
 )
+from shardpy.record import Record, field
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID, first_write_temps
 
 if TYPE_CHECKING:
@@ -54,8 +54,7 @@ JOURNAL_VERSION = 2  # 2: bound to the vault id, each path's written hash
 KEEP_BACKUPS = 5
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(Record, frozen=True):
     """One change a transaction makes to one vault path."""
 
     # "link": a symbolic link whose text is ``data`` (a copier template's, issue 26 item 4), made
@@ -93,8 +92,7 @@ class Op:
         return [self.path] + ([self.dest] if self.dest else [])
 
 
-@dataclass
-class RecoveryReport:
+class RecoveryReport(Record):
     """What recovering an interrupted transaction did."""
 
     action: Literal["rolled-back", "completed"]
@@ -136,8 +134,7 @@ def _test_delay() -> float:
         return 0.0
 
 
-@dataclass
-class Transaction:
+class Transaction(Record):
     """The one journaled, all-or-nothing write of vault files (:meth:`run`)."""
 
     root: Path
@@ -439,8 +436,7 @@ _PHASES: tuple[Phase, ...] = ("backing-up", "applying", "committed")
 _LABEL = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(Record, frozen=True):
     """One path of a journal, as a rollback reads it."""
 
     path: str
@@ -451,8 +447,7 @@ class _Entry:
     link_op: bool = False  # a link op touched it: it may be a link now (every other path never is)
 
 
-@dataclass(frozen=True)
-class _Checked:
+class _Checked(Record, frozen=True):
     """A journal that passed every rule of :mod:`shardpy.apply.journalcheck`."""
 
     label: str

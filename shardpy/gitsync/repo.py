@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from shardpy import gitrun
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import low_space
+from shardpy.record import Record
 
 DRIVER_NAME = "shardpy"
 DRIVER_KEY = f"merge.{DRIVER_NAME}.driver"
@@ -146,8 +146,7 @@ def failure(args: list[str], code: int, said: str, where: Path | None = None) ->
     )
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(Record, frozen=True):
     """A git work tree and its git folder."""
 
     top: Path  # the work tree's top folder (the vault, or a folder above it)

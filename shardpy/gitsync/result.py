@@ -8,8 +8,9 @@ merge.py <-> state.py; tests/test_no_cycles.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
+
+from shardpy.record import Record, field
 
 __all__ = ["FileKind", "FileMerge"]
 
@@ -23,8 +24,7 @@ class FileKind(Enum):
     DATA = "data"  # a file that must parse: JSON (Obsidian's settings, plugins' data, canvases)
 
 
-@dataclass(frozen=True)
-class FileMerge:
+class FileMerge(Record, frozen=True):
     """The merged bytes; ``clean`` False means git must mark the path conflicted."""
 
     kind: FileKind

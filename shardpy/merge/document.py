@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from shardpy.merge.frontmatter import (
@@ -47,6 +46,7 @@ from shardpy.merge.frontmatter import (
 )
 from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
 from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
+from shardpy.record import Record, asdict, field
 
 __all__ = [
     "DocumentMerge",
@@ -62,8 +62,7 @@ Kind = Literal["clean", "conflict", "binary"]
 _BOM = "\ufeff"
 
 
-@dataclass(frozen=True)
-class DocumentMerge:
+class DocumentMerge(Record, frozen=True):
     """The merged file and what happened.
 
     ``kind`` is ``"conflict"`` when ``data`` contains conflict markers,
@@ -138,8 +137,7 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Text:
+class _Text(Record, frozen=True):
     """A side's text with LF line ends, and what it had instead."""
 
     lf: str

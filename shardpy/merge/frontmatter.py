@@ -37,8 +37,9 @@ import json
 import math
 from collections import Counter
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+from shardpy.record import Record, field
 
 __all__ = [
     "ABSENT",
@@ -72,8 +73,7 @@ class _Absent:
 ABSENT: Final = _Absent()
 
 
-@dataclass(frozen=True)
-class Frontmatter:
+class Frontmatter(Record, frozen=True):
     """A frontmatter block: ``block`` is the full text (delimiters included), ``inner`` the YAML."""
 
     block: str
@@ -94,8 +94,7 @@ def split_frontmatter(text: str) -> tuple[Frontmatter | None, str]:
     return Frontmatter(block=text[: len(text) - len(found.body)], inner=found.yaml), found.body
 
 
-@dataclass(frozen=True)
-class KeyConflict:
+class KeyConflict(Record, frozen=True):
     """A key both sides changed differently; the merged block keeps the user's value.
 
     ``key`` is the dotted path for nested keys. Values are plain Python data
@@ -123,8 +122,7 @@ class KeyConflict:
         )
 
 
-@dataclass(frozen=True)
-class FrontmatterMerge:
+class FrontmatterMerge(Record, frozen=True):
     """Outcome of a key-level merge; ``inner`` is the merged YAML text, None on fallback."""
 
     inner: str | None

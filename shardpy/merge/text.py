@@ -47,10 +47,10 @@ diff3 are not counted), ``both_added`` the lines of both-added regions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Literal
 
 from shardpy.merge.xdiff import Change, Classifier, diff, diff_with_flags, split_lines
+from shardpy.record import Record, field
 
 __all__ = ["BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"]
 
@@ -68,8 +68,7 @@ _IDENTICAL = 4
 _BOTH_ADDED = 5
 
 
-@dataclass(frozen=True)
-class MergeStats:
+class MergeStats(Record, frozen=True):
     """How the lines of a three-way merge ended."""
 
     unchanged: int = 0
@@ -78,8 +77,7 @@ class MergeStats:
     both_added: int = 0
 
 
-@dataclass(frozen=True)
-class ConflictRegion:
+class ConflictRegion(Record, frozen=True):
     """A conflict hunk in the merged text.
 
     ``output_line``/``output_end`` are the 1-based lines of the ``<<<<<<<``
@@ -95,8 +93,7 @@ class ConflictRegion:
     shard: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class BothAdded:
+class BothAdded(Record, frozen=True):
     """Lines both sides inserted at the same base point, kept as shard's then user's.
 
     ``output_line`` is the 1-based first line of the region, ``output_count``
@@ -109,8 +106,7 @@ class BothAdded:
     shard: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class TextMerge:
+class TextMerge(Record, frozen=True):
     """A three-way line merge's text and what was in conflict."""
 
     text: str
@@ -120,8 +116,7 @@ class TextMerge:
     stats: MergeStats = field(default_factory=MergeStats)
 
 
-@dataclass
-class _Region:
+class _Region(Record):
     """One region of the three-way merge script."""
 
     mode: int
@@ -137,8 +132,7 @@ class _Region:
     both: bool = False
 
 
-@dataclass
-class _Output:
+class _Output(Record):
     """The merged lines as they are written, with their counts."""
 
     lines: list[str] = field(default_factory=list)

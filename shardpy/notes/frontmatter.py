@@ -42,15 +42,15 @@ import importlib
 import json
 import re
 from collections.abc import Container
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from shardpy.record import Record, field
 
 _OPEN = re.compile(r"---[ \t]*(\r?\n)")
 _BOM = "\ufeff"
 
 
-@dataclass(frozen=True, slots=True)
-class Fences:
+class Fences(Record, frozen=True):
     """A fenced note: ``prefix + opener + yaml + closer + body == text``."""
 
     prefix: str  # "" or the byte-order mark
@@ -115,8 +115,7 @@ def _closer(text: str, newline: int) -> tuple[int, int] | None:
 State = Literal["present", "absent", "malformed"]
 
 
-@dataclass(slots=True)
-class Split:
+class Split(Record):
     """A note split at its frontmatter: the YAML, its data and the body."""
 
     state: State

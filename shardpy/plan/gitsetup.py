@@ -10,11 +10,11 @@ transaction, undoing the config when it fails; then the index).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, Protocol
 
 from shardpy.gitsync.repo import DRIVER_KEY, DRIVER_NAME, NAME_KEY
+from shardpy.record import Record, field
 from shardpy.vault import layout
 
 BEGIN = "# shardpy:begin (written by `shardpy git setup`; lines inside are replaced when it runs)"
@@ -65,8 +65,7 @@ class ChangeKind(Enum):
     UNTRACK = "untrack"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Record, frozen=True):
     """One change `git setup` makes, as shown."""
 
     kind: ChangeKind
@@ -77,8 +76,7 @@ class Change:
         return {"kind": self.kind.value, "target": self.target, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class ConfigChange:
+class ConfigChange(Record, frozen=True):
     """One key `git setup` sets in the repository's config."""
 
     key: str
@@ -86,8 +84,7 @@ class ConfigChange:
     old: str | None  # what the key held when planned: put back when the files' transaction fails
 
 
-@dataclass(frozen=True)
-class SetupFile:
+class SetupFile(Record, frozen=True):
     """One file setup writes: a planned action (``plan.actions.PlannedAction``)."""
 
     path: str
@@ -99,8 +96,7 @@ class SetupFile:
         return self.path
 
 
-@dataclass
-class SetupPlan:
+class SetupPlan(Record):
     """What `git setup` would change (pure: nothing written)."""
 
     vault: str

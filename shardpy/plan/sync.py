@@ -8,8 +8,9 @@ as it read them under the vault lock (``records``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from shardpy.record import Record, field
 
 if TYPE_CHECKING:
     from shardpy.gitsync.repo import Repo
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["SyncPlan"]
 
 
-@dataclass
-class SyncPlan:
+class SyncPlan(Record):
     """What a sync round would do in one vault."""
 
     vault: str  # the vault's folder (plan/ holds no path objects: tests/test_one_writer.py)

@@ -17,7 +17,6 @@ results through one transaction. ``bench/gitsync_bench.py`` measures it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shardpy.gitsync.repo import (
@@ -30,6 +29,7 @@ from shardpy.gitsync.repo import (
     git,
     git_bytes,
 )
+from shardpy.record import Record, field
 from shardpy.sync.access import unreadable_refusal
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ def defer_args(repo: Repo) -> list[str]:
     return ["-c", f"{DRIVER_KEY}={line}"]
 
 
-@dataclass
-class Deferred:
+class Deferred(Record):
     """The paths a merge left to this process, once merged."""
 
     merged: list[str] = field(default_factory=list)  # repository paths written clean

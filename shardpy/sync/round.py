@@ -24,7 +24,6 @@ import re
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from shardpy.fsutil import printable, rel_parts, utf8_name
 from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes, object_format
 from shardpy.gitsync.setup import tracked_local
 from shardpy.plan.sync import SyncPlan
+from shardpy.record import Record, field
 from shardpy.sync import records
 from shardpy.sync.access import unreadable_refusal
 from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
@@ -54,8 +54,7 @@ PATHS_PER_CALL = 500
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-@dataclass
-class RemoteResult:
+class RemoteResult(Record):
     """One remote's part of a sync round."""
 
     name: str
@@ -95,8 +94,7 @@ class RemoteResult:
         }
 
 
-@dataclass
-class SyncReport:
+class SyncReport(Record):
     """What a sync round did."""
 
     plan: SyncPlan
