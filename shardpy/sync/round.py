@@ -36,7 +36,7 @@ from shardpy.plan.sync import SyncPlan
 from shardpy.record import Record, field
 from shardpy.sync import records
 from shardpy.sync.access import unreadable_refusal
-from shardpy.sync.inprocess import defer_args, merge_deferred, merge_plumbing, plan_plumbing
+from shardpy.sync.inprocess import defer_args, heads, merge_deferred, merge_plumbing, plan_plumbing
 from shardpy.sync.plan import ahead_behind, commit_selection, head_blobs, operation_in_progress
 
 if TYPE_CHECKING:
@@ -346,17 +346,17 @@ def _merge(plan: SyncPlan, ref: str, out: RemoteResult, writer: Session) -> None
     :mod:`shardpy.sync.inprocess`); otherwise by ``git merge``, with the driver's
     work still done in this process.
     """
-    ab = ahead_behind(plan.repo, ref)
-    if ab is None or ab[1] == 0:
+    known = heads(plan.repo, ref)
+    if known is None or known[1] in known[2]:  # unknown, or nothing there that is not here
         return
     top = plan.repo.top
     message = f"sync: {plan.host} ({plan.machine}) merged {ref.removeprefix('refs/remotes/')}"
-    if ab[0] == 0:
+    if known[2] == [known[0]]:  # nothing here that is not there
         git(["merge", "--ff-only", "--quiet", ref], top)
         out.merged = True
         return
     records.put(plan.repo, records.MERGING_KEY, ref)
-    fast = plan_plumbing(plan.repo, ref)
+    fast = plan_plumbing(plan.repo, known)
     if fast is not None:
         source = ref.removeprefix("refs/remotes/").split("/", 1)[0]
         write = partial(_write, writer)

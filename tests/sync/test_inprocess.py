@@ -84,7 +84,7 @@ def test_a_note_edited_during_the_round_stops_the_merge_cleanly(fleet: Fleet) ->
     """read-tree refuses to overwrite a file changed since the round's commit: nothing is
     merged, no merge is left behind, and the next round commits the edit and merges."""
     from shardpy.errors import ShardpyError
-    from shardpy.sync.inprocess import merge_plumbing, plan_plumbing
+    from shardpy.sync.inprocess import heads, merge_plumbing, plan_plumbing
     from shardpy.sync.plan import plan_sync
 
     fleet.start(BASE)
@@ -98,7 +98,9 @@ def test_a_note_edited_during_the_round_stops_the_merge_cleanly(fleet: Fleet) ->
     git(b, "fetch", "-q", "origin")
     fleet.write("b", "notes/body.md", "edited while the round ran\n")  # not committed
     plan = plan_sync(b)
-    fast = plan_plumbing(plan.repo, "refs/remotes/origin/main")
+    known = heads(plan.repo, "refs/remotes/origin/main")
+    assert known is not None
+    fast = plan_plumbing(plan.repo, known)
     assert fast is not None
     try:
         merge_plumbing(plan.repo, plan.prefix, *fast, lambda ops: None)
