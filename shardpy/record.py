@@ -17,6 +17,9 @@ learn the ``__init__`` from :func:`typing.dataclass_transform` (PEP 681), import
 
 from __future__ import annotations
 
+import reprlib  # already loaded: collections imports it
+import sys
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -65,10 +68,76 @@ def field(
     return Field(default, default_factory, metadata)
 
 
+def _is_classvar(note: Any, module: str) -> bool:
+    """An annotation that declares a class variable, not a field: ``ClassVar[...]`` however it is
+    spelt (``typing.ClassVar``, ``t.ClassVar`` after ``import typing as t``, an alias of it),
+    resolved in the class's module as dataclasses does."""
+    typing = sys.modules.get("typing")
+    if not isinstance(note, str):
+        return typing is not None and (
+            note is typing.ClassVar or getattr(note, "__origin__", None) is typing.ClassVar
+        )
+    head = note.split("[", 1)[0].strip()
+    if head in ("ClassVar", "typing.ClassVar"):
+        return True
+    if typing is None:  # no alias of ClassVar can exist before typing is imported
+        return False
+    first, *rest = head.split(".")
+    found = vars(sys.modules[module]).get(first) if module in sys.modules else None
+    for part in rest:
+        found = getattr(found, part, None)
+    return found is typing.ClassVar
+
+
 def _field_names(cls: type) -> list[str]:
-    """The names ``cls`` itself annotates as fields (not ClassVar)."""
+    """The names ``cls`` itself annotates as fields (not class variables)."""
     notes = cls.__dict__.get("__annotations__", {})  # noqa: RUF063  # inspect's costs what this module saves
-    return [name for name, note in notes.items() if not str(note).startswith(("ClassVar", "typing.ClassVar"))]
+    names = [name for name, note in notes.items() if not _is_classvar(note, cls.__module__)]
+    for name in names:
+        if name.startswith("__record_"):
+            raise TypeError(f"{cls.__name__}: the field name {name!r} is the made __init__'s own")
+    return names
+
+
+def _own_field(cls: type, name: str) -> Field:
+    """The field ``name`` as ``cls`` declares it: its ``field(...)``, else the default the class
+    (or a base, as dataclasses reads it) gives the name, else none. A mutable default (a list, a
+    dict: any unhashable value) is refused as dataclasses refuses it: every record would share it."""
+    given = getattr(cls, name, MISSING)
+    if isinstance(given, Field):
+        one = given
+        if one.default is MISSING:  # the class keeps a plain default, as dataclasses leaves it
+            delattr(cls, name)
+        else:
+            setattr(cls, name, one.default)
+    else:
+        if given is not MISSING and type(given).__hash__ is None:
+            raise ValueError(
+                f"mutable default {type(given)} for field {name} is not allowed: use default_factory"
+            )
+        one = Field(given)
+    one.name = name
+    return one
+
+
+def _settle(cls: type[Record], bases: list[type[Record]], frozen: bool | None, kw_only: bool | None) -> None:
+    """``frozen`` and ``kw_only`` as given, else as the bases have them; frozen and mutable bases
+    do not mix, and a record does not thaw a frozen base or freeze a mutable one with fields."""
+    kinds = {b.__frozen__ for b in bases}
+    fielded = {b.__frozen__ for b in bases if b.__fields__}
+    if len(kinds) > 1 or (frozen is not None and fielded and frozen not in fielded):
+        raise TypeError("a frozen record cannot inherit from a mutable one, or the reverse")
+    cls.__frozen__ = frozen if frozen is not None else (kinds.pop() if kinds else False)
+    cls.__kw_only__ = cls.__kw_only__ if kw_only is None else kw_only
+
+
+def _check_order(cls: type[Record]) -> None:
+    required_after_default = False
+    for one in cls.__fields__.values():
+        has_default = one.default is not MISSING or one.factory is not None
+        if not has_default and required_after_default and not cls.__kw_only__:
+            raise TypeError(f"non-default field {one.name!r} follows a default one in {cls.__name__}")
+        required_after_default = required_after_default or has_default
 
 
 @dataclass_transform(field_specifiers=(field,))
@@ -81,31 +150,19 @@ class Record:
 
     def __init_subclass__(cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        inherited = cls.__frozen__
-        if frozen is not None and frozen != inherited and cls.__fields__:
-            raise TypeError("a frozen record cannot inherit from a mutable one, or the reverse")
-        cls.__frozen__ = inherited if frozen is None else frozen
-        cls.__kw_only__ = cls.__kw_only__ if kw_only is None else kw_only
-        found = dict(cls.__fields__)
+        # Every record base, farthest first (dataclasses' order: a field keeps its first place).
+        bases = [b for b in reversed(cls.__mro__[1:]) if issubclass(b, Record) and b is not Record]
+        _settle(cls, bases, frozen, kw_only)
+        found: dict[str, Field] = {}
+        for base in bases:
+            found.update(base.__dict__.get("__fields__", {}))
         for name in _field_names(cls):
-            given = cls.__dict__.get(name, MISSING)
-            one = given if isinstance(given, Field) else Field(given)
-            one.name = name
-            found[name] = one
-            if isinstance(given, Field):  # the class keeps a plain default, as dataclasses leaves it
-                if one.default is MISSING:
-                    delattr(cls, name)
-                else:
-                    setattr(cls, name, one.default)
+            found[name] = _own_field(cls, name)
         cls.__fields__ = found
-        required_after_default = False
-        for one in found.values():
-            has_default = one.default is not MISSING or one.factory is not None
-            if not has_default and required_after_default and not cls.__kw_only__:
-                raise TypeError(f"non-default field {one.name!r} follows a default one in {cls.__name__}")
-            required_after_default = required_after_default or has_default
+        _check_order(cls)
         if cls.__frozen__:  # only frozen records pay for a Python-level __setattr__
-            cls.__hash__ = Record._hash  # type: ignore[method-assign,assignment]
+            if "__hash__" not in cls.__dict__:  # a class's own __hash__ is kept, as dataclasses keeps it
+                cls.__hash__ = _hash  # type: ignore[method-assign,assignment]
             cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
             cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
         elif "__hash__" not in cls.__dict__:
@@ -142,20 +199,25 @@ class Record:
         if post is not None:
             post()
 
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__fields__)
-
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()
+        assert isinstance(other, Record)
+        return _values(self) == _values(other)
 
-    def _hash(self) -> int:
-        return hash(self._values())
-
+    @reprlib.recursive_repr()
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__fields__)
         return f"{type(self).__qualname__}({shown})"
+
+
+def _values(record: Record) -> tuple[Any, ...]:
+    """The record's field values, in order (a function, not a method: a field may be named so)."""
+    return tuple(getattr(record, name) for name in record.__fields__)
+
+
+def _hash(record: Record) -> int:
+    return hash(_values(record))
 
 
 def _lazy_init(cls: type[Record]) -> Callable[..., None]:
@@ -175,25 +237,25 @@ def _made_init(cls: type[Record]) -> Callable[..., None]:
     """The class's ``__init__``, as dataclasses writes it: its fields as parameters (keyword-only
     when the class is), each stored straight into the record's ``__dict__`` (past a frozen
     record's ``__setattr__``), a factory called when its field is not given."""
-    scope: dict[str, Any] = {"_record_missing_": MISSING}
-    params, body = [], ["    _record_dict_ = _record_self_.__dict__"]
+    scope: dict[str, Any] = {"__record_missing__": MISSING}
+    params, body = [], ["    __record_dict__ = __record_self__.__dict__"]
     for name, one in cls.__fields__.items():
         if one.factory is not None:
-            scope[f"_record_factory_{name}"] = one.factory
-            params.append(f"{name}=_record_missing_")
-            value = f"_record_factory_{name}() if {name} is _record_missing_ else {name}"
-            body.append(f"    _record_dict_[{name!r}] = {value}")
+            scope[f"__record_factory_{name}__"] = one.factory
+            params.append(f"{name}=__record_missing__")
+            value = f"__record_factory_{name}__() if {name} is __record_missing__ else {name}"
+            body.append(f"    __record_dict__[{name!r}] = {value}")
             continue
         if one.default is MISSING:
             params.append(name)
         else:
-            scope[f"_record_default_{name}"] = one.default
-            params.append(f"{name}=_record_default_{name}")
-        body.append(f"    _record_dict_[{name!r}] = {name}")
+            scope[f"__record_default_{name}__"] = one.default
+            params.append(f"{name}=__record_default_{name}__")
+        body.append(f"    __record_dict__[{name!r}] = {name}")
     if hasattr(cls, "__post_init__"):
-        body.append("    _record_self_.__post_init__()")
+        body.append("    __record_self__.__post_init__()")
     star = ["*"] if cls.__kw_only__ and params else []
-    source = f"def __init__(_record_self_, {', '.join([*star, *params])}):\n" + "\n".join(body) + "\n"
+    source = f"def __init__(__record_self__, {', '.join([*star, *params])}):\n" + "\n".join(body) + "\n"
     exec(source, scope)  # our own field names (identifiers), as dataclasses does
     made: Callable[..., None] = scope["__init__"]
     made.__qualname__ = f"{cls.__qualname__}.__init__"

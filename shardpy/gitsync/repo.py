@@ -236,12 +236,27 @@ def cat_blobs(repo: Repo, specs: list[str], *, timeout: float = 300) -> dict[str
         nl = data.find(b"\n", pos)
         if nl < 0:
             break
-        header = data[pos:nl].split()
+        header = data[pos:nl]
         pos = nl + 1
-        if len(header) != 3 or header[1] != b"blob":
-            out[spec] = None  # "<spec> missing", or not a blob
+        # "<spec> missing" (or ambiguous) has no contents; any object found, a tree's too, is
+        # "<id> <type> <size>" and its contents, skipped when not a blob. A spec ending in " blob"
+        # raised, and a tree put every later answer out of step (a helper's review).
+        kind, size = _found(header, spec)
+        if size is None:
+            out[spec] = None
             continue
-        size = int(header[2])
-        out[spec] = data[pos : pos + size]
+        out[spec] = data[pos : pos + size] if kind == b"blob" else None
         pos += size + 1
     return out
+
+
+def _found(header: bytes, spec: str) -> tuple[bytes, int | None]:
+    """(type, size) from cat-file's answer line; size None when nothing follows it."""
+    if header.startswith(spec.encode("utf-8", "surrogateescape") + b" ") and header.endswith(
+        (b" missing", b" ambiguous")
+    ):
+        return b"", None
+    parts = header.split(b" ")
+    if len(parts) != 3 or not parts[2].isdigit():
+        return b"", None
+    return parts[1], int(parts[2])

@@ -22,6 +22,7 @@ import itertools
 import math
 import re
 import sqlite3
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -394,11 +395,13 @@ def _scan(vecs: memoryview[int], query: list[float]) -> memoryview[float]:
     return flat
 
 
-# The high byte of a float32 in [0.5, 2): sign 0, the exponent's top seven bits 0111111. Below it:
-# nearer than 0.5. There, the next byte (the exponent's last bit, then the mantissa's top seven) is
-# a code that never decreases as the distance grows; any other high byte is 2.0 or inf.
+# The high byte of a float32 in [0.5, 2): sign 0, the exponent's top seven bits 0111111. Below it,
+# or with the sign bit set (-0.0; SimSIMD gives no negative distance, but a sort would put one
+# first): nearer than 0.5. In [0.5, 2) the next byte (the exponent's last bit, then the mantissa's
+# top seven) is a code that never decreases as the distance grows; any other high byte is 2.0 or
+# more, inf or NaN (tests/index/test_rank_rows.py).
 _HALF_TO_TWO = 0x3F
-_NEARER_THAN_HALF = re.compile(b"[\x00-\x3e]")
+_NEARER_THAN_HALF = re.compile(b"[\x00-\x3e\x80-\xff]")
 
 
 def _coded_nearest(dist: memoryview[float], head: int) -> list[int] | None:
@@ -408,7 +411,7 @@ def _coded_nearest(dist: memoryview[float], head: int) -> list[int] | None:
     (the code never decreases with the distance), so the kept rows sorted begin with the ``head``
     nearest, ties in row order (tests/index/test_rank_rows.py compares with a stable sort)."""
     n = len(dist)
-    if n < SORT_ALL_BELOW or head >= n:
+    if n < SORT_ALL_BELOW or head >= n or sys.byteorder != "little":  # the high byte is the fourth
         return None
     raw = dist.cast("B")
     high, code = raw[3::4].tobytes(), raw[2::4].tobytes()

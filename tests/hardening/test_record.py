@@ -136,3 +136,66 @@ def test_a_search_process_imports_neither_dataclasses_nor_typing(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Bread.md" in done.stdout
+
+
+def test_the_review_s_cases_follow_dataclasses() -> None:
+    """A helper's review of record.py: each case as dataclasses answers it."""
+
+    class A(record.Record):
+        a: int = 1
+
+    class B(record.Record):
+        b: int = 2
+
+    class AB(A, B):  # every record base's fields, farthest first
+        c: int = 3
+
+    assert record.asdict(AB()) == {"b": 2, "a": 1, "c": 3}
+
+    class P(record.Record):
+        x: int = 5
+
+    class C(P):
+        x: int  # re-declared without a default: the base's default stands
+
+    assert C().x == 5
+
+    class H(record.Record, frozen=True):
+        a: int = 0
+
+        def __hash__(self) -> int:
+            return 42
+
+    assert hash(H()) == 42  # a frozen record's own __hash__ is kept
+
+    class Loop(record.Record):
+        a: object = None
+
+    loop = Loop()
+    loop.a = loop
+    assert repr(loop) == "test_the_review_s_cases_follow_dataclasses.<locals>.Loop(a=...)"
+    with pytest.raises(ValueError, match="mutable default"):
+
+        class Shared(record.Record):
+            xs: list[int] = []  # noqa: RUF012  # the case under test
+
+    class Named(record.Record):
+        _values: int = 1  # a field named like an internal helper
+        _record_dict_: int = 2
+
+    assert Named() == Named() and Named(_values=3)._values == 3 and Named()._record_dict_ == 2
+    with pytest.raises(TypeError, match="made __init__"):
+
+        class Clash(record.Record):
+            __record_dict__: int = 0
+
+
+def test_a_class_variable_is_not_a_field_however_it_is_spelt() -> None:
+    import typing as t
+    from typing import ClassVar as CV  # the alias under test
+
+    namespace = {"__annotations__": {"a": "int", "k": "t.ClassVar[int]", "j": "CV[int]"}, "k": 1, "j": 2}
+    namespace["__module__"] = __name__
+    globals()["t"], globals()["CV"] = t, CV
+    made = type("V", (record.Record,), namespace)
+    assert list(made.__fields__) == ["a"]

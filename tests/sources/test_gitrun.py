@@ -154,3 +154,29 @@ def test_a_git_that_does_not_finish_is_a_typed_error(
     with pytest.raises(ShardpyError) as raised:
         _call(caller, tmp_path, timeout=0.5)
     assert raised.value.code == code and "did not finish within 0.5 s" in raised.value.message
+
+
+def test_cat_blobs_keeps_step_past_a_tree_and_a_name_ending_in_blob(tmp_path: Path) -> None:
+    """A folder asked as a blob (a path that is a folder at HEAD, a file on disk) and a missing
+    name ending in " blob" (a new note so named): each is None, and every answer after it is
+    still the right one (a helper's review: the tree put the rest out of step, the name raised)."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "in.md").write_text("inside\n")
+    (tmp_path / "a.md").write_text("alpha\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    specs = ["HEAD:dir", "HEAD:a.md", "HEAD:x blob", "HEAD:dir/in.md", "HEAD:gone.md"]
+    got = gitsync_repo.cat_blobs(_repo(tmp_path), specs)
+    assert got == {
+        "HEAD:dir": None,
+        "HEAD:a.md": b"alpha\n",
+        "HEAD:x blob": None,
+        "HEAD:dir/in.md": b"inside\n",
+        "HEAD:gone.md": None,
+    }
