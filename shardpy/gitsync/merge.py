@@ -165,7 +165,7 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> FileMerge:
     if not texts or any("\0" in t for t in texts):
         # merge_document's notion of binary: never merged by lines.
         return FileMerge(FileKind.NOTE, ours, False, ["binary file changed on both sides: kept ours"])
-    blocks = [_block(t) for t in texts]
+    blocks = _blocks(texts)
     if not any(b is not None for b in blocks):
         return _lines(*texts)
     try:
@@ -197,26 +197,30 @@ def _same_plain_block(texts: list[str], blocks: list[str | None]) -> bool:
     without decoding, splitting and re-encoding each side again: the same bytes, a third of
     the cost of a sync merging hundreds of notes (issue 30, the driver's cost;
     tests/gitsync/test_driver_properties.py compares the two). ``blocks``: each text's
-    :func:`_block` (without a CR or a BOM, the block of the text as it is).
+    :func:`_blocks` (without a CR or a BOM, the block of the text as it is).
     """
     if any("\r" in t or t.startswith("\ufeff") for t in texts):
         return False
     return blocks[0] is not None and blocks[1] == blocks[0] and blocks[2] == blocks[0]
 
 
-def _block(text: str) -> str | None:
-    """The note's frontmatter block (fences included) read with LF line ends after any BOM,
+def _blocks(texts: list[str]) -> list[str | None]:
+    """Each note's frontmatter block (fences included) read with LF line ends after any BOM,
     None without one: read once per side (issue 30, the driver's cost)."""
-    # Cheap test first (most notes start otherwise), the real grammar only when it may apply.
-    text = text.removeprefix("\ufeff")
-    if not text.startswith("---"):
-        return None
-    from shardpy.notes.frontmatter import fence_end
+    from shardpy.notes.frontmatter import fence_end  # once for the three sides
 
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    end = fence_end(text)
-    return None if end is None else text[:end]
+    out: list[str | None] = []
+    for text in texts:
+        # Cheap test first (most notes start otherwise), the real grammar only when it may apply.
+        text = text.removeprefix("\ufeff")
+        if not text.startswith("---"):
+            out.append(None)
+            continue
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        end = fence_end(text)
+        out.append(None if end is None else text[:end])
+    return out
 
 
 def _lines(base: str, ours: str, theirs: str) -> FileMerge:
@@ -236,6 +240,8 @@ _BOM = "\ufeff".encode()
 
 def _endings(data: bytes) -> bytes | None:
     """The file's one line ending (CRLF or LF), None when mixed or without a line break."""
+    if b"\r" not in data:  # memchr: counting "\r\n" costs several times more, and most files have no CR
+        return b"\n" if b"\n" in data else None
     crlf = data.count(b"\r\n")
     lf = data.count(b"\n") - crlf
     if bool(crlf) == bool(lf):

@@ -31,7 +31,6 @@ the disk.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from shardpy.merge.frontmatter import (
@@ -45,7 +44,7 @@ from shardpy.merge.frontmatter import (
     split_frontmatter,
 )
 from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
-from shardpy.merge.xdiff import Change, Classifier, changed_flags, diff, split_lines
+from shardpy.merge.xdiff import changed_flags, diff, split_lines
 from shardpy.record import Record, asdict, field
 
 __all__ = [
@@ -143,14 +142,14 @@ class _Text(Record, frozen=True):
     lf: str
     bom: bool
     raw: str  # the text as decoded, BOM removed
-    crlf: int
-    lf_only: int
+    eol: str | None  # the prevailing line end (CRLF only when most are), None without a line break
+    mixed: bool  # both CRLF and LF-only line ends
 
     def eols(self) -> list[str]:
         """Original line ending of each LF line ("\r\n", "\n", or "" for a last line without one).
 
-        Asked only for a file with mixed endings (the rest need the two counts alone: the
-        merge driver decodes three versions of every note a sync merges, issue 30)."""
+        Asked only for a file with mixed endings (the rest need ``eol`` alone: the merge
+        driver decodes three versions of every note a sync merges, issue 30)."""
         parts = self.raw.split("\n")
         eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]]
         if parts[-1]:
@@ -162,7 +161,9 @@ def _normalise(text: str) -> tuple[str, bool]:
     bom = text.startswith(_BOM)
     if bom:
         text = text[1:]
-    return text.replace("\r\n", "\n"), bom
+    # "\r" is found by memchr; searching for "\r\n" costs as much as the whole merge of a
+    # short note (most notes have no CR at all).
+    return (text.replace("\r\n", "\n") if "\r" in text else text), bom
 
 
 def _decode(data: bytes) -> _Text:
@@ -170,20 +171,24 @@ def _decode(data: bytes) -> _Text:
     lf, bom = _normalise(raw)
     if bom:
         raw = raw[1:]
+    if "\r" not in raw:  # most notes: no counting (the merge driver decodes three sides of each)
+        return _Text(lf=lf, bom=bom, raw=raw, eol="\n" if "\n" in raw else None, mixed=False)
     crlf = raw.count("\r\n")
-    return _Text(lf=lf, bom=bom, raw=raw, crlf=crlf, lf_only=raw.count("\n") - crlf)
+    lf_only = raw.count("\n") - crlf
+    eol = ("\r\n" if crlf > lf_only else "\n") if crlf or lf_only else None
+    return _Text(lf=lf, bom=bom, raw=raw, eol=eol, mixed=bool(crlf and lf_only))
 
 
 def _default_eol(user: _Text, shard: _Text) -> str:
     for t in (user, shard):
-        if t.crlf or t.lf_only:
-            return "\r\n" if t.crlf > t.lf_only else "\n"
+        if t.eol is not None:
+            return t.eol
     return "\n"
 
 
 def _encode(text: str, user: _Text, eol: str) -> bytes:
     """The merged LF text in the user's encoding details (BOM, line endings)."""
-    if user.crlf == 0 or user.lf_only == 0:
+    if not user.mixed:
         # The user's file has one line-ending style (or none): apply it to every line.
         if eol == "\r\n":
             text = text.replace("\n", "\r\n")
@@ -191,8 +196,7 @@ def _encode(text: str, user: _Text, eol: str) -> bytes:
         # Mixed endings: a line that is one of the user's lines (aligned by the
         # same diff) keeps its own ending; new lines get the prevailing one.
         lines = split_lines(text)
-        cf = Classifier()
-        user_flags, out_flags = changed_flags(cf.classify(split_lines(user.lf)), cf.classify(lines))
+        user_flags, out_flags = changed_flags(split_lines(user.lf), lines)
         out: list[str] = []
         user_eols = user.eols()
         k = 0
@@ -220,9 +224,13 @@ def merge_document(
     key_conflicts: KeyConflictMode = "keep",
 ) -> DocumentMerge:
     """Merge one file three ways; see the module docstring for the rules."""
-    if is_binary(base) or is_binary(user) or is_binary(shard):
+    # is_binary for each side, decoding each once.
+    if b"\0" in base or b"\0" in user or b"\0" in shard:
         return DocumentMerge(kind="binary", data=user)
-    bt, ut, st = _decode(base), _decode(user), _decode(shard)
+    try:
+        bt, ut, st = _decode(base), _decode(user), _decode(shard)
+    except UnicodeDecodeError:
+        return DocumentMerge(kind="binary", data=user)
     eol = _default_eol(ut, st)
     labels = (user_label, shard_label)
 
@@ -350,9 +358,9 @@ def _with_body(
     """The chosen frontmatter block, the frontmatter conflict block (if any), then the merged body."""
     bblock, bbody, ubody, sbody = parts
     body = merge3(bbody, ubody, sbody, shard_label=labels[1], user_label=labels[0], style=style)
-    n_block = len(split_lines(block))
-    n_shown = len(split_lines(shown))
     unchanged, auto = _block_stats(bblock, block)
+    n_block = unchanged + auto  # the block's lines
+    n_shown = len(split_lines(shown))
     shown_conflicts = [ConflictRegion(n_block + 1, n_block + n_shown, (), (), ())] if shown else []
     stats = MergeStats(
         unchanged=body.stats.unchanged + unchanged,
@@ -399,10 +407,8 @@ def _whole(
 
 def _block_stats(base_block: str, block: str) -> tuple[int, int]:
     """(unchanged, changed) lines of the chosen frontmatter block against the base's."""
-    cf = Classifier()
-    b = cf.classify(split_lines(base_block))
-    n = cf.classify(split_lines(block))
-    added = sum(c.chg2 for c in diff(b, n))
+    n = split_lines(block)
+    added = sum(c.chg2 for c in diff(split_lines(base_block), n))
     return len(n) - added, added
 
 
@@ -416,14 +422,9 @@ def _byte_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def _script(old: Sequence[bytes], new: Sequence[bytes]) -> list[Change]:
-    cf = Classifier()
-    return diff(cf.classify(old), cf.classify(new))
-
-
 def diff_stats(old: bytes, new: bytes) -> tuple[int, int]:
     """(added, removed) line counts between two versions of a file, on the raw bytes' lines."""
-    script = _script(_byte_lines(old), _byte_lines(new))
+    script = diff(_byte_lines(old), _byte_lines(new))
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)
 
 
@@ -437,7 +438,7 @@ def unified_diff(
         return f"Binary files {old_label} and {new_label} differ\n"
     a = [line.decode("utf-8") for line in _byte_lines(old)]
     b = [line.decode("utf-8") for line in _byte_lines(new)]
-    script = _script(_byte_lines(old), _byte_lines(new))
+    script = diff(_byte_lines(old), _byte_lines(new))
     out = [f"--- {old_label}\n", f"+++ {new_label}\n"]
     k = 0
     while k < len(script):

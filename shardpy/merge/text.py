@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from shardpy.merge.xdiff import Change, Classifier, diff, diff_with_flags, split_lines
+from shardpy.merge.xdiff import Change, diff, diff_with_flags, split_lines
 from shardpy.record import Record, field
 
 __all__ = ["BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"]
@@ -179,15 +179,13 @@ def merge3_git(
     label = " ".join(shard_label.split()) or "shard"
     ulabel = " ".join(user_label.split()) or _USER_LABEL
     b_lines = split_lines(base)
-    u_lines = split_lines(user)
-    s_lines = split_lines(shard)
-    cf = Classifier()
-    bc = cf.classify(b_lines)
-    uc = cf.classify(u_lines)
-    sc = cf.classify(s_lines)
-
-    x1, u_changed = diff_with_flags(bc, uc)
-    x2, s_changed = diff_with_flags(bc, sc)
+    # A side equal to the base (a note whose body only one side changed) shares its lines.
+    u_lines = b_lines if user == base else split_lines(user)
+    s_lines = b_lines if shard == base else split_lines(shard)
+    # The diffs compare the lines themselves, not Classifier ids: most of a note is the same on
+    # all sides and is only compared, never hashed (a middle that needs Myers gets ids).
+    x1, u_changed = diff_with_flags(b_lines, u_lines)
+    x2, s_changed = diff_with_flags(b_lines, s_lines)
 
     out = _Output()
     if not x1:
@@ -196,16 +194,16 @@ def merge3_git(
     elif not x2:
         _copy(out, u_lines, 0, len(u_lines), u_changed)
     else:
-        regions = _combine(x1, x2, len(b_lines), len(u_lines), len(s_lines), uc, sc)
+        regions = _combine(x1, x2, len(b_lines), len(u_lines), len(s_lines), u_lines, s_lines)
         if not both_added:
             for m in regions:
                 m.both = False
         if style == "merge":
-            regions = _refine(regions, uc, sc, only_both=False)
+            regions = _refine(regions, u_lines, s_lines, only_both=False)
             regions = _mark_both(regions)
             regions = _simplify(regions, u_lines)
         else:
-            regions = _refine(regions, uc, sc, only_both=True)
+            regions = _refine(regions, u_lines, s_lines, only_both=True)
             regions = _mark_both(regions)
         _fill(out, regions, b_lines, u_lines, s_lines, u_changed, s_changed, (ulabel, label), style)
 
@@ -235,7 +233,7 @@ def _append(
 
 
 def _combine(
-    x1: list[Change], x2: list[Change], nb: int, nu: int, ns: int, uc: list[int], sc: list[int]
+    x1: list[Change], x2: list[Change], nb: int, nu: int, ns: int, uc: list[str], sc: list[str]
 ) -> list[_Region]:
     """Walk both edit scripts into regions (the first half of xdl_do_merge)."""
     regions: list[_Region] = []
@@ -291,7 +289,7 @@ def _combine(
     return regions
 
 
-def _refine(regions: list[_Region], uc: list[int], sc: list[int], *, only_both: bool) -> list[_Region]:
+def _refine(regions: list[_Region], uc: list[str], sc: list[str], *, only_both: bool) -> list[_Region]:
     """xdl_refine_conflicts: diff a conflict's two sides and keep only what differs."""
     out: list[_Region] = []
     for m in regions:
