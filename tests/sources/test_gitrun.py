@@ -180,3 +180,31 @@ def test_cat_blobs_keeps_step_past_a_tree_and_a_name_ending_in_blob(tmp_path: Pa
         "HEAD:dir/in.md": b"inside\n",
         "HEAD:gone.md": None,
     }
+
+
+@pytest.mark.parametrize("through", ["memory files", "pipes"])
+def test_cat_blobs_reads_megabytes_the_same_through_memory_files_or_pipes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str
+) -> None:
+    """gitrun.run_bytes feeds git and reads its answer through memory files where the platform
+    has them (Linux: a sync merging 500 notes spent 6.4 ms of its own CPU in the pipes' poll
+    loop), else through pipes: the same bytes either way, larger than a pipe holds."""
+    import subprocess
+
+    if through == "pipes":
+        monkeypatch.delattr("os.memfd_create", raising=False)
+    elif not hasattr(os, "memfd_create"):
+        pytest.skip("no memory files on this platform")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    big = bytes(range(256)) * 12_000  # 3 MB: many times a pipe's buffer
+    (tmp_path / "big.bin").write_bytes(big)
+    (tmp_path / "a.md").write_text("alpha\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    specs = ["HEAD:big.bin", "HEAD:a.md", "HEAD:gone.md"] * 3
+    got = gitsync_repo.cat_blobs(_repo(tmp_path), specs)
+    assert got == {"HEAD:big.bin": big, "HEAD:a.md": b"alpha\n", "HEAD:gone.md": None}
