@@ -182,3 +182,25 @@ def test_a_name_with_a_carriage_return_merges_and_the_next_round_goes_on(fleet: 
     assert fleet.sync("c")["committed"] == ["notes/next.md"]  # the next round goes on
     fleet.settle()
     assert len({fleet.read(m, name) for m in ("a", "b", "c")}) == 1
+
+
+def test_git_names_the_merged_blobs_it_stores(tmp_path: Path) -> None:
+    """git_writes asks fast-import for each stored blob's id (`get-mark`) rather than hashing the
+    bytes here: the index then holds git's ids, equal to blob_id's, for bytes of any shape."""
+    from shardpy.gitsync.repo import open_repo_at
+    from shardpy.sync.inprocess import blob_id, git_writes
+
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    results = {
+        "a.md": ("100644", b"alpha\n"),
+        "dir/b.md": ("100644", b"no final newline"),
+        "c.md": ("100644", b""),
+        "d.bin": ("100644", bytes(range(256)) * 40),
+    }
+    git_writes(open_repo_at(tmp_path)[0], results)
+    listed = git(tmp_path, "ls-files", "-s").stdout
+    staged = {line.split("\t")[1]: line.split()[1] for line in listed.splitlines()}
+    assert staged == {path: blob_id(data) for path, (_, data) in results.items()}
+    for path, (_, data) in results.items():
+        assert (tmp_path / path).read_bytes() == data
