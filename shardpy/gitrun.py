@@ -15,9 +15,12 @@ import os
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from shardpy.errors import ShardpyError
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any
 
 QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 

@@ -27,7 +27,6 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import atomic_write, rel_parts, sha256_stream, symlink_refused
@@ -43,6 +42,10 @@ from shardpy.vault.layout import (
     UPDATE_CHECK,
     VAULT_ID,
 )
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # Transaction backup folders are ``<label>-<UTC time>``; only such names are ever pruned.

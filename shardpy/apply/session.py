@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
 
 from shardpy.apply.transaction import Op, RecoveryReport, Transaction, interrupted, recover
 from shardpy.errors import ShardpyError
@@ -33,7 +32,12 @@ from shardpy.vault.lock import vault_lock
 
 # What a session does with interrupted import runs: "refuse" (every writing command), "report"
 # (status lists them), "own" (import --resume / --abandon settle them themselves).
-ImportRuns = Literal["refuse", "report", "own"]
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ImportRuns = Literal["refuse", "report", "own"]
+
 ProgressFn = Callable[[int, int], None]
 
 

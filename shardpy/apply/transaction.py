@@ -22,7 +22,6 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from shardpy.apply import journalcheck as jc
 from shardpy.apply.journalcheck import ensure_vault_id
@@ -47,8 +46,14 @@ from shardpy.fsutil import (
 from shardpy.record import Record, field
 from shardpy.vault.layout import BACKUPS, JOURNAL, SIDECAR, VAULT_ID, first_write_temps
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any, Literal, TypeVar
+
+    Phase = Literal["backing-up", "applying", "committed"]
+    _T = TypeVar("_T")
+
 
 JOURNAL_VERSION = 2  # 2: bound to the vault id, each path's written hash
 KEEP_BACKUPS = 5
@@ -431,7 +436,6 @@ def _written_hashes(root: Path, ops: list[Op]) -> dict[str, list[str | None]]:
     return out
 
 
-Phase = Literal["backing-up", "applying", "committed"]
 _PHASES: tuple[Phase, ...] = ("backing-up", "applying", "committed")
 _LABEL = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
@@ -521,7 +525,8 @@ def _check(root: Path, data: Any, *, ours: bool) -> _Checked:
     if problems:
         raise _invalid(problems)
     started = str(data.get("started_at", ""))
-    return _Checked(str(label), cast(Phase, phase), started, backup_dir, entries, dirs, flags[0], flags[1])
+    known = _PHASES[_PHASES.index(phase)]  # one of them: _header said so, or problems stopped us
+    return _Checked(str(label), known, started, backup_dir, entries, dirs, flags[0], flags[1])
 
 
 def _header(
@@ -541,9 +546,6 @@ def _header(
     if not all(isinstance(f, bool) for f in flags):
         problems.append("remove_sidecar_on_rollback and made_vault_id must be true or false")
     return phase, label, touched, new_dirs, flags
-
-
-_T = TypeVar("_T")
 
 
 def _checked_list(raw: list[Any], problems: list[str], check: Callable[[Any, int], _T]) -> list[_T]:

@@ -15,13 +15,15 @@ This module parses and prints; :mod:`shardpy.sync` decides and does.
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
 
 from shardpy.cli import options as o
 from shardpy.cli.output import shown
 from shardpy.errors import ShardpyError, UsageError
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.plan.sync import SyncPlan
     from shardpy.sync.round import RemoteResult, SyncReport
 
@@ -82,7 +84,7 @@ def _vault(word: str | None) -> Path:
     return vault
 
 
-def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
+def _emit(data: "dict[str, Any]", text: str, as_json: bool) -> None:
     from shardpy.cli.output import print_json
 
     if as_json:
@@ -282,7 +284,7 @@ def run_sync(args: SyncArgs) -> int | None:
     return 1 if any(r.status == "error" for r in report.remotes) else None
 
 
-def _plan_text(plan: dict[str, Any]) -> str:
+def _plan_text(plan: "dict[str, Any]") -> str:
     lines = [
         f"Would commit {len(plan['changes'])} path(s)"
         + (": " + _names(plan["changes"][:10]) if plan["changes"] else "")
@@ -310,8 +312,10 @@ def _sync_body(args: SyncArgs) -> None:
     guarded(lambda: run_sync(args), as_json=args.as_json)
 
 
-def register(app: Any) -> None:
+def register(app: "Any") -> None:
     """Declare ``sync``, ``rm``, ``restore``, ``purge`` for Typer (imported only when Typer runs)."""
+    from typing import Annotated
+
     import typer
 
     app.command("sync")(o.typer_command(SyncArgs, _sync_body, name="sync"))

@@ -7,19 +7,21 @@ entry point for ``update``/``import``; ``merge3`` merges LF text.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.merge.document import DocumentMerge, diff_stats, is_binary, merge_document, unified_diff
     from shardpy.merge.frontmatter import ABSENT, KeyConflict, merge_frontmatter, split_frontmatter
-    from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3, merge3_git
+    from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, TextMerge, merge3, merge3_git
 
 # Loaded on first use: git's merge driver imports shardpy.merge.text once per
 # file it merges and should not pay for the document and frontmatter modules.
 _HOME = {
     "document": ("DocumentMerge", "diff_stats", "is_binary", "merge_document", "unified_diff"),
     "frontmatter": ("ABSENT", "KeyConflict", "merge_frontmatter", "split_frontmatter"),
-    "text": ("BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"),
+    "text": ("BothAdded", "ConflictRegion", "MergeStats", "TextMerge", "merge3", "merge3_git"),
 }
 _WHERE = {name: module for module, names in _HOME.items() for name in names}
 
@@ -38,7 +40,6 @@ __all__ = [
     "DocumentMerge",
     "KeyConflict",
     "MergeStats",
-    "Style",
     "TextMerge",
     "diff_stats",
     "is_binary",

@@ -31,7 +31,6 @@ the disk.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
 
 from shardpy.merge.frontmatter import (
     ABSENT,
@@ -43,20 +42,26 @@ from shardpy.merge.frontmatter import (
     same_data,
     split_frontmatter,
 )
-from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, Style, TextMerge, merge3
+from shardpy.merge.text import BothAdded, ConflictRegion, MergeStats, TextMerge, merge3
 from shardpy.merge.xdiff import changed_flags, diff, split_lines
 from shardpy.record import Record, asdict, field
 
 __all__ = [
     "DocumentMerge",
-    "KeyConflictMode",
     "diff_stats",
     "is_binary",
     "merge_document",
     "unified_diff",
 ]
 
-Kind = Literal["clean", "conflict", "binary"]
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from shardpy.merge.text import Style
+
+    Kind = Literal["clean", "conflict", "binary"]
+    KeyConflictMode = Literal["keep", "markers"]
 
 _BOM = "\ufeff"
 
@@ -277,7 +282,6 @@ def merge_document(
     return _with_body(block, shown, found, parts, ut, labels, style, eol, fallback)
 
 
-KeyConflictMode = Literal["keep", "markers"]
 """What a frontmatter key both sides changed differently becomes: ``keep``
 (the user's value, reported in ``frontmatter_conflicts``; the merge stays
 clean) or ``markers`` (the user's value stays in the YAML and both values are

@@ -37,9 +37,12 @@ import json
 import math
 from collections import Counter
 from collections.abc import Hashable, Mapping
-from typing import Any, Final
 
 from shardpy.record import Record, field
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "ABSENT",

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from shardpy.notes.keylines import key_lines as _key_lines
 from shardpy.notes.keylines import with_lines as _with_lines
 from shardpy.notes.written import Written
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "REV_KEY",

@@ -47,14 +47,17 @@ diff3 are not counted), ``both_added`` the lines of both-added regions.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from shardpy.merge.xdiff import Change, diff, diff_with_flags, split_lines
 from shardpy.record import Record, field
 
-__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "Style", "TextMerge", "merge3", "merge3_git"]
+__all__ = ["BothAdded", "ConflictRegion", "MergeStats", "TextMerge", "merge3", "merge3_git"]
 
-Style = Literal["merge", "diff3"]
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Style = Literal["merge", "diff3"]  # for type checkers: a style is checked where it is used
 
 _MARKER = 7
 _USER_LABEL = "yours"

@@ -42,9 +42,14 @@ import importlib
 import json
 import re
 from collections.abc import Container
-from typing import Any, Literal
 
 from shardpy.record import Record, field
+
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    State = Literal["present", "absent", "malformed"]
 
 _OPEN = re.compile(r"---[ \t]*(\r?\n)")
 _BOM = "\ufeff"
@@ -110,9 +115,6 @@ def _closer(text: str, newline: int) -> tuple[int, int] | None:
             return idx + 1, after + 2
         idx = text.find("\n---", idx + 1)
     return None
-
-
-State = Literal["present", "absent", "malformed"]
 
 
 class Split(Record):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shlex
 from enum import Enum
-from typing import Any, Literal, Protocol
 
 from shardpy.gitsync.repo import DRIVER_KEY, DRIVER_NAME, NAME_KEY
 from shardpy.record import Record, field
@@ -40,23 +39,26 @@ LOCAL = [
 IGNORES = [f"/{p}" for p in LOCAL] + [".shardpy-tmp-*", ".shardpy-ledger-*"]
 
 # A setup file's word in the one vocabulary (plan/actions.py): made, or its block replaced.
-SetupFileAction = Literal["create", "update"]
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
+if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol
 
+    SetupFileAction = Literal["create", "update"]
 
-class SetupView(Protocol):
-    """Every fact about the repository that planning may use."""
+    class SetupView(Protocol):
+        """Every fact about the repository that planning may use."""
 
-    def config(self, key: str) -> str | None:
-        """The key's one local value (None: unset, or several)."""
-        ...
+        def config(self, key: str) -> str | None:
+            """The key's one local value (None: unset, or several)."""
+            ...
 
-    def text(self, path: str) -> str | None:
-        """The vault file at ``path`` as text (None: no file)."""
-        ...
+        def text(self, path: str) -> str | None:
+            """The vault file at ``path`` as text (None: no file)."""
+            ...
 
-    def tracked_local(self) -> list[str]:
-        """Machine-local records (:data:`LOCAL`) git tracks in the vault."""
-        ...
+        def tracked_local(self) -> list[str]:
+            """Machine-local records (:data:`LOCAL`) git tracks in the vault."""
+            ...
 
 
 class ChangeKind(Enum):

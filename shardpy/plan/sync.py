@@ -8,11 +8,12 @@ as it read them under the vault lock (``records``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from shardpy.record import Record, field
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.gitsync.repo import Repo
 
 __all__ = ["SyncPlan"]

@@ -17,7 +17,6 @@ results through one transaction. ``bench/gitsync_bench.py`` measures it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from shardpy.gitsync.repo import (
     DRIVER_KEY,
@@ -32,6 +31,7 @@ from shardpy.gitsync.repo import (
 from shardpy.record import Record, field
 from shardpy.sync.access import unreadable_refusal
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
     from shardpy.apply.transaction import Op
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable
 from shardpy.gitsync.repo import Repo, cat_blobs, git, local_config, open_repo_at
 from shardpy.plan.sync import SyncPlan
+from shardpy.record import Record
 from shardpy.sync import records
 from shardpy.sync.access import unreadable
 
@@ -52,7 +52,7 @@ def _would_commit(vault: Path, prefix: str) -> list[str]:
     return commit_selection(vault, prefix).committed()
 
 
-class Changes(NamedTuple):
+class Changes(Record, frozen=True):
     """What ``git status`` sees changed in the vault, names as the file system gives them
     (a name that is not UTF-8 as surrogate escapes, to be handed back to git)."""
 
@@ -99,7 +99,7 @@ def working_changes(vault: Path, prefix: str) -> Changes:
     return Changes(sorted(set(out)), closed, sorted(unmerged), sorted(untracked))
 
 
-class Selection(NamedTuple):
+class Selection(Record, frozen=True):
     """What a round's commit takes from the working changes: decided here once, for the round
     (sync.round) and for its dry run alike."""
 

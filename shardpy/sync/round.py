@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable, rel_parts, utf8_name
@@ -39,7 +38,10 @@ from shardpy.sync.access import unreadable_refusal
 from shardpy.sync.inprocess import defer_args, heads, merge_deferred, merge_plumbing, plan_plumbing
 from shardpy.sync.plan import ahead_behind, commit_selection, head_blobs, operation_in_progress
 
+TYPE_CHECKING = False  # no typing at run time (shardpy/record.py: a sync and a search import none)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shardpy.apply.session import Session
     from shardpy.apply.transaction import Op
 
