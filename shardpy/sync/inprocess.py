@@ -183,9 +183,18 @@ def heads(repo: Repo, ref: str) -> Heads | None:
     return here, theirs, found.stdout.split() if found.returncode == 0 else []
 
 
-def _renames(repo: Repo, base: str, tip: str) -> bool:
-    done = git(["diff", "--name-only", "-z", "-M", "--diff-filter=RC", base, tip], repo.top, check=False)
-    return done.returncode != 0 or bool(done.stdout.strip("\0"))
+def _renames(repo: Repo, base: str, tips: tuple[str, str]) -> bool:
+    """Whether git pairs a renamed (or copied) file from ``base`` to either tip. One
+    ``diff-tree --stdin``, where a `git diff -M` each were two (issue 30): a line "<tip> <base>"
+    is a commit and its parent, so each is diffed from the base to the tip."""
+    from shardpy.errors import ShardpyError
+
+    asked = "".join(f"{tip} {base}\n" for tip in tips).encode()
+    args = ["diff-tree", "--stdin", "--no-commit-id", "-r", "-M", "--diff-filter=RC", "--name-only", "-z"]
+    try:
+        return bool(git_bytes(args, repo.top, input=asked).strip(b"\0"))
+    except ShardpyError:
+        return True  # not known: git's own merge, which pairs them itself
 
 
 def plan_plumbing(repo: Repo, known: Heads) -> tuple[str, str] | None:
@@ -195,7 +204,7 @@ def plan_plumbing(repo: Repo, known: Heads) -> tuple[str, str] | None:
     if len(bases) != 1:
         return None  # criss-cross history (several bases): git's own merge builds the virtual base
     base = bases[0]
-    if _renames(repo, base, here) or _renames(repo, base, theirs):
+    if _renames(repo, base, (here, theirs)):
         return None  # git merge pairs renamed notes with their edits; read-tree would not
     return base, theirs
 

@@ -204,3 +204,41 @@ def test_git_names_the_merged_blobs_it_stores(tmp_path: Path) -> None:
     assert staged == {path: blob_id(data) for path, (_, data) in results.items()}
     for path, (_, data) in results.items():
         assert (tmp_path / path).read_bytes() == data
+
+
+@pytest.mark.parametrize("renamed_on", ["here", "there", "neither"])
+def test_renames_are_seen_on_either_side_in_one_git_command(tmp_path: Path, renamed_on: str) -> None:
+    """plan_plumbing's rename check diffs the base to each tip in one `diff-tree --stdin` ("<tip>
+    <base>": a commit and its parent); a rename on either side sends the merge to git's own."""
+    from shardpy.gitsync.repo import open_repo_at
+    from shardpy.sync.inprocess import _renames
+
+    def commit(message: str) -> str:
+        git(tmp_path, "add", "-A")
+        git(
+            tmp_path,
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            message,
+        )
+        return git(tmp_path, "rev-parse", "HEAD").stdout.strip()
+
+    git(tmp_path, "init", "-q")
+    (tmp_path / "note.md").write_text("".join(f"line {i}\n" for i in range(20)))
+    base = commit("base")
+    tips = {}
+    for side in ("here", "there"):
+        git(tmp_path, "checkout", "-q", "-B", side, base)
+        if side == renamed_on:
+            git(tmp_path, "mv", "note.md", "moved.md")
+        else:
+            (tmp_path / "other.md").write_text(f"{side}\n")
+        tips[side] = commit(side)
+    repo = open_repo_at(tmp_path)[0]
+    assert _renames(repo, base, (tips["here"], tips["there"])) is (renamed_on != "neither")
