@@ -20,6 +20,10 @@ is timed in two clones of the same history:
   round run before the timed ones), CPU of the process and its git commands.
 
 ``--cases`` picks which (``builtin,sync`` skips the slow per-file driver).
+
+The folders go where ``tempfile`` puts them: ``TMPDIR=/dev/shm`` (tmpfs) gives the strictest
+ratio, git's own pull at its cheapest and steadiest; on a disk that has seen a day of benches,
+ext4's file creation slows and git's pull with it (docs/GIT.md, "Limitations").
 ``--compare DIR`` adds ``sync-compare``: the same ``shardpy sync`` run with the shardpy of
 another checkout (the code before a change: ``git archive REV | tar -x -C DIR``), in a third
 clone set up the same way, timed in the same runs.
