@@ -201,9 +201,9 @@ def local_config(repo: Repo) -> dict[str, list[str]]:
     """Every local config key (as git lists it: section and name in lower case) → its values,
     read with one ``git config``: a sync round's plan reads its records and the driver's keys
     from it instead of a ``git config`` each (issue 30, the driver's cost). Read again only when
-    ``.git/config`` changed since this process last read it (git replaces the file on every
-    write: a new inode, time and size): a round re-reads it under the vault lock, and found it
-    unchanged from the plan's read but for another ~2 ms `git config` (issue 30)."""
+    ``.git/config`` changed since this process last read it (its inode, size and times; a read
+    of a file changed within :data:`RACY_NS` is not kept): a round re-reads it under the vault
+    lock, and found the plan's answer for another ~2 ms `git config` (issue 30)."""
     signature = _config_signature(repo)
     kept = _CONFIG_READ.get(repo.git_dir)
     if signature is not None and kept is not None and kept[0] == signature:
