@@ -199,3 +199,16 @@ def test_a_class_variable_is_not_a_field_however_it_is_spelt() -> None:
     globals()["t"], globals()["CV"] = t, CV
     made = type("V", (record.Record,), namespace)
     assert list(made.__fields__) == ["a"]
+
+
+def test_a_class_s_own_init_calling_super_gets_the_written_one() -> None:
+    class Own(record.Record, frozen=True):
+        a: int
+        b: int = 2
+
+        def __init__(self, a: int) -> None:
+            super().__init__(a, b=a + 1)
+
+    assert repr(Own(3)) == "test_a_class_s_own_init_calling_super_gets_the_written_one.<locals>.Own(a=3, b=4)"
+    with pytest.raises(TypeError):
+        record.Record.__init__(Own(1), 1, 2, 3)  # more positionals than fields, as any record
