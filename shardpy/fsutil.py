@@ -126,8 +126,8 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha1_hex(data: bytes) -> str:
-    """SHA-1 of ``data``, for git's object ids only (not a content hash of ours): a sync names the
-    notes it merged by them without loading OpenSSL's module for small ones (~2.5 ms; issue 30)."""
+    """SHA-1 of ``data``, for names that are not content hashes of ours (git's object ids, the
+    index's rules fingerprint): without loading OpenSSL's module for small inputs (~2.5 ms)."""
     if len(data) <= _SMALL_DIGEST:
         small = _builtin_digest("sha1")
         if small is not None:

@@ -292,6 +292,6 @@ def _type_glob(pattern: str) -> Globs:
 
 def _fingerprint(rules: object) -> str:
     """A short digest of rules (JSON-encodable): the same rules, the same fingerprint."""
-    import hashlib  # here, not at the top: a search makes no such digest (issue 29)
+    from shardpy.fsutil import sha1_hex  # CPython's own SHA-1 for a short text: no OpenSSL module
 
-    return hashlib.sha1(json.dumps(rules).encode()).hexdigest()[:16]
+    return sha1_hex(json.dumps(rules).encode())[:16]

@@ -330,11 +330,12 @@ def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, dep
     if depth <= 0:
         return []
     scanned = _scan(mat.vecs, query) if mat.vecs is not None else None
+    if scanned is not None:
+        for i in mat.hidden:  # changed or gone since the vector file: their rows are in ``extra``, if any
+            scanned[i] = _UNRANKED
     if scanned is not None and allowed is None and (mat.extra is None or mat.extra.vecs is None):
         # The usual one-shot search: every row the file's, no filter. Picked without a Python float
         # per row (tolist and the threshold pass cost a search 4.5-9 ms at 91,162 rows, issue 29).
-        for i in mat.hidden:
-            scanned[i] = _UNRANKED
         head = min(len(scanned), depth * 40)
         rows = _coded_nearest(scanned, head)
         if rows is not None:
@@ -342,8 +343,6 @@ def _rank(mat: vectors.Matrix, query: list[float], allowed: set[int] | None, dep
             if len(out) >= depth:
                 return out
     dist = _floats(scanned) if scanned is not None else []
-    for i in mat.hidden:  # changed or gone since the vector file: their rows are in ``extra``, if any
-        dist[i] = _UNRANKED
     files: Iterable[int] = mat.files
     if mat.extra is not None and mat.extra.vecs is not None:
         dist += _distances(mat.extra.vecs, query)
