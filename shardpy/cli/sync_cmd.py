@@ -398,7 +398,7 @@ def _status(vault: Path, as_json: bool) -> None:
 
     lines += [
         f"kept this machine's whole: {shown(k['path'])} (the other's: "
-        f"{show_command(k['commit'], k['in_repository'])})"
+        f"{shown(show_command(k['commit'], k['in_repository']))})"  # the path is another machine's
         for k in kept
     ]
     out = {"remotes": remotes, "conflict_markers": data.get("conflict_markers", []), "kept_whole": kept}

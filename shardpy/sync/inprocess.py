@@ -16,6 +16,7 @@ results through one transaction. ``bench/gitsync_bench.py`` measures it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from shardpy.gitsync.repo import (
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Deferred", "defer_args", "heads", "merge_deferred", "merge_plumbing", "plan_plumbing"]
 
 _REGULAR = ("100644", "100755")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}")  # what fast-import's get-mark answers (SHA-1 repositories)
 
 
 def defer_args(repo: Repo) -> list[str]:
@@ -281,7 +283,7 @@ def git_writes(repo: Repo, results: dict[str, tuple[str, bytes]]) -> None:
     asks = b"".join(b"get-mark :%d\n" % i for i in range(1, len(results) + 1))
     named = git_bytes(["fast-import", "--quiet", "--done"], repo.top, input=stream + asks + b"done\n")
     ids = named.decode("ascii", "replace").split()
-    if len(ids) != len(results) or any(len(oid) != 40 for oid in ids):  # name them here: the same ids
+    if len(ids) != len(results) or not all(_OBJECT_ID.fullmatch(oid) for oid in ids):  # name them here
         ids = [blob_id(data) for _, data in results.values()]
     # -z: a path may hold a line break (a note named so on another machine); one ended by a line
     # break was malformed index info, and the round could never finish (tests/sync/test_inprocess.py).
