@@ -49,21 +49,19 @@ def _emoji(text: str) -> str:
     return _EMOJI.sub(replace, text) if ":" in text else text
 
 
-# C0 controls, DEL and C1 controls: an escape sequence in a file name recoloured or retitled the
-# terminal, a line break split one path over two lines (helper-found; tests/hardening/test_names_shown.py).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LINES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 _MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 def shown(text: str, *, lines: bool = False) -> str:
     """``text`` as it can be printed: bytes that were not UTF-8 as U+FFFD and each control
     character as its ``\\xNN`` escape (idempotent: an escape is printable). ``lines``: a line
-    break stays one (a message of several lines), the other controls do not."""
+    break stays one (a message of several lines), the other controls do not. An escape sequence
+    in a file name recoloured or retitled the terminal, a line break split one path over two
+    lines (helper-found; tests/hardening/test_names_shown.py)."""
+    from shardpy.controls import escaped
     from shardpy.fsutil import printable
 
-    pattern = _CONTROL_BUT_LINES if lines else _CONTROL
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
+    return escaped(printable(text), lines=lines)
 
 
 def shown_markup(text: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from shardpy.cli import options as o
 from shardpy.cli.output import shown
+from shardpy.controls import dropped
 
 TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
@@ -130,13 +131,11 @@ def _confirm_large_folder(folder: Path) -> Path:
     )
 
 
-# Control characters a note can carry (an escape sequence retitles or recolours the terminal when
-# its snippet is shown: a helper's probe; tests/index/test_cli_process.py): never written.
-_NO_CONTROLS = dict.fromkeys([*range(0, 9), *range(11, 32), 127, *range(128, 160)])
-
-
 def _write(text: str) -> None:
-    sys.stdout.write(text.translate(_NO_CONTROLS) + "\n")
+    # The control characters a note can carry are never written, tabs and line feeds aside (an
+    # escape sequence retitles or recolours the terminal when its snippet is shown: a helper's
+    # probe; tests/index/test_cli_process.py).
+    sys.stdout.write(dropped(text, layout=True) + "\n")
 
 
 @contextmanager

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 
+from shardpy import controls
+
 # Characters that break a path on some OS or a wikilink in Obsidian (`#`, `^`,
 # `[`, `]`, `|` have meaning inside `[[...]]`).
 # C1 controls too (U+0080-U+009F: U+009B starts an escape sequence on some terminals; helper-found).
-_UNSAFE = re.compile(r'[/\\<>:"|?*#^\[\]\x00-\x1f\x7f-\x9f]')
+_UNSAFE = re.compile(r'[/\\<>:"|?*#^\[\]' + controls.CLASS + "]")
 _DASHES = re.compile(r"-{2,}")
 _SPACES = re.compile(r"\s+")
 _WINDOWS_RESERVED = frozenset(

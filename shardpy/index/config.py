@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from shardpy.controls import has_control
 from shardpy.errors import ShardpyError
 from shardpy.record import Record, field
 from shardpy.vault.manifest import VAULT_MANIFEST, ContentRules, vault_content_rules
@@ -49,7 +50,6 @@ MAX_NOTE_BYTES = 4 * 1024 * 1024
 MAX_PATTERNS = 200  # per list: a vault names a few folders
 MAX_PATTERN_CHARS = 256
 MAX_REFRESH_SECONDS = 365 * 24 * 3600.0
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _class(seg: str, i: int) -> tuple[str, int]:
@@ -168,7 +168,7 @@ _PATTERN_HINT = 'Write gitignore patterns relative to the vault root, e.g. "brai
 def _pattern_problem(pattern: str) -> str | None:
     if len(pattern) > MAX_PATTERN_CHARS:
         return f"is {len(pattern):,} characters long (at most {MAX_PATTERN_CHARS})"
-    if _CONTROL.search(pattern):
+    if has_control(pattern):
         return "holds a control character"
     text = pattern.strip().removeprefix("!")
     if text.startswith(("/", "~")):

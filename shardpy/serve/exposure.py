@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
 
+from shardpy.controls import has_control
 from shardpy.fsutil import open_regular
 from shardpy.index.config import IndexConfig
 from shardpy.notes import visibility
@@ -96,7 +97,7 @@ def inside(real: str, real_root: str) -> bool:
 
 def is_clean_relpath(rel: str) -> bool:
     """A vault-relative POSIX path with no empty, '.', '..' segment and no NUL, backslash or control."""
-    if not rel or rel.startswith("/") or "\\" in rel or any(ord(c) < 32 or c == "\x7f" for c in rel):
+    if not rel or rel.startswith("/") or "\\" in rel or has_control(rel):
         return False
     return all(p and p not in (".", "..") for p in rel.split("/"))
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from shardpy.controls import dropped
 from shardpy.errors import ShardpyError
 from shardpy.fsutil import printable, rel_parts, utf8_name
 from shardpy.gitsync.repo import cannot_write, disk_full, failure, git, git_bytes, object_format
@@ -53,9 +54,6 @@ MESSAGE_NOTES = 5
 PATHS_PER_CALL = 500
 
 
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 class RemoteResult(Record):
     """One remote's part of a sync round."""
 
@@ -78,7 +76,7 @@ class RemoteResult(Record):
         # its control characters are dropped, so no remote writes escape sequences into this
         # machine's terminal or watcher log (tests/sync/test_faults.py).
         self.status, self.code, self.hint = status, error.code, error.hint
-        self.error = _CONTROLS.sub("", error.message)
+        self.error = dropped(error.message)
 
     def to_json(self) -> dict[str, Any]:
         return {

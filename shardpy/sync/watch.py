@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
+from shardpy.controls import has_control
 from shardpy.errors import ShardpyError, UsageError
 from shardpy.fsutil import printable, utf8_name
 from shardpy.gitsync.repo import Repo
@@ -274,7 +275,7 @@ def unit_text(kind: str, vault: Path, interval: float) -> str:
         "--interval",
         f"{interval:g}",
     ]
-    if any(ord(c) < 32 or ord(c) == 127 for c in "".join(argv)) or not utf8_name(str(vault)):
+    if has_control("".join(argv)) or not utf8_name(str(vault)):
         raise ShardpyError(
             "SYNC_UNIT_PATH",
             f"A service unit cannot name {printable(str(vault))!r}: the path holds a control "

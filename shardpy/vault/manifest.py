@@ -26,6 +26,7 @@ import os
 import stat
 from pathlib import Path
 
+from shardpy.controls import has_control
 from shardpy.errors import ShardpyError
 from shardpy.record import Record, field
 
@@ -202,7 +203,7 @@ def _check_path(key: str, value: str) -> None:
     text = value.strip()
     if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
         raise _refused(key, value, "an absolute path")
-    if "\\" in text or any(ord(c) < 32 or c == "\x7f" for c in text):
+    if "\\" in text or has_control(text):
         raise _refused(key, value, "which holds a backslash or a control character")
     parts = text.rstrip("/").split("/")
     if any(p in ("", ".", "..") for p in parts):
