@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from pathlib import Path
 
 import pytest
 from hypothesis import given
