@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import find_repo_dir, git
+from shardpy.gitsync.repo import Repo, find_repo_dir, git, local_config
 
 SETUP_HINT = "run `shardpy git setup` so git merges notes and vault records with shardpy"
 UNSAFE_HINT = (
@@ -261,18 +261,27 @@ def git_report(vault: Path) -> GitReport | None:
         report.unmerged = _lines(git(unmerged, vault, check=False).stdout)
         grep = ["grep", "-l", "-z", "-I", "--all-match", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--", "*.md"]
         report.markers = _lines(git(grep, vault, check=False).stdout)
-        kept = git(["config", "--local", "-z", "--get-regexp", r"^shardpy-sync\."], vault, check=False)
-        entries = [(k, v) for k, _, v in (e.partition("\n") for e in kept.stdout.split("\0") if e)]
-        report.remotes = remote_statuses(vault, dict(entries))
-        report.kept = kept_files(vault, top, [v for k, v in entries if k == "shardpy-sync.kept"])
+        _sync_facts(report, vault, top)
     except ShardpyError as exc:
         report.problem = exc.message
     return report
 
 
-def kept_files(vault: Path, top: Path, values: list[str]) -> list[KeptFile]:
+def _sync_facts(report: GitReport, vault: Path, top: Path) -> None:
+    """Each remote's state and the files kept whole, from this machine's records (``sync/records.py``
+    reads them; one ``git config`` here)."""
+    from shardpy.sync import records
+
+    # git_dir only keys local_config's cache: a `.git` file (a linked work tree) is read uncached.
+    repo = Repo(top, top / ".git")
+    config = local_config(repo)
+    report.remotes = remote_statuses(vault, records.snapshot(repo, config))
+    report.kept = kept_files(vault, top, records.kept(repo, config))
+
+
+def kept_files(vault: Path, top: Path, entries: list[tuple[str, str]]) -> list[KeptFile]:
     """The files a sync kept whole (``shardpy-sync.kept`` records) still as their merge left them."""
-    if not values:
+    if not entries:
         return []
     from shardpy.sync import records
 
@@ -281,8 +290,8 @@ def kept_files(vault: Path, top: Path, values: list[str]) -> list[KeptFile]:
     except ValueError:
         return []
     prefix = "" if prefix == "." else prefix + "/"
-    entries = [(c, p) for c, p in records.parse_kept(values) if p.startswith(prefix)]
-    return [KeptFile(p.removeprefix(prefix), c, p) for c, p in records.standing(top, entries)]
+    inside = [(c, p) for c, p in entries if p.startswith(prefix)]
+    return [KeptFile(p.removeprefix(prefix), c, p) for c, p in records.standing(top, inside)]
 
 
 def remote_statuses(vault: Path, values: dict[str, str]) -> list[RemoteStatus]:

@@ -89,11 +89,11 @@ def last(repo: Repo, remote: str) -> tuple[str | None, str | None]:
     return get(repo, remote_key(remote, "ok")), get(repo, remote_key(remote, "error"))
 
 
-def kept(top: Path) -> list[tuple[str, str]]:
+def kept(repo: Repo, config: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
     """The ``kept`` records: (merge commit, repository path), oldest first. A value that is not
-    a commit id and a path (the config is this machine's, but a hand edit can break it) is skipped."""
-    done = git(["config", "--local", "-z", "--get-all", KEPT_KEY], top, check=False)
-    return parse_kept(done.stdout.split("\0"))
+    a commit id and a path (the config is this machine's, but a hand edit can break it) is skipped.
+    ``config``: the whole local config already read (``gitsync.repo.local_config``)."""
+    return parse_kept((local_config(repo) if config is None else config).get(KEPT_KEY, []))
 
 
 def parse_kept(values: list[str]) -> list[tuple[str, str]]:

@@ -397,7 +397,7 @@ def _record_kept(plan: SyncPlan, paths: list[str]) -> None:
     if not paths and records.KEPT_KEY not in plan.records:
         return
     top = plan.repo.top
-    entries = records.kept(top) if records.KEPT_KEY in plan.records else []
+    entries = records.kept(plan.repo) if records.KEPT_KEY in plan.records else []
     earlier = records.standing(top, entries) if entries else []
     commit = git(["rev-parse", "HEAD"], top).stdout.strip() if paths else ""
     # A name git config can hold and give back: not one kept byte for byte from another system.
