@@ -185,7 +185,7 @@ def merge3_git(
     # A side equal to the base (a note whose body only one side changed) shares its lines.
     u_lines = b_lines if user == base else split_lines(user)
     s_lines = b_lines if shard == base else split_lines(shard)
-    # The diffs compare the lines themselves, not Classifier ids: most of a note is the same on
+    # The diffs compare the lines themselves, not ids given them: most of a note is the same on
     # all sides and is only compared, never hashed (a middle that needs Myers gets ids).
     x1, u_changed = diff_with_flags(b_lines, u_lines)
     x2, s_changed = diff_with_flags(b_lines, s_lines)

@@ -18,7 +18,7 @@ indent heuristic, Myers with its speed heuristics):
   changes on the other side (``xdl_change_compact``).
 
 Records are compared by equality only: lines (str or bytes) as they are, or
-ints a :class:`Classifier` gave them. The common ends are compared line by
+any hashable stand-ins for them. The common ends are compared line by
 line (most of a note: never hashed); a middle that needs Myers gets small
 int ids for it. Runs of equal lines are measured with slice comparisons
 (galloping), which keeps long files fast in Python.
@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import Counter, namedtuple
 from collections.abc import Hashable, Sequence
 
-__all__ = ["Change", "Classifier", "changed_flags", "diff", "diff_with_flags", "split_lines"]
+__all__ = ["Change", "changed_flags", "diff", "diff_with_flags", "split_lines"]
 
 _SNAKE_CNT = 20
 _HEUR_MIN_COST = 256
@@ -87,20 +87,6 @@ def split_lines(text: str) -> list[str]:
     if parts[-1]:
         lines.append(parts[-1])
     return lines
-
-
-class Classifier:
-    """Gives every distinct line (str or bytes) a small int (the diff takes lines as they are too)."""
-
-    def __init__(self) -> None:
-        self._ids: dict[Hashable, int] = {}
-
-    def classify(self, lines: Sequence[Hashable]) -> list[int]:
-        ids = self._ids
-        add = ids.setdefault
-        # A new line gets the next id (len(ids) is read before it is added): the same ids as a
-        # get-then-set loop, in half the time (a sync merges every note both sides changed).
-        return [add(line, len(ids)) for line in lines]
 
 
 def _bogosqrt(n: int) -> int:
@@ -696,7 +682,7 @@ def _align(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[bytearray, byt
     """:func:`changed_flags`' work, plus the edit script when it is known without reading the
     flags (no change, or one hunk that compaction leaves where it is), else None.
 
-    Records are lines (str or bytes) or their :class:`Classifier` ids: only their equality
+    Records are lines (str or bytes) or hashable stand-ins for them: only their equality
     counts. The common leading and trailing records are trimmed first (xdl_trim_ends), on the
     records as they are; only a middle that needs Myers gets its records numbered.
     """
@@ -724,7 +710,7 @@ def _align(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[bytearray, byt
     # as xdl_cleanup_records does.
     ha1, rindex1 = _reduce(a, pre, end1 - 1, Counter(b), ch1)
     ha2, rindex2 = _reduce(b, pre, end2 - 1, Counter(a), ch2)
-    # Myers compares ints: each distinct record it is given gets one (as a Classifier does).
+    # Myers compares ints: each distinct record it is given gets one.
     ids: dict[Hashable, int] = {}
     add = ids.setdefault
     _myers([add(x, len(ids)) for x in ha1], rindex1, ch1, [add(x, len(ids)) for x in ha2], rindex2, ch2)

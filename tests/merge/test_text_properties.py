@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from shardpy.merge.text import merge3, merge3_git
-from shardpy.merge.xdiff import Classifier, changed_flags, split_lines
+from shardpy.merge.xdiff import changed_flags, split_lines
 from tests.merge.gitref import GitRef
 from tests.merge.strategies import edited, join, texts, triples
 
@@ -40,9 +40,8 @@ def _is_subsequence(needle: list[str], hay: list[str]) -> bool:
 
 
 def _kept_and_added(base: str, side: str) -> tuple[list[str], list[str], bytearray]:
-    cf = Classifier()
     b, s = split_lines(base), split_lines(side)
-    bflags, sflags = changed_flags(cf.classify(b), cf.classify(s))
+    bflags, sflags = changed_flags(b, s)
     added = [line for k, line in enumerate(s) if sflags[k + 1]]
     return b, added, bflags
 

@@ -10,14 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shardpy.merge import xdiff
-from shardpy.merge.xdiff import Change, Classifier, diff, split_lines
+from shardpy.merge.xdiff import Change, diff, split_lines
 from tests.merge.gitref import GitRef
 from tests.merge.strategies import edited, join, texts
 
 
 def _diff(a: str, b: str) -> list[tuple[int, int, int, int]]:
-    cf = Classifier()
-    return [tuple(c) for c in diff(cf.classify(split_lines(a)), cf.classify(split_lines(b)))]
+    return [tuple(c) for c in diff(split_lines(a), split_lines(b))]
 
 
 def test_split_lines_keeps_newlines_and_partial_last_line() -> None:
