@@ -55,15 +55,23 @@ READ_FLAGS = (
 def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, follow: bool = False) -> int:
     """A descriptor for reading the regular file at ``path`` (READ_FLAGS); OSError for a link
     (unless ``follow``), a folder, a FIFO, a socket or a device (EINVAL "not a regular file")."""
+    return open_regular_stat(path, dir_fd=dir_fd, follow=follow)[0]
+
+
+def open_regular_stat(
+    path: str | os.PathLike[str], *, dir_fd: int | None = None, follow: bool = False
+) -> tuple[int, os.stat_result]:
+    """:func:`open_regular`, with the descriptor's stat (its size for a reader's bound)."""
     flags = READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else READ_FLAGS
     fd = os.open(path, flags, dir_fd=dir_fd)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:

@@ -29,7 +29,7 @@ import stat
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import atomic_write, rel_parts, sha256_stream, symlink_refused
+from shardpy.fsutil import atomic_write, open_regular, rel_parts, sha256_stream, symlink_refused
 from shardpy.vault.layout import (
     BACKUPS,
     CACHED_MANIFEST,
@@ -198,18 +198,14 @@ def current_hash(root: Path, rel: str) -> str | FileState:
     """sha256 of the regular file ``root/rel`` (read without following a link), or what is there instead."""
     path = os.fspath(root / rel)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_regular(path)
     except (FileNotFoundError, NotADirectoryError):
         return FileState.ABSENT
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EISDIR):
+        # A link (ELOOP), or a folder, FIFO or device (open_regular's EINVAL "not a regular file").
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.EINVAL):
             return FileState.OTHER
         raise
-    # Checked on the descriptor before wrapping it: opening a folder read-only
-    # succeeds, and Python's file object would then refuse it.
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return FileState.OTHER
     with open(fd, "rb") as fh:
         return sha256_stream(fh)
 
@@ -235,12 +231,10 @@ def read_vault_id(root: Path) -> str | None:
     """The vault's id, or None when it has none (or it is not a plain file holding one)."""
     path = os.fspath(root / VAULT_ID)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_regular(path)
     except OSError:
         return None
     with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         value = fh.read(64).decode("ascii", "replace").strip()
     return value if _VAULT_ID.fullmatch(value) else None
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import os
 import posixpath
-import stat
 import urllib.parse
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -168,8 +167,6 @@ def _read_head(path: Path, limit: int = 8192) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         data = os.read(fd, limit)
     finally:
         os.close(fd)

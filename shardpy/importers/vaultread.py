@@ -6,6 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+from shardpy.fsutil import read_regular
+
 
 def read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
     """("absent"|"file"|"bad", bytes, reason) for a vault path, never following links."""
@@ -23,8 +25,9 @@ def read_vault_file(vault: Path, rel: str) -> tuple[str, bytes | None, str]:
     if not stat.S_ISREG(st.st_mode):
         return "bad", None, "the vault path is not a regular file"
     try:
-        with open(path, "rb") as fh:
-            return "file", fh.read(), ""
+        # Read without following a link and never blocking: a FIFO or a link put there after the
+        # lstat above is refused, not waited on (fsutil.read_regular).
+        return "file", read_regular(path), ""
     except OSError as exc:
         return "bad", None, f"unreadable: {exc.strerror or exc}"
 

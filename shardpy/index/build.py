@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from shardpy.fsutil import open_regular, printable, utf8_name
+from shardpy.fsutil import open_regular_stat, printable, utf8_name
 from shardpy.index import store, vectors
 from shardpy.index.chunk import Note, parse_note
 from shardpy.index.config import MAX_NOTE_BYTES, IndexConfig
@@ -57,9 +57,9 @@ class _Counts:
 def _read(path: Path) -> bytes:
     """The file's bytes, refusing a link and anything not a regular file (fsutil.open_regular: a
     FIFO never blocks)."""
-    fd = open_regular(path)
+    fd, st = open_regular_stat(path)
     try:
-        if os.fstat(fd).st_size > MAX_NOTE_BYTES:
+        if st.st_size > MAX_NOTE_BYTES:
             raise ValueError(f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB")
         chunks = []
         while block := os.read(fd, 1 << 20):

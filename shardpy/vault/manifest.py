@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 from shardpy.controls import has_control
 from shardpy.errors import ShardpyError
+from shardpy.fsutil import open_regular
 from shardpy.record import Record, field
 
 TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
@@ -147,12 +147,10 @@ def read_bounded(path: Path, limit: int) -> bytes | None:
     or a device, or larger): a pulled link to /dev/zero must not hang whoever reads the vault's own
     configuration (tests/security/test_serve_writes.py)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular(path, follow=True)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         chunks: list[bytes] = []
         size = 0
         while size <= limit:
