@@ -83,6 +83,33 @@ def _check_member(archive: Path, member: tarfile.TarInfo) -> None:
         raise _unsafe(archive, name, "is not a regular file or directory")
 
 
+# tarfile's "data" filter came with Python 3.11.4; Debian 12's Python is 3.11.2, where `filter=`
+# was a TypeError (found when this machine's Python became Debian's; tests/sources/test_archive_filter.py).
+_HAS_DATA_FILTER = hasattr(tarfile, "data_filter")
+_FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if _HAS_DATA_FILTER else ()
+
+
+def _extract(tar: tarfile.TarFile, dest: Path, members: list[tarfile.TarInfo]) -> None:
+    """Extract ``members`` (each passed :func:`_check_member`) as tarfile's "data" filter does."""
+    if _HAS_DATA_FILTER:
+        tar.extractall(dest, members=members, filter="data")
+        return
+    # Without the filter: _check_member refused what it refuses (absolute and '..' names, links,
+    # devices, pipes); what it changes is changed here, by its rules.
+    for member in members:
+        member.mode = data_mode(member.mode) if member.isreg() else 0o755
+        member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+    tar.extractall(dest, members=members)
+
+
+def data_mode(mode: int) -> int:
+    """A regular file's mode as the "data" filter leaves it: owner read and write added; set-id,
+    sticky and group and other write bits cleared; group and other execute cleared unless the
+    owner has it."""
+    mode = (mode | 0o600) & 0o755
+    return mode if mode & 0o100 else mode & ~0o111
+
+
 def _too_large(archive: Path, what: str, limit: int, setting: str) -> ShardpyError:
     return ShardpyError(
         "SOURCE_ARCHIVE_TOO_LARGE",
@@ -133,8 +160,8 @@ def safe_extract(archive: Path, dest: Path) -> Path:
             if not members:
                 raise _invalid(archive, ValueError("the archive is empty"))
             try:
-                tar.extractall(dest, members=members, filter="data")
-            except tarfile.FilterError as exc:
+                _extract(tar, dest, members)
+            except _FILTER_ERRORS as exc:
                 raise _unsafe(archive, getattr(exc, "tarinfo", members[0]).name, str(exc)) from exc
             except _READ_ERRORS as exc:
                 raise _invalid(archive, exc) from exc

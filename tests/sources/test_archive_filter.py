@@ -1,0 +1,54 @@
+"""Extraction without tarfile's "data" filter (Python before 3.11.4, as Debian 12's 3.11.2):
+``filter=`` was a TypeError there, so every tarball source failed with a traceback. The files come
+out with the modes and owner the filter would give them, and the filter's refusals are
+``_check_member``'s (tests/sources/test_archive.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shardpy.sources import archive
+from shardpy.sources.archive import data_mode, safe_extract
+from tests.sources.support import dir_entry, file_entry, tar_bytes
+
+MODES = [0o644, 0o600, 0o400, 0o000, 0o777, 0o4755, 0o2775, 0o1777, 0o711, 0o070, 0o007]
+
+
+NO_FILTER = not hasattr(tarfile, "data_filter")
+
+
+@pytest.mark.skipif(NO_FILTER, reason="this Python has no data filter to compare with")
+@given(st.integers(0, 0o7777))
+def test_data_mode_is_the_data_filters_rule(mode: int) -> None:
+    info = tarfile.TarInfo("a/f.md")
+    info.mode = mode
+    assert data_mode(mode) == tarfile.data_filter(info, "/dest").mode
+
+
+@pytest.mark.parametrize("has_filter", [True, False])
+def test_extracted_modes_and_owner_are_the_filters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, has_filter: bool
+) -> None:
+    if has_filter and NO_FILTER:
+        pytest.skip("this Python has no data filter")
+    monkeypatch.setattr(archive, "_HAS_DATA_FILTER", has_filter)
+    entries = [dir_entry("pkg/")]
+    for i, mode in enumerate(MODES):
+        info, data = file_entry(f"pkg/f{i}.md", b"x\n")
+        info.mode, info.uid, info.gid, info.uname, info.gname = mode, 4242, 4242, "someone", "others"
+        entries.append((info, data))
+    src = tmp_path / "s.tar.gz"
+    src.write_bytes(tar_bytes(entries))
+    root = safe_extract(src, tmp_path / "out")
+    for i, mode in enumerate(MODES):
+        st_ = os.stat(root / f"f{i}.md")
+        assert stat.S_IMODE(st_.st_mode) == data_mode(mode), oct(mode)
+        assert (st_.st_uid, st_.st_gid) == (os.getuid(), os.getgid())
+        assert (root / f"f{i}.md").read_bytes() == b"x\n"
