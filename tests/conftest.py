@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import pytest
@@ -20,6 +21,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _sigint_reaches_children()
     # Without this, a Python that never ran the README's install command fails with
     # a ModuleNotFoundError per test module that happens to import a dependency.
     missing = missing_distributions()
@@ -30,6 +32,16 @@ def pytest_configure(config: pytest.Config) -> None:
             f"shardpy's dependencies are not installed for {sys.executable}: missing "
             f"{', '.join(missing)}.\nInstall them first: pip install -e '.[test]'"
         )
+
+
+def _sigint_reaches_children() -> None:
+    """A suite started in the background (`cmd &` in a script, nohup, some CI runners) inherits
+    SIGINT ignored, and a process passes an ignored signal on to what it starts: every test that
+    presses Ctrl-C on a shardpy process saw it ignored (8 failed so). With a handler here, each
+    process a test starts gets SIGINT's default again (a handler is reset by exec, an ignored
+    signal is not)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
