@@ -24,7 +24,9 @@ Arr = NDArray[np.float32]
 def _ln(x: Arr, w: Arr, b: Arr, eps: float) -> Arr:
     mu = x.mean(axis=-1, keepdims=True)
     var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
-    out: Arr = (x - mu) / np.sqrt(var + eps) * w + b
+    # astype without a copy: numpy's stubs since 2.5 type float32 arithmetic with a Python float as
+    # float64 (at run time it stays float32), and the suite's mypy runs against whichever numpy is installed.
+    out: Arr = ((x - mu) / np.sqrt(var + eps) * w + b).astype(np.float32, copy=False)
     return out
 
 
@@ -79,8 +81,9 @@ class BertEmbedder:
         bias = ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)
         for i in range(self.layers):
             x = self._layer(x, bias, i)
-        pooled: Arr = (x * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
-        return pooled
+        pooled = (x * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        out: Arr = pooled.astype(np.float32, copy=False)  # _ln says why
+        return out
 
     def encode(self, texts: Sequence[str]) -> Arr:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
