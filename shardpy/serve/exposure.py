@@ -271,8 +271,11 @@ class Exposure:
         """The decision for a file the walker found (by lstat, never followed): a note the rule covers,
         whose folders are real folders the rule enters (the walk and ``visibility.lookup`` both make
         sure)."""
-        if not entry.is_regular or not self._served_path(entry.rel):
-            return None  # a symbolic link (to anything), a device: never a served note
+        if not entry.is_regular or not is_clean_relpath(entry.rel) or not self._served_path(entry.rel):
+            # A symbolic link (to anything), a device: never a served note. Nor a name holding a
+            # control character, which no reference can name (listed but unreadable before;
+            # tests/security/test_serve_exposure.py).
+            return None
         st = entry.stat
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
         cached = self._cache.get(entry.rel)

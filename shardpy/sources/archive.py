@@ -95,11 +95,18 @@ def _extract(tar: tarfile.TarFile, dest: Path, members: list[tarfile.TarInfo]) -
         tar.extractall(dest, members=members, filter="data")
         return
     # Without the filter: _check_member refused what it refuses (absolute and '..' names, links,
-    # devices, pipes); what it changes is changed here, by its rules.
-    for member in members:
-        member.mode = data_mode(member.mode) if member.isreg() else 0o755
+    # devices, pipes); what it changes is changed here, by its rules. A file's mode is data_mode,
+    # its owner whoever extracts. A folder's mode is the filter's None: the system's default (the
+    # umask's), never the archive's, and a folder already there (`dest` as "./") keeps its own;
+    # tarfile before 3.11.4 always set a folder's mode, so folders are made here, not by it.
+    files = [m for m in members if m.isreg()]
+    for member in files:
+        member.mode = data_mode(member.mode)
         member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
-    tar.extractall(dest, members=members)
+    tar.extractall(dest, members=files)  # a file's missing folders made with the default mode
+    for member in members:
+        if member.isdir():
+            os.makedirs(dest / member.name, exist_ok=True)
 
 
 def data_mode(mode: int) -> int:

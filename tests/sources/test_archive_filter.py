@@ -54,3 +54,30 @@ def test_extracted_modes_and_owner_are_the_filters(
         assert stat.S_IMODE(st_.st_mode) == data_mode(mode), oct(mode)
         assert (st_.st_uid, st_.st_gid) == (os.getuid(), os.getgid())
         assert (root / f"f{i}.md").read_bytes() == b"x\n"
+
+
+@pytest.mark.filterwarnings("ignore:Python 3.14 will, by default, filter:DeprecationWarning")
+@pytest.mark.parametrize("has_filter", [True, False])
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_folders_get_the_default_mode_and_the_destination_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, has_filter: bool, umask: int
+) -> None:
+    """The filter gives a folder no mode of the archive's (a helper's review: the fallback set 0o755,
+    and an archive's "./" entry opened the destination to 0o755)."""
+    if has_filter and NO_FILTER:
+        pytest.skip("this Python has no data filter")
+    monkeypatch.setattr(archive, "_HAS_DATA_FILTER", has_filter)
+    entries = [dir_entry("./"), dir_entry("a/"), dir_entry("a/open/"), file_entry("a/deep/f.md", b"x\n")]
+    entries[1][0].mode, entries[2][0].mode = 0o700, 0o777
+    src = tmp_path / "s.tar.gz"
+    src.write_bytes(tar_bytes(entries))
+    before = os.umask(umask)
+    try:
+        safe_extract(src, tmp_path / "out")
+    finally:
+        os.umask(before)
+    out = tmp_path / "out"
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o700  # safe_extract's own, untouched by "./"
+    for folder in ("a", "a/open", "a/deep"):
+        assert stat.S_IMODE(os.stat(out / folder).st_mode) == 0o777 & ~umask, folder
+    assert (out / "a" / "deep" / "f.md").read_bytes() == b"x\n"
