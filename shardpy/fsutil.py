@@ -52,6 +52,11 @@ READ_FLAGS = (
 )
 
 
+class NotRegularFile(OSError):
+    """:func:`open_regular` found a folder, a FIFO, a socket or a device (errno EINVAL), told apart
+    from an EINVAL the file system gave ``open`` itself (journalcheck.current_hash)."""
+
+
 def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, follow: bool = False) -> int:
     """A descriptor for reading the regular file at ``path`` (READ_FLAGS); OSError for a link
     (unless ``follow``), a folder, a FIFO, a socket or a device (EINVAL "not a regular file")."""
@@ -67,7 +72,7 @@ def open_regular_stat(
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+            raise NotRegularFile(errno.EINVAL, "not a regular file", os.fspath(path))
     except BaseException:
         os.close(fd)
         raise

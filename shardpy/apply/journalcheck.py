@@ -29,7 +29,14 @@ import stat
 from pathlib import Path
 
 from shardpy.errors import ShardpyError
-from shardpy.fsutil import atomic_write, open_regular, rel_parts, sha256_stream, symlink_refused
+from shardpy.fsutil import (
+    NotRegularFile,
+    atomic_write,
+    open_regular,
+    rel_parts,
+    sha256_stream,
+    symlink_refused,
+)
 from shardpy.vault.layout import (
     BACKUPS,
     CACHED_MANIFEST,
@@ -201,9 +208,10 @@ def current_hash(root: Path, rel: str) -> str | FileState:
         fd = open_regular(path)
     except (FileNotFoundError, NotADirectoryError):
         return FileState.ABSENT
+    except NotRegularFile:  # a folder, a FIFO, a device
+        return FileState.OTHER
     except OSError as exc:
-        # A link (ELOOP), or a folder, FIFO or device (open_regular's EINVAL "not a regular file").
-        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.EINVAL):
+        if exc.errno in (errno.ELOOP, errno.EISDIR):  # a link
             return FileState.OTHER
         raise
     with open(fd, "rb") as fh:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shardpy.errors import ShardpyError
-from shardpy.gitsync.repo import Repo, find_repo_dir, git, local_config
+from shardpy.gitsync.repo import find_repo_dir, git, local_config, open_repo
 
 SETUP_HINT = "run `shardpy git setup` so git merges notes and vault records with shardpy"
 UNSAFE_HINT = (
@@ -272,8 +272,9 @@ def _sync_facts(report: GitReport, vault: Path, top: Path) -> None:
     reads them; one ``git config`` here)."""
     from shardpy.sync import records
 
-    # git_dir only keys local_config's cache: a `.git` file (a linked work tree) is read uncached.
-    repo = Repo(top, top / ".git")
+    # The git folder as git finds it (GIT_DIR, a `.git` file of a linked work tree): local_config's
+    # cache is kept by that folder's config file, so a guessed `top/.git` could serve a stale read.
+    repo = open_repo(vault)
     config = local_config(repo)
     report.remotes = remote_statuses(vault, records.snapshot(repo, config))
     report.kept = kept_files(vault, top, records.kept(repo, config))

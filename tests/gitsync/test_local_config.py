@@ -71,3 +71,25 @@ def test_a_config_changed_within_a_tick_of_its_read_is_read_again(
     assert gitsync_repo.local_config(repo)["shardpy-sync.k"] == ["aaaa"]
     git(tmp_path, "config", "--local", "shardpy-sync.k", "bbbb")
     assert gitsync_repo.local_config(repo)["shardpy-sync.k"] == ["bbbb"]
+
+
+def test_status_keys_the_cache_by_the_git_folder_git_uses(tmp_path: Path) -> None:
+    """A folder named .git in the vault that is not a repository: git passes it by for the one
+    above, and status reads the sync records through that one. It had guessed `vault/.git`, whose
+    config file stood still while the real one changed (a helper's review)."""
+    from shardpy.gitsync.report import git_report
+
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "remote", "add", "origin", "https://example.invalid/x")
+    git(tmp_path, "config", "shardpy-sync.origin.ok", "2021-01-01T00:00:00Z")
+    vault = tmp_path / "vault"
+    (vault / ".git").mkdir(parents=True)
+    (vault / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    _age(vault / ".git" / "config")
+    _age(tmp_path / ".git" / "config")
+    first = git_report(vault)
+    assert first is not None and [r.last_ok for r in first.remotes] == ["2021-01-01T00:00:00Z"]
+    git(tmp_path, "config", "shardpy-sync.origin.ok", "2022-01-01T00:00:00Z")
+    _age(tmp_path / ".git" / "config")  # past the racy window, as a later status would be
+    second = git_report(vault)
+    assert second is not None and [r.last_ok for r in second.remotes] == ["2022-01-01T00:00:00Z"]
