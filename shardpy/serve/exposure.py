@@ -274,7 +274,7 @@ class Exposure:
         if not entry.is_regular or not is_clean_relpath(entry.rel) or not self._served_path(entry.rel):
             # A symbolic link (to anything), a device: never a served note. Nor a name holding a
             # control character, which no reference can name (listed but unreadable before;
-            # tests/security/test_serve_exposure.py).
+            # tests/serve/test_exposure_names.py).
             return None
         st = entry.stat
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
