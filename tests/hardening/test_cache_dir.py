@@ -3,7 +3,6 @@ cost a one-shot search ~6 ms)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -24,25 +23,18 @@ PATHS = st.one_of(
 @settings(max_examples=120, deadline=None)
 @given(xdg=PATHS, home=PATHS)
 def test_the_cache_folder_is_platformdirs_answer(xdg: str | None, home: str | None) -> None:
-    saved = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "HOME", "SHARDPY_CACHE_DIR")}
-    try:
-        os.environ.pop("SHARDPY_CACHE_DIR", None)
+    with pytest.MonkeyPatch.context() as env:  # per example: hypothesis runs many in one test
+        env.delenv("SHARDPY_CACHE_DIR", raising=False)
         for key, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
             if value is None:
-                os.environ.pop(key, None)
+                env.delenv(key, raising=False)
             else:
-                os.environ[key] = value
+                env.setenv(key, value)
         fast = cachedir._linux_cache_dir()
         if fast is None:
             return  # platformdirs answers these itself
         assert fast == platformdirs.user_cache_dir("shardpy")
         assert cachedir.cache_dir() == Path(platformdirs.user_cache_dir("shardpy"))
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def test_the_usual_cases_take_the_fast_rule(monkeypatch: pytest.MonkeyPatch) -> None:
