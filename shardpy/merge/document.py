@@ -61,6 +61,10 @@ if TYPE_CHECKING:
     from shardpy.merge.text import Style
 
     Kind = Literal["clean", "conflict", "binary"]
+    # What a frontmatter key both sides changed differently becomes: ``keep`` (the user's value,
+    # reported in ``frontmatter_conflicts``; the merge stays clean) or ``markers`` (the user's
+    # value stays in the YAML and both values are shown in a conflict block at the top of the
+    # body: a conflict).
     KeyConflictMode = Literal["keep", "markers"]
 
 _BOM = "\ufeff"
@@ -281,11 +285,6 @@ def merge_document(
     parts = (bblock, bbody, ubody, sbody)
     return _with_body(block, shown, found, parts, ut, labels, style, eol, fallback)
 
-
-"""What a frontmatter key both sides changed differently becomes: ``keep``
-(the user's value, reported in ``frontmatter_conflicts``; the merge stays
-clean) or ``markers`` (the user's value stays in the YAML and both values are
-shown in a conflict block at the top of the body: a conflict)."""
 
 _REMOVED_BLOCK = "one side removed the frontmatter block the other side changed"
 _COMMENTS_LOST = "a key-level merge would drop a comment one side added or removed"
