@@ -9,12 +9,13 @@ the cold index's ratio), then time five whole `shardpy search` processes (search
 hybrid, median wall and CPU of the child) and `grep -ril` for the first word of search_bench's
 first six queries over the same tree.
 
-    python bench/search_imported.py [--notes 20000] [--corpus imported,generated]
+    python bench/search_imported.py [--notes 20000] [--corpus imported,generated,handwritten]
 
 ``imported``: tests/importers/fixtures.py ``generated_project`` (the notes bench/import_bench.py
 imports), then ``shardpy import --from basic-memory SRC VAULT --apply`` (notes land under
 ``memories/basic-memory/``, the run's records under ``.shardmind/imports/``). ``generated``:
-search_bench's ``build_vault``. grep runs over the vault root (records included) and over the
+search_bench's ``build_vault``. ``handwritten``: bench/gitsync_bench.py's Obsidian-style notes
+(``handwritten_note``). grep runs over the vault root (records included) and over the
 notes folder only.
 """
 
@@ -66,6 +67,21 @@ def _vectors(cache: Path) -> tuple[int, int]:
     return chunks, vecs
 
 
+def write_handwritten(vault: Path, notes: int) -> None:
+    """bench/gitsync_bench.py's Obsidian-style notes (daily notes, meetings, projects, people,
+    clippings; a tenth without frontmatter, CRLF now and then), written as they are; a name two
+    notes share gets the note's number."""
+    from gitsync_bench import handwritten_note
+
+    for i in range(notes):
+        rel, text = handwritten_note(i)
+        path = vault / rel
+        if path.exists():
+            path = path.with_name(f"{path.stem} {i}{path.suffix}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+
+
 def corpus(kind: str, notes: int, work: Path) -> dict[str, Any]:
     vault = work / f"vault-{kind}"
     cache = work / f"cache-{kind}"
@@ -93,6 +109,9 @@ def corpus(kind: str, notes: int, work: Path) -> dict[str, Any]:
         )
         out["import_s"], out["import_cpu_s"] = round(wall, 1), round(cpu, 1)
         notes_dir = vault / "memories"
+    elif kind == "handwritten":
+        write_handwritten(vault, notes)
+        notes_dir = vault
     else:
         search_bench.build_vault(vault, notes)
         notes_dir = vault
@@ -126,7 +145,9 @@ def corpus(kind: str, notes: int, work: Path) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=20_000)
-    ap.add_argument("--corpus", default="imported,generated", help="comma-separated: imported,generated")
+    ap.add_argument(
+        "--corpus", default="imported,generated", help="comma-separated: imported,generated,handwritten"
+    )
     args = ap.parse_args()
     loop = reference_loop_ms()
     print(f"reference loop: {loop:.0f} ms; load average {os.getloadavg()} on {os.cpu_count()} cores")
