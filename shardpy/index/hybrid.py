@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from shardpy.index.model import Match, Mode
+    from shardpy.index.searcher import Words
 
     T = TypeVar("T")
     Fused = list[tuple[T, float, dict[str, int]]]  # item, fused score, 1-based rank in each list
@@ -91,11 +92,29 @@ def search(
         result = _lexical(lex, offset, lex.hits, list(lex.notices))
     else:
         # Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost
-        # more than the rest of the lexical search).
+        # more than the rest of the lexical search). Words that weigh nothing are not ranked at all
+        # (searcher._unweighed), nor are any for a search by meaning alone, unless the answer is by
+        # words after all (no model, no vectors, FTS5 syntax).
         depth = max(DEPTH, offset + top)
-        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
-        result = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep)
+        words: Words = "never" if mode == "semantic" else "weighed"
+        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
+        notices = list(lex.notices)
+        fused = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep, notices)
+        if fused is None and lex.unranked:
+            lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
+            notices += [n for n in lex.notices if n not in notices]
+        result = fused or _lexical(lex, offset, lex.hits[offset : offset + top], notices)
+        if fused is not None and lex.unranked:
+            return replace(result, hits=_marked(vault, answered, result.hits))
     return replace(result, hits=fill_snippets(vault, answered, result.hits))
+
+
+def _marked(vault: Path, answered: Answered, hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` found by meaning with the words marked in the snippet of each section holding them,
+    as a ranking by words would have shown them (tests/index/test_semantic.py); the start of the
+    section for the others."""
+    marked = fill_snippets(vault, answered, [replace(h, snippet="") for h in hits])
+    return [m if m.snippet else h for m, h in zip(marked, hits, strict=True)]
 
 
 def _ranked(
@@ -109,23 +128,31 @@ def _ranked(
     type: str | None,
     path: str | None,
     keep: Keep | None,
-) -> SearchResult:
-    """The page: ``lex`` (BM25's ``depth`` notes) alone, or fused with the list by meaning."""
-    notices = list(lex.notices)
-    page = lex.hits[offset : offset + top]
+    notices: list[str],
+) -> SearchResult | None:
+    """The page of ``lex`` (BM25's ``depth`` notes) fused with the list by meaning; None when the
+    answer is by words alone (said in ``notices`` where the caller asked for meaning)."""
     if translate(query.strip()).advanced:
         if mode is not None:
             notices.append("the query uses FTS5 syntax, so it was searched by words only")
-        return _lexical(lex, offset, page, notices)
+        return None
     root = store.resolve_vault(vault)
     model = _model(root, notices, explicit=mode is not None)
     if model is None:
-        return _lexical(lex, offset, page, notices)
+        return None
     meaning = _meaning_list(root, model, query, type, path, depth, notices, keep)
     if meaning is None:
-        return _lexical(lex, offset, page, notices)
+        return None
+    if lex.unranked and mode != "semantic":
+        notices.append(UNWEIGHED)
     chosen: Mode = "semantic" if mode == "semantic" else "hybrid"
     return _fused(lex, meaning, chosen, offset, top, notices)
+
+
+UNWEIGHED = (
+    "every word of the query is in at least half of the sections, so it weighs nothing in ranking "
+    "by words: ranked by meaning"
+)
 
 
 def _lexical_list(
@@ -138,23 +165,36 @@ def _lexical_list(
     max_age: float | None,
     keep: Keep | None,
     snippets: bool,
+    words: Words = "always",
 ) -> tuple[SearchResult, Answered]:
     """BM25's page and how it was found; with ``keep``, the first ``offset + top`` accepted hits,
-    AND decided on them. Without ``snippets`` the hits have none (searcher.fill_snippets)."""
+    AND decided on them. Without ``snippets`` the hits have none (searcher.fill_snippets);
+    ``words``: searcher.ranked's."""
     if keep is None:
         return ranked(
-            vault, query, top=top, offset=offset, type=kind, path=path, max_age=max_age, snippets=snippets
+            vault,
+            query,
+            top=top,
+            offset=offset,
+            type=kind,
+            path=path,
+            max_age=max_age,
+            snippets=snippets,
+            words=words,
         )
     notices: list[str] = []
     want = offset + top
-    hits, answered = _kept_pages(vault, query, want, kind, path, max_age, keep, notices, True, snippets)
+    pages = _kept_pages(vault, query, want, kind, path, max_age, keep, notices, True, snippets, words)
+    hits, answered, unranked = pages
+    if unranked is not None:
+        return unranked, answered
     match: Match = "all"
     if not hits:
         # The index's own OR fallback is decided over every note, refused ones included: it is
         # redone here over the accepted ones (tests/security/test_serve_exposure.py).
         fallback = translate(query.strip()).fallback
         if fallback is not None:
-            hits, answered = _kept_pages(
+            hits, answered, _ = _kept_pages(
                 vault, fallback, want, kind, path, max_age, keep, notices, False, snippets
             )
             match = "any"
@@ -172,18 +212,30 @@ def _kept_pages(
     notices: list[str],
     all_words: bool,
     snippets: bool,
-) -> tuple[list[SearchHit], Answered]:
+    words: Words = "always",
+) -> tuple[list[SearchHit], Answered, SearchResult | None]:
     """Up to ``want`` hits ``keep`` accepts, over-fetching pages of the whole index. ``all_words``:
-    only the index's AND answer counts (its OR fallback is dropped here and redone by the caller)."""
+    only the index's AND answer counts (its OR fallback is dropped here and redone by the caller).
+    The result the first page gave when ``words`` left it unranked, else None."""
     page = min(max(want * 2, 20), MAX_TOP)  # a page past the index's limit was SEARCH_BAD_LIMIT
     hits: list[SearchHit] = []
     answered: Answered = ("", translate(query.strip()), query.strip())
     for n in range(PAGES):
         at = n * page
         result, got = ranked(
-            vault, query, top=page, offset=at, type=kind, path=path, max_age=max_age, snippets=snippets
+            vault,
+            query,
+            top=page,
+            offset=at,
+            type=kind,
+            path=path,
+            max_age=max_age,
+            snippets=snippets,
+            words=words if n == 0 else "always",  # the same words: decided on the first page
         )
         notices += [x for x in result.notices if x not in notices]
+        if result.unranked:
+            return [], got, result
         if all_words and result.match != "all":
             break
         answered = got  # how the hits taken were found (the snippets' words)
@@ -194,7 +246,7 @@ def _kept_pages(
                 hits.append(hit)
         if len(hits) >= want or len(result.hits) < page:
             break
-    return hits, answered
+    return hits, answered, None
 
 
 def _lexical(lex: SearchResult, offset: int, page: list[SearchHit], notices: list[str]) -> SearchResult:

@@ -49,6 +49,8 @@ class SearchResult(Record, frozen=True):
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)
     mode: Mode | None = None  # hybrid, lexical or semantic (None: the plain lexical API)
+    # Not ranked by words, as asked (searcher.ranked's ``words``): for the caller, not the output.
+    unranked: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"query": self.query, "match": self.match}

@@ -26,7 +26,11 @@ from shardpy.record import replace
 
 TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
 if TYPE_CHECKING:
+    from typing import Literal
+
     from shardpy.index.model import Match
+
+    Words = Literal["always", "weighed", "never"]  # when ranked() ranks by words (its docstring)
 
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
 SNIPPET_TOKENS = 24
@@ -371,21 +375,53 @@ def _query(
 _MATCHES_UP_TO = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
 
 
+def _counts(conn: sqlite3.Connection, terms: tuple[str, ...]) -> tuple[dict[str, int], int]:
+    """The sections each term is in, counted up to half of them, and that half: BM25 gives a word
+    in at least half of the sections no weight (FTS5 clamps an IDF at or below zero to 1e-6; the
+    IDF, log((N - n + 0.5) / (n + 0.5)), is at or below zero exactly when n >= N / 2). Each word is
+    counted by FTS5 itself (its tokenizer and stemmer decide what the word is)."""
+    half = (int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) + 1) // 2
+    return {t: int(conn.execute(_MATCHES_UP_TO, (t, half)).fetchone()[0]) for t in terms}, half
+
+
 def _weighed_fallback(conn: sqlite3.Connection, tr: Translated) -> str:
     """The any-word expression without the words found in at least half of the sections, when a
     word it keeps is found at all. BM25 gives such a word no weight (FTS5 clamps an IDF at or
     below zero to 1e-6), so it only adds sections that rank below every other match, and ranking
     them cost a question most of its time ("how do we roll back a bad deploy": "do" in 59,423 of
     91,162 sections, 220 of 225 ms). A query of such words alone keeps them all
-    (tests/index/test_search_common_words.py). Each word is counted by FTS5 itself (its tokenizer
-    and stemmer decide what the word is), up to the half."""
+    (tests/index/test_search_common_words.py)."""
     assert tr.fallback is not None
-    half = (int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) + 1) // 2
-    counts = {t: int(conn.execute(_MATCHES_UP_TO, (t, half)).fetchone()[0]) for t in tr.terms}
+    counts, half = _counts(conn, tr.terms)
     kept = [t for t in tr.terms if counts[t] < half]
     if not half or len(kept) == len(tr.terms) or not any(counts[t] for t in kept):
         return tr.fallback
     return any_of(kept)
+
+
+# A plain word's term: one quoted phrase (query._phrase). A term of two spellings or of a run of an
+# unsegmented script holds several phrases, each weighed by BM25 on its own: never taken as weightless.
+_ONE_PHRASE = re.compile(r'"[^"]*"')
+
+
+def _unweighed(conn: sqlite3.Connection, tr: Translated) -> Match | None:
+    """How the words would have matched ("all" or "any") when none of them weighs anything in
+    BM25: each is in at least half of the sections (:func:`_counts`) or in none, and one is
+    somewhere. Their ranking is then by how often a short section repeats them, a list that carries
+    no information for a fusion, and it cost a search over notes that all hold the word most of its
+    time ("vendor" in 70,689 of 105,376 sections: 46 ms of 53; issue 29, docs/SEARCH.md). None
+    when a word weighs something, or for FTS5 syntax (it keeps its exact lexical meaning)."""
+    terms = tr.terms or (tr.expression,)
+    if tr.advanced or not all(_ONE_PHRASE.fullmatch(t) for t in terms):
+        return None
+    counts, half = _counts(conn, terms)
+    if any(0 < n < half for n in counts.values()) or not any(counts.values()):
+        return None
+    every = all(counts.values()) and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None
+    return "all" if every else "any"
+
+
+_ANY_MATCH = "SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1"
 
 
 def _query_failed(query: str, exc: sqlite3.Error) -> ShardpyError:
@@ -414,11 +450,15 @@ def ranked(
     path: str | None = None,
     max_age: float | None = None,
     snippets: bool = True,
+    words: Words = "always",
 ) -> tuple[SearchResult, Answered]:
     """BM25's answer (``index.search`` without a mode) and how it was found. Without
     ``snippets`` the hits have none: a hybrid search ranks 50 notes by words to show 10, and FTS5's
     snippet() for the 50 was 4-9 ms of a 20,000-note vault's search; :func:`fill_snippets` makes
-    those of the hits shown."""
+    those of the hits shown. ``words``: "weighed", a query of plain words none of which weighs
+    anything (:func:`_unweighed`) is not ranked; "never", no query is (a search by meaning alone):
+    the result is then ``unranked``, without hits, for a caller that ranks by meaning (the index is
+    refreshed and the query checked all the same)."""
     text = _check(query, top, offset)
     root = store.resolve_vault(vault)
     db = store.index_path(root)
@@ -427,7 +467,7 @@ def ranked(
         # Built: refreshed once at least (a file whose first refresh failed holds nothing to answer).
         built = conn is not None and store.get_meta(conn, "refreshed_at") is not None
         if conn is not None and not _stale(conn, root, max_age, db):
-            answer = _answer(conn, text, query, type, path, top, offset, notices, snippets)
+            answer = _answer(conn, text, query, (type, path, top, offset), notices, snippets, words)
             if max_age == math.inf or not _hits_changed(conn, root, answer[0].hits):
                 return answer
             notices.clear()  # answered again below, after the refresh
@@ -436,30 +476,45 @@ def ranked(
         if conn is None:  # removed or replaced between the refresh and now
             notices.append("the index vanished while searching; run `shardpy index`")
             return SearchResult(query, "all", [], notices), ("", translate(text), text)
-        return _answer(conn, text, query, type, path, top, offset, notices, snippets)
+        return _answer(conn, text, query, (type, path, top, offset), notices, snippets, words)
+
+
+# (type, path, top, offset): what a search asks for beside its words
+Page = tuple[str | None, str | None, int, int]
 
 
 def _answer(
     conn: sqlite3.Connection,
     text: str,
     query: str,
-    kind: str | None,
-    path: str | None,
-    top: int,
-    offset: int,
+    page: Page,
     notices: list[str],
     snippets: bool,
+    words: Words,
 ) -> tuple[SearchResult, Answered]:
+    kind, path, top, offset = page
     exact, folder = _path_filter(path)
     params: dict[str, object] = {"type": kind, "path": exact, "dir": folder, "limit": top, "offset": offset}
+    tr = translate(text)
     conn.execute("BEGIN")  # one snapshot for the ranking and the snippets
     try:
-        match, hits, answered = _query(conn, translate(text), params, text, notices, snippets)
+        unranked = _not_ranked(conn, tr, words)
+        if unranked is None:
+            match, hits, answered = _query(conn, tr, params, text, notices, snippets)
+        else:
+            match, hits, answered = unranked, [], (tr.expression, tr, text)
         if kind is not None and not hits and offset == 0:
             _unknown_type(conn, kind, notices)
     finally:
         conn.execute("ROLLBACK")
-    return SearchResult(query, match, hits, notices), answered
+    return SearchResult(query, match, hits, notices, unranked=unranked is not None), answered
+
+
+def _not_ranked(conn: sqlite3.Connection, tr: Translated, words: Words) -> Match | None:
+    """How the words match when ``words`` says they are not to be ranked, else None."""
+    if words == "never":
+        return "all"
+    return _unweighed(conn, tr) if words == "weighed" and tr.expression else None
 
 
 _SECTION_AT = (

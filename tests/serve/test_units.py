@@ -137,6 +137,7 @@ class FakeIndex:
             hits: list[SearchHit]
             match: str = "all"
             notices: list[str] = field(default_factory=list)
+            unranked: bool = False
 
         return Result([_hit(p) for p in self.paths[offset : offset + top]])
 

@@ -1,0 +1,129 @@
+"""Issue 29: a hybrid search does not rank by words that weigh nothing. A word in at least half of
+the sections gets no weight from BM25 (FTS5 clamps its IDF to 1e-6), so the list by words only
+orders sections by how often they repeat it; ranking it cost a one-shot search over notes that all
+hold the word most of its time. Such a query is ranked by meaning, says so, and keeps its marks;
+a word that weighs something is fused as before, and without the model the words are ranked."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shardpy import index
+from shardpy.index import hybrid, searcher, store
+from shardpy.index.query import translate
+from tests.index.conftest import write
+
+TOPICS = [
+    "the sourdough starter wants rye flour and water twice a day",
+    "the marathon plan adds two kilometres to the long run each week",
+    "the router sits behind a firewall with cameras on their own network",
+    "quarterly objectives are drafted three weeks before the quarter",
+    "the release is rolled back by pinning the previous image tag",
+    "the greenhouse tomatoes need staking before the first truss",
+]
+
+
+def _vault(root: Path) -> Path:
+    """Twelve one-section notes, every one saying "report"; "wombat" in one."""
+    for i in range(12):
+        extra = " a wombat dug under the fence" if i == 5 else ""
+        write(root, f"n{i:02}.md", f"# Note {i}\n\nReport: {TOPICS[i % len(TOPICS)]} ({i}).{extra}\n")
+    index.refresh(root)
+    return root
+
+
+def _never_ranked(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_a: Any) -> Any:
+        raise AssertionError("the words were ranked")
+
+    monkeypatch.setattr(searcher, "_best_sections", refuse)
+
+
+def test_words_in_half_the_sections_are_ranked_by_meaning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path / "v")
+    by_meaning = index.search(vault, "report dough", mode="semantic", max_age=float("inf"))
+    _never_ranked(monkeypatch)
+    got = index.search(vault, "report", mode="auto", max_age=float("inf"))
+    assert got.mode == "hybrid" and got.match == "all" and len(got.hits) == 10
+    assert hybrid.UNWEIGHED in got.notices
+    assert all(h.ranks == {"semantic": i} for i, h in enumerate(got.hits, 1)), got.hits
+    assert all("«Report»" in h.snippet for h in got.hits), [h.snippet for h in got.hits]
+    # Two such words, one of them in no section: "any", and still by meaning alone.
+    got = index.search(vault, "report dough", mode="auto", max_age=float("inf"))
+    assert got.match == "any" and [h.path for h in got.hits] == [h.path for h in by_meaning.hits]
+
+
+def test_a_word_that_weighs_something_is_fused_as_before(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    for query in ("wombat", "report wombat"):
+        got = index.search(vault, query, mode="auto", max_age=float("inf"))
+        assert hybrid.UNWEIGHED not in got.notices
+        assert got.hits[0].path == "n05.md" and got.hits[0].ranks == {"semantic": 1, "lexical": 1}
+        assert "«wombat»" in got.hits[0].snippet
+
+
+def test_without_the_model_the_words_are_ranked_after_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path / "v")
+    lexical = index.search(vault, "report", mode="lexical", max_age=float("inf"))
+    monkeypatch.setenv("SHARDPY_EMBED_MODEL", "off")
+    got = index.search(vault, "report", mode="auto", max_age=float("inf"))
+    assert got.mode == "lexical" and hybrid.UNWEIGHED not in got.notices
+    assert [(h.path, h.snippet) for h in got.hits] == [(h.path, h.snippet) for h in lexical.hits]
+
+
+def test_a_search_by_meaning_alone_ranks_no_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _vault(tmp_path / "v")
+    lexical = index.search(vault, "wombat*", mode="lexical", max_age=float("inf"))
+    _never_ranked(monkeypatch)
+    got = index.search(vault, "wombat", mode="semantic", max_age=float("inf"))
+    assert got.mode == "semantic" and got.hits[0].path == "n05.md"
+    monkeypatch.undo()
+    # FTS5 syntax is searched by words, whatever the mode asked.
+    got = index.search(vault, "wombat*", mode="semantic", max_age=float("inf"))
+    assert got.mode == "lexical" and [h.path for h in got.hits] == [h.path for h in lexical.hits]
+
+
+def test_a_filtered_caller_gets_the_same_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _vault(tmp_path / "v")
+    whole = index.search(vault, "report", mode="auto", top=12, max_age=float("inf"))
+    _never_ranked(monkeypatch)
+    kept = hybrid.search(vault, "report", max_age=float("inf"), keep=lambda p: p != "n03.md")
+    assert [h.path for h in kept.hits] == [h.path for h in whole.hits if h.path != "n03.md"][:10]
+    assert hybrid.UNWEIGHED in kept.notices
+
+
+def _scores(conn: sqlite3.Connection, expression: str) -> list[float]:
+    return [float(r[0]) for r in conn.execute("SELECT rank FROM fts WHERE fts MATCH ?", (expression,))]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(notes=st.integers(1, 9), holding=st.data())
+def test_the_rule_is_fts5s_own_clamp(
+    tmp_path_factory: pytest.TempPathFactory, notes: int, holding: Any
+) -> None:
+    """Unweighed exactly when FTS5's bm25 gives every match of the word a score of its clamped IDF
+    (1e-6 times at most k1 + 1 times the heaviest column weight), so the rule follows FTS5's
+    arithmetic, not a copy of it that could drift."""
+    k = holding.draw(st.integers(1, notes))
+    root = tmp_path_factory.mktemp("v")
+    for i in range(notes):
+        write(root, f"n{i}.md", "ibis walk\n" if i < k else "plain walk\n")
+    index.refresh(root)
+    with store.reader(store.index_path(root.resolve()), str(root.resolve())) as conn:
+        assert conn is not None
+        sections = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        scores = _scores(conn, '"ibis"')
+        unweighed = searcher._unweighed(conn, translate("ibis"))
+    assert len(scores) == k and sections == notes
+    clamped = max(abs(s) for s in scores) < 1e-5
+    assert (unweighed is not None) == clamped == (2 * k >= notes), (k, notes, scores)
