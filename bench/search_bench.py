@@ -352,7 +352,7 @@ def _user_env(env: dict[str, str]) -> dict[str, str]:
     platformdirs finds the cache folder, as for every user (its import costs a search ~4 ms on
     Python 3.11); XDG_CACHE_HOME points at a folder whose ``shardpy`` is this run's cache."""
     cache = Path(env["SHARDPY_CACHE_DIR"])
-    xdg = cache.parent / "xdg-cache"
+    xdg = cache.parent / f"xdg-{cache.name}"  # one per cache: bench/search_imported.py runs several
     xdg.mkdir(exist_ok=True)
     with contextlib.suppress(FileExistsError):
         (xdg / "shardpy").symlink_to(cache, target_is_directory=True)
