@@ -201,12 +201,14 @@ out["query_max_ms"] = lat[-1] * 1000
 qcpu.sort()
 out["query_cpu_p50_ms"] = statistics.median(qcpu) * 1000
 out["query_cpu_p95_ms"] = qcpu[int(len(qcpu) * 0.95) - 1] * 1000
-# The floor under exact BM25: FTS5's own ranked LIMIT for the same expression, nothing else (no
-# join, no snippet, no Python): a search cannot rank every match for less.
+# The floor under exact BM25: the search's own ranked LIMIT (searcher._CANDIDATES, 64 sections) for
+# the same expression, nothing else (no join, no snippet, no Python): a search cannot rank every
+# match for less.
 import sqlite3
 from shardpy.index.query import translate
+from shardpy.index.searcher import _CANDIDATES
 conn = sqlite3.connect(str(index.index_path(vault)))
-RANKED = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 64"
+RANKED = _CANDIDATES.replace("LIMIT ?", "LIMIT 64")
 floor, matches = [], {}
 for _ in range(3):
     for q in queries + [f[0] for f in filtered]:

@@ -150,8 +150,8 @@ def _ranked(
 
 
 UNWEIGHED = (
-    "every word of the query is in at least half of the sections, so it weighs nothing in ranking "
-    "by words: ranked by meaning"
+    "no word of the query weighs anything in a ranking by words (each is in at least half of the "
+    "sections, or in none): ranked by meaning"
 )
 
 
