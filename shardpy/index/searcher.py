@@ -511,10 +511,11 @@ def _answer(
 
 
 def _not_ranked(conn: sqlite3.Connection, tr: Translated, words: Words) -> Match | None:
-    """How the words match when ``words`` says they are not to be ranked, else None."""
-    if words == "never":
-        return "all"
-    return _unweighed(conn, tr) if words == "weighed" and tr.expression else None
+    """How the words match when ``words`` says they are not to be ranked, else None (also for a
+    query holding no word: :func:`_query` says so)."""
+    if not tr.expression or words == "always":
+        return None
+    return "all" if words == "never" else _unweighed(conn, tr)
 
 
 _SECTION_AT = (
