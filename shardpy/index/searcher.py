@@ -375,13 +375,17 @@ def _query(
 _MATCHES_UP_TO = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
 
 
-def _counts(conn: sqlite3.Connection, terms: tuple[str, ...]) -> tuple[dict[str, int], int]:
-    """The sections each term is in, counted up to half of them, and that half: BM25 gives a word
-    in at least half of the sections no weight (FTS5 clamps an IDF at or below zero to 1e-6; the
-    IDF, log((N - n + 0.5) / (n + 0.5)), is at or below zero exactly when n >= N / 2). Each word is
-    counted by FTS5 itself (its tokenizer and stemmer decide what the word is)."""
-    half = (int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) + 1) // 2
-    return {t: int(conn.execute(_MATCHES_UP_TO, (t, half)).fetchone()[0]) for t in terms}, half
+def _half(conn: sqlite3.Connection) -> int:
+    """Half of the sections, rounded up: BM25 gives a word in at least that many no weight (FTS5
+    clamps an IDF at or below zero to 1e-6; the IDF, log((N - n + 0.5) / (n + 0.5)), is at or below
+    zero exactly when n >= N / 2)."""
+    return (int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) + 1) // 2
+
+
+def _count(conn: sqlite3.Connection, term: str, half: int) -> int:
+    """The sections ``term`` is in, counted up to ``half``, by FTS5 itself (its tokenizer and
+    stemmer decide what the word is)."""
+    return int(conn.execute(_MATCHES_UP_TO, (term, half)).fetchone()[0])
 
 
 def _weighed_fallback(conn: sqlite3.Connection, tr: Translated) -> str:
@@ -392,7 +396,8 @@ def _weighed_fallback(conn: sqlite3.Connection, tr: Translated) -> str:
     91,162 sections, 220 of 225 ms). A query of such words alone keeps them all
     (tests/index/test_search_common_words.py)."""
     assert tr.fallback is not None
-    counts, half = _counts(conn, tr.terms)
+    half = _half(conn)
+    counts = {t: _count(conn, t, half) for t in tr.terms}
     kept = [t for t in tr.terms if counts[t] < half]
     if not half or len(kept) == len(tr.terms) or not any(counts[t] for t in kept):
         return tr.fallback
@@ -406,18 +411,23 @@ _ONE_PHRASE = re.compile(r'"[^"]*"')
 
 def _unweighed(conn: sqlite3.Connection, tr: Translated) -> Match | None:
     """How the words would have matched ("all" or "any") when none of them weighs anything in
-    BM25: each is in at least half of the sections (:func:`_counts`) or in none, and one is
+    BM25: each is in at least half of the sections (:func:`_half`) or in none, and one is
     somewhere. Their ranking is then by how often a short section repeats them, a list that carries
     no information for a fusion, and it cost a search over notes that all hold the word most of its
     time ("vendor" in 70,689 of 105,376 sections: 46 ms of 53; issue 29, docs/SEARCH.md). None
     when a word weighs something, or for FTS5 syntax (it keeps its exact lexical meaning)."""
-    terms = tr.terms or (tr.expression,)
+    terms = dict.fromkeys(tr.terms or (tr.expression,))  # a word said twice is counted once
     if tr.advanced or not all(_ONE_PHRASE.fullmatch(t) for t in terms):
         return None
-    counts, half = _counts(conn, terms)
-    if any(0 < n < half for n in counts.values()) or not any(counts.values()):
+    half, found, every = _half(conn), False, True
+    for term in terms:  # the first word that weighs something ends it
+        n = _count(conn, term, half)
+        if 0 < n < half:
+            return None
+        found, every = found or n > 0, every and n > 0
+    if not found:
         return None
-    every = all(counts.values()) and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None
+    every = every and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None
     return "all" if every else "any"
 
 
