@@ -99,7 +99,8 @@ def search(
         words: Words = "never" if mode == "semantic" else "weighed"
         lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
         notices = list(lex.notices)
-        fused = _ranked(vault, query, mode, lex, depth, offset, top, type, path, keep, notices)
+        held = answered[0]  # the words' expression, for a list by words that was not ranked
+        fused = _ranked(vault, query, held, mode, lex, depth, offset, top, type, path, keep, notices)
         if fused is None and lex.unranked:
             lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
             notices += [n for n in lex.notices if n not in notices]
@@ -120,6 +121,7 @@ def _marked(vault: Path, answered: Answered, hits: list[SearchHit]) -> list[Sear
 def _ranked(
     vault: Path,
     query: str,
+    held: str,
     mode: str | None,
     lex: SearchResult,
     depth: int,
@@ -131,7 +133,9 @@ def _ranked(
     notices: list[str],
 ) -> SearchResult | None:
     """The page of ``lex`` (BM25's ``depth`` notes) fused with the list by meaning; None when the
-    answer is by words alone (said in ``notices`` where the caller asked for meaning)."""
+    answer is by words alone (said in ``notices`` where the caller asked for meaning). ``lex``
+    unranked (words that weigh nothing): the notes of the list by meaning that ``held`` matches
+    stand for it (:func:`_holding`)."""
     if translate(query.strip()).advanced:
         if mode is not None:
             notices.append("the query uses FTS5 syntax, so it was searched by words only")
@@ -145,14 +149,77 @@ def _ranked(
         return None
     if lex.unranked and mode != "semantic":
         notices.append(UNWEIGHED)
+        lex = replace(lex, hits=_holding(root, held, meaning))
     chosen: Mode = "semantic" if mode == "semantic" else "hybrid"
     return _fused(lex, meaning, chosen, offset, top, notices)
 
 
 UNWEIGHED = (
     "no word of the query weighs anything in a ranking by words (each is in at least half of the "
-    "sections, or in none): ranked by meaning"
+    "sections, or in none): ranked by meaning, the notes holding them raised"
 )
+
+
+def _holding(root: Path, expr: str, meaning: list[SearchHit]) -> list[SearchHit]:
+    """The notes of ``meaning`` with a section ``expr`` matches, in their order by meaning, each at
+    such a section (the one found by meaning when it matches, else the note's first): the list by
+    words for words that weigh nothing. BM25 scores every match of such words at its clamp (1e-6
+    times at most 11), so which notes hold them is all it has to say; their order by how often a
+    short section repeats them was noise that cost a one-shot search most of its time
+    (searcher._unweighed). Fused as a list by words, it raises the notes that hold the words, as
+    the ranked list did (tests/index/test_unweighed.py)."""
+    if not expr or not meaning:
+        return []
+    with store.reader(store.index_path(root), str(root)) as conn:
+        if conn is None:
+            return []
+        notes = _note_sections(conn, [h.path for h in meaning])
+        # The section found by meaning first (FTS5 checks each id apart, 10-60 us, and such words
+        # are in most sections), the others only of the notes where that one holds none.
+        best = {h.path: _section_at(notes.get(h.path, []), h.line) for h in meaning}
+        matched = _matching(conn, expr, [c for c in best.values() if c is not None])
+        rest = [c for p, b in best.items() if b not in matched for c, _ in notes.get(p, []) if c != b]
+        matched |= _matching(conn, expr, rest)
+        chosen = [_held(best[h.path], notes.get(h.path, []), matched) for h in meaning]
+        ids = [c for c in chosen if c is not None]
+        info = _sections(conn, ids)
+    return [info[c] for c in ids if c in info]
+
+
+def _section_at(sections: list[tuple[int, int]], line: int) -> int | None:
+    return next((cid for cid, at in sections if at == line), None)
+
+
+def _held(best: int | None, sections: list[tuple[int, int]], matched: set[int]) -> int | None:
+    """The section that stands for a note: the one found by meaning when it holds the words, else
+    the note's first that does (None: none does)."""
+    if best in matched:
+        return best
+    return next((cid for cid, _line in sections if cid in matched), None)
+
+
+def _matching(conn: sqlite3.Connection, expr: str, ids: list[int]) -> set[int]:
+    """The sections of ``ids`` that ``expr`` matches."""
+    out: set[int] = set()
+    for lo in range(0, len(ids), 900):
+        part = ids[lo : lo + 900]
+        sql = f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({','.join('?' * len(part))})"
+        out.update(int(r[0]) for r in conn.execute(sql, (expr, *part)))
+    return out
+
+
+def _note_sections(conn: sqlite3.Connection, paths: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """The sections (id, line) of each note at ``paths``, in id order."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for lo in range(0, len(paths), 900):
+        part = paths[lo : lo + 900]
+        sql = (
+            "SELECT c.id, c.line, f.path FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+            f"WHERE f.path IN ({','.join('?' * len(part))}) ORDER BY c.id"
+        )
+        for cid, line, path in conn.execute(sql, part):
+            out.setdefault(str(path), []).append((int(cid), int(line)))
+    return out
 
 
 def _lexical_list(

@@ -409,26 +409,30 @@ def _weighed_fallback(conn: sqlite3.Connection, tr: Translated) -> str:
 _ONE_PHRASE = re.compile(r'"[^"]*"')
 
 
-def _unweighed(conn: sqlite3.Connection, tr: Translated) -> Match | None:
-    """How the words would have matched ("all" or "any") when none of them weighs anything in
-    BM25: each is in at least half of the sections (:func:`_half`) or in none, and one is
-    somewhere. Their ranking is then by how often a short section repeats them, a list that carries
-    no information for a fusion, and it cost a search over notes that all hold the word most of its
-    time ("vendor" in 70,689 of 105,376 sections: 46 ms of 53; issue 29, docs/SEARCH.md). None
-    when a word weighs something, or for FTS5 syntax (it keeps its exact lexical meaning)."""
+def _unweighed(conn: sqlite3.Connection, tr: Translated) -> tuple[Match, str] | None:
+    """How the words would have matched ("all" or "any"), and the expression of the sections that
+    hold them (the AND, else the words found ORed), when none of them weighs anything in BM25:
+    each is in at least half of the sections (:func:`_half`) or in none, and one is somewhere.
+    Their ranking would only order the sections by how often a short one repeats them, and it cost
+    a search over notes that all hold the word most of its time ("vendor" in 70,689 of 105,376
+    sections: 46 ms of 53; issue 29, docs/SEARCH.md); which sections hold them is what is left to
+    say (hybrid._holding). None when a word weighs something, or for FTS5 syntax (it keeps its
+    exact lexical meaning)."""
     terms = dict.fromkeys(tr.terms or (tr.expression,))  # a word said twice is counted once
     if tr.advanced or not all(_ONE_PHRASE.fullmatch(t) for t in terms):
         return None
-    half, found, every = _half(conn), False, True
+    half, found = _half(conn), []
     for term in terms:  # the first word that weighs something ends it
         n = _count(conn, term, half)
         if 0 < n < half:
             return None
-        found, every = found or n > 0, every and n > 0
+        if n:
+            found.append(term)
     if not found:
         return None
-    every = every and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None
-    return "all" if every else "any"
+    if len(found) == len(terms) and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None:
+        return "all", tr.expression
+    return "any", any_of(found)
 
 
 _ANY_MATCH = "SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1"
@@ -512,7 +516,7 @@ def _answer(
         if unranked is None:
             match, hits, answered = _query(conn, tr, params, text, notices, snippets)
         else:
-            match, hits, answered = unranked, [], (tr.expression, tr, text)
+            match, hits, answered = unranked[0], [], (unranked[1], tr, text)
         if kind is not None and not hits and offset == 0:
             _unknown_type(conn, kind, notices)
     finally:
@@ -520,12 +524,12 @@ def _answer(
     return SearchResult(query, match, hits, notices, unranked=unranked is not None), answered
 
 
-def _not_ranked(conn: sqlite3.Connection, tr: Translated, words: Words) -> Match | None:
-    """How the words match when ``words`` says they are not to be ranked, else None (also for a
-    query holding no word: :func:`_query` says so)."""
+def _not_ranked(conn: sqlite3.Connection, tr: Translated, words: Words) -> tuple[Match, str] | None:
+    """How the words match and the expression of the sections that hold them when ``words`` says
+    they are not to be ranked, else None (also for a query holding no word: :func:`_query` says so)."""
     if not tr.expression or words == "always":
         return None
-    return "all" if words == "never" else _unweighed(conn, tr)
+    return ("all", tr.expression) if words == "never" else _unweighed(conn, tr)
 
 
 _SECTION_AT = (

@@ -54,11 +54,32 @@ def test_words_in_half_the_sections_are_ranked_by_meaning(
     got = index.search(vault, "report", mode="auto", max_age=float("inf"))
     assert got.mode == "hybrid" and got.match == "all" and len(got.hits) == 10
     assert hybrid.UNWEIGHED in got.notices
-    assert all(h.ranks == {"semantic": i} for i, h in enumerate(got.hits, 1)), got.hits
+    # Every note holds the word: the list by words is the list by meaning, and so is the page.
+    assert all(h.ranks == {"semantic": i, "lexical": i} for i, h in enumerate(got.hits, 1)), got.hits
     assert all("«Report»" in h.snippet for h in got.hits), [h.snippet for h in got.hits]
     # Two such words, one of them in no section: "any", and still by meaning alone.
     got = index.search(vault, "report dough", mode="auto", max_age=float("inf"))
     assert got.match == "any" and [h.path for h in got.hits] == [h.path for h in by_meaning.hits]
+
+
+def test_the_notes_holding_the_words_are_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which notes hold a word that weighs nothing still says something: they are fused as the list
+    by words (in their order by meaning), so they come before a nearer note without the word, as the
+    ranked list put them."""
+    vault = tmp_path / "v"
+    write(vault, "Release.md", "# Release process\n\nShip the build to the production servers.\n")
+    write(vault, "Rollout.md", "# Rollout runbook\n\nPush the new version live, then watch the graphs.\n")
+    write(vault, "Garden.md", "# Garden\n\nDeploy the tomato stakes in spring.\n")
+    write(vault, "Bakery.md", "# Bakery\n\nDeploy the oven timer before the loaves go in.\n")
+    index.refresh(vault)
+    by_meaning = [h.path for h in index.search(vault, "deploy", mode="semantic", max_age=float("inf")).hits]
+    assert by_meaning[0] in ("Release.md", "Rollout.md"), by_meaning  # a note without the word is nearest
+    _never_ranked(monkeypatch)
+    got = index.search(vault, "deploy", mode="auto", max_age=float("inf"))
+    assert hybrid.UNWEIGHED in got.notices and got.match == "all"
+    assert sorted(h.path for h in got.hits[:2]) == ["Bakery.md", "Garden.md"], got.hits
+    assert all("«Deploy»" in h.snippet and "lexical" in (h.ranks or {}) for h in got.hits[:2])
+    assert [h.path for h in got.hits[2:]] == [p for p in by_meaning if p not in ("Bakery.md", "Garden.md")]
 
 
 def test_a_word_that_weighs_something_is_fused_as_before(tmp_path: Path) -> None:
