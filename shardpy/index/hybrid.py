@@ -8,7 +8,10 @@
   every word matched; when only FTS5's any-word fallback answered, it is
   weighted down (:data:`ANY_WEIGHT`): that list is flooded by matches of
   "how", "do", "we" and drowned the meaning (measured in
-  bench/search_quality.py, docs/SEARCH.md).
+  bench/search_quality.py, docs/SEARCH.md). Words that weigh nothing in
+  BM25 (each in at least half of the sections) are not ranked: the notes
+  of the list by meaning that hold them stand for the lexical list
+  (:func:`_holding`).
 
 A query in FTS5's own language (``"phrase"``, ``NOT``, ``prefix*``,
 ``column:``) keeps its exact lexical meaning: it is always lexical. Without
