@@ -97,9 +97,13 @@ def search(
         # Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost
         # more than the rest of the lexical search). Words that weigh nothing are not ranked at all
         # (searcher._unweighed), nor are any for a search by meaning alone, unless the answer is by
-        # words after all (no model, no vectors, FTS5 syntax).
+        # words after all (no model, no vectors, FTS5 syntax). A filtered search ranks its words:
+        # whether a section holds every word is decided over the notes it may show, which the
+        # ranking does (a "match" decided over the whole index told an MCP caller that a note it
+        # may not read holds them; helper-found, tests/index/test_unweighed.py).
         depth = max(DEPTH, offset + top)
-        words: Words = "never" if mode == "semantic" else "weighed"
+        filtered = type is not None or path is not None or keep is not None
+        words: Words = "never" if mode == "semantic" else "always" if filtered else "weighed"
         lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
         notices = list(lex.notices)
         held = answered[0]  # the words' expression, for a list by words that was not ranked

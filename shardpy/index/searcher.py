@@ -411,31 +411,32 @@ _ONE_PHRASE = re.compile(r'"[^"]*"')
 
 def _unweighed(conn: sqlite3.Connection, tr: Translated) -> tuple[Match, str] | None:
     """How the words would have matched ("all" or "any"), and the expression of the sections that
-    hold them (the AND, else the words found ORed), when none of them weighs anything in BM25:
-    each is in at least half of the sections (:func:`_half`) or in none, and one is somewhere.
-    Their ranking would only order the sections by how often a short one repeats them, and it cost
-    a search over notes that all hold the word most of its time ("vendor" in 70,689 of 105,376
-    sections: 46 ms of 53; issue 29, docs/SEARCH.md); which sections hold them is what is left to
-    say (hybrid._holding). None when a word weighs something, or for FTS5 syntax (it keeps its
-    exact lexical meaning)."""
+    hold them, when ranking them says nothing: the sections holding every word are at least half
+    of them (then each word is in at least half: :func:`_half`), or none holds every word and each
+    word found is in at least half (their any-word expression). Their ranking would only order the
+    sections by how often a short one repeats them, and it cost a search over notes that all hold
+    the word most of its time ("vendor" in 70,689 of 105,376 sections: 46 ms of 53; issue 29,
+    docs/SEARCH.md); which notes hold them is what is left to say (hybrid._holding). A narrower
+    AND is ranked: which sections hold every word is news, and ranking fewer than half of them
+    is cheaper (three notes holding two common words were lost; helper-found,
+    tests/index/test_unweighed.py). None too for FTS5 syntax (it keeps its exact meaning)."""
     terms = dict.fromkeys(tr.terms or (tr.expression,))  # a word said twice is counted once
     if tr.advanced or not all(_ONE_PHRASE.fullmatch(t) for t in terms):
         return None
-    half, found = _half(conn), []
-    for term in terms:  # the first word that weighs something ends it
-        n = _count(conn, term, half)
-        if 0 < n < half:
-            return None
-        if n:
-            found.append(term)
-    if not found:
+    half = _half(conn)
+    every = _count(conn, tr.expression, half) if half else 0
+    if every >= half:
+        return ("all", tr.expression) if every else None
+    if every:
         return None
-    if len(found) == len(terms) and conn.execute(_ANY_MATCH, (tr.expression,)).fetchone() is not None:
-        return "all", tr.expression
-    return "any", any_of(found)
-
-
-_ANY_MATCH = "SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1"
+    found = []
+    for term in terms:  # no section holds every word: the first found word that weighs ends it
+        n = _count(conn, term, half)
+        if n >= half:
+            found.append(term)
+        elif n:
+            return None
+    return ("any", any_of(found)) if found else None
 
 
 def _query_failed(query: str, exc: sqlite3.Error) -> ShardpyError:

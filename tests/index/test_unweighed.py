@@ -82,6 +82,38 @@ def test_the_notes_holding_the_words_are_raised(tmp_path: Path, monkeypatch: pyt
     assert [h.path for h in got.hits[2:]] == [p for p in by_meaning if p not in ("Bakery.md", "Garden.md")]
 
 
+def test_a_narrow_and_of_common_words_is_ranked(tmp_path: Path) -> None:
+    """Each word in half the sections, but few sections holding both: which ones is news, so they
+    are ranked as always (they were lost when they were not among the notes nearest by meaning;
+    helper-found)."""
+    vault = tmp_path / "v"
+    sea = "The tide rolled over the shingle at dusk while gulls wheeled above the harbour; an old "
+    for i in range(120):
+        words = "invoice billing: accounts payable" if i % 2 else "vendor procurement: purchase order"
+        write(vault, f"n{i:03}.md", f"# N{i}\n\n{words}, statement {i}\n")
+    for i in range(2):
+        write(vault, f"sea{i}.md", f"# Sea {i}\n\n{sea}fisherman sang of a vendor and an invoice.\n")
+    index.refresh(vault)
+    got = index.search(vault, "vendor invoice", mode="auto", max_age=float("inf"))
+    assert got.match == "all" and hybrid.UNWEIGHED not in got.notices
+    lexical = {h.path: (h.ranks or {}).get("lexical") for h in got.hits}
+    assert {lexical.get("sea0.md"), lexical.get("sea1.md")} == {1, 2}, got.hits
+
+
+def test_a_filtered_search_decides_all_words_on_the_notes_it_may_show(tmp_path: Path) -> None:
+    """Under a filter the words are ranked, so "all" is decided over the notes shown: decided over
+    the whole index it told an MCP caller that a note it may not read holds every word."""
+    vault = tmp_path / "v"
+    for i in range(4):
+        write(vault, f"a/n{i}.md", f"# A{i}\n\nalpha beta {i}\n")
+        write(vault, f"b/n{i}.md", f"# B{i}\n\n{'alpha' if i % 2 else 'beta'} {i}\n")
+    index.refresh(vault)
+    assert index.search(vault, "alpha beta", mode="auto", max_age=float("inf")).match == "all"
+    assert index.search(vault, "alpha beta", mode="auto", path="b", max_age=float("inf")).match == "any"
+    only_b = hybrid.search(vault, "alpha beta", max_age=float("inf"), keep=lambda p: p.startswith("b/"))
+    assert only_b.match == "any" and all(h.path.startswith("b/") for h in only_b.hits)
+
+
 def test_a_word_that_weighs_something_is_fused_as_before(tmp_path: Path) -> None:
     vault = _vault(tmp_path / "v")
     for query in ("wombat", "report wombat"):
@@ -108,19 +140,23 @@ def test_a_search_by_meaning_alone_ranks_no_words(tmp_path: Path, monkeypatch: p
     _never_ranked(monkeypatch)
     got = index.search(vault, "wombat", mode="semantic", max_age=float("inf"))
     assert got.mode == "semantic" and got.hits[0].path == "n05.md"
+    assert "«wombat»" in got.hits[0].snippet  # the words marked where a section holds them
     monkeypatch.undo()
     # FTS5 syntax is searched by words, whatever the mode asked.
     got = index.search(vault, "wombat*", mode="semantic", max_age=float("inf"))
     assert got.mode == "lexical" and [h.path for h in got.hits] == [h.path for h in lexical.hits]
 
 
-def test_a_filtered_caller_gets_the_same_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_filtered_caller_ranks_its_words(tmp_path: Path) -> None:
+    """An MCP caller (``keep``) or a --type/--path search ranks the words, over the notes it may
+    show: the fusion is the one words that weigh something get."""
     vault = _vault(tmp_path / "v")
-    whole = index.search(vault, "report", mode="auto", top=12, max_age=float("inf"))
-    _never_ranked(monkeypatch)
     kept = hybrid.search(vault, "report", max_age=float("inf"), keep=lambda p: p != "n03.md")
-    assert [h.path for h in kept.hits] == [h.path for h in whole.hits if h.path != "n03.md"][:10]
-    assert hybrid.UNWEIGHED in kept.notices
+    under = index.search(vault, "report", mode="auto", path="n03.md", max_age=float("inf"))
+    for got in (kept, under):
+        assert hybrid.UNWEIGHED not in got.notices and got.hits
+        assert all("lexical" in (h.ranks or {}) for h in got.hits)
+    assert "n03.md" not in [h.path for h in kept.hits] and [h.path for h in under.hits] == ["n03.md"]
 
 
 def _scores(conn: sqlite3.Connection, expression: str) -> list[float]:
