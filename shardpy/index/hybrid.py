@@ -35,7 +35,15 @@ from shardpy.index import embed, store, vectors
 from shardpy.index.arrays import int8_vector
 from shardpy.index.model import SearchHit, SearchResult
 from shardpy.index.query import translate
-from shardpy.index.searcher import MAX_TOP, UNREFRESHABLE, Answered, _check, fill_snippets, ranked
+from shardpy.index.searcher import (
+    MAX_TOP,
+    UNREFRESHABLE,
+    Answered,
+    _check,
+    fill_snippets,
+    ranked,
+    refreshed_for,
+)
 from shardpy.record import replace
 
 TYPE_CHECKING = False  # no typing at run time: a one-shot search pays for none of it (shardpy/record.py)
@@ -93,28 +101,71 @@ def search(
     if mode == "lexical":
         lex, answered = _lexical_list(vault, query, top, offset, type, path, max_age, keep, False)
         result = _lexical(lex, offset, lex.hits, list(lex.notices))
-    else:
-        # Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost
-        # more than the rest of the lexical search). Words that weigh nothing are not ranked at all
-        # (searcher._unweighed), nor are any for a search by meaning alone, unless the answer is by
-        # words after all (no model, no vectors, FTS5 syntax). A filtered search ranks its words:
-        # whether a section holds every word is decided over the notes it may show, which the
-        # ranking does (a "match" decided over the whole index told an MCP caller that a note it
-        # may not read holds them; helper-found, tests/index/test_unweighed.py).
-        depth = max(DEPTH, offset + top)
-        filtered = type is not None or path is not None or keep is not None
-        words: Words = "never" if mode == "semantic" else "always" if filtered else "weighed"
-        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
-        notices = list(lex.notices)
-        held = answered[0]  # the words' expression, for a list by words that was not ranked
-        fused = _ranked(vault, query, held, mode, lex, depth, offset, top, type, path, keep, notices)
-        if fused is None and lex.unranked:
-            lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
-            notices += [n for n in lex.notices if n not in notices]
-        result = fused or _lexical(lex, offset, lex.hits[offset : offset + top], notices)
-        if fused is not None and lex.unranked:
-            return replace(result, hits=_marked(vault, answered, result.hits))
+        return replace(result, hits=fill_snippets(vault, answered, result.hits))
+    result, answered, unranked = _with_meaning(vault, query, mode, top, offset, type, path, max_age, keep)
+    if result.mode != "lexical":
+        again = refreshed_for(vault, result.hits, max_age)
+        if again is not None:  # a note shown changed since it was indexed: answered after a refresh
+            redo = search(
+                vault,
+                query,
+                mode=mode,
+                top=top,
+                offset=offset,
+                type=type,
+                path=path,
+                max_age=math.inf,
+                keep=keep,
+            )
+            return replace(redo, notices=[*again, *(n for n in redo.notices if n not in again)])
+    if unranked:
+        return replace(result, hits=_marked(vault, answered, result.hits))
     return replace(result, hits=fill_snippets(vault, answered, result.hits))
+
+
+def _with_meaning(
+    vault: Path,
+    query: str,
+    mode: str | None,
+    top: int,
+    offset: int,
+    type: str | None,
+    path: str | None,
+    max_age: float | None,
+    keep: Keep | None,
+) -> tuple[SearchResult, Answered, bool]:
+    """The page by meaning and words (hybrid or semantic; lexical when meaning is unavailable), how
+    its words were found, and whether they were left unranked (their snippets to be marked).
+
+    Ranked without snippets: only the hits shown get one (searcher.ranked; 50 snippets cost more
+    than the rest of the lexical search). Words that weigh nothing are not ranked at all
+    (searcher._unweighed), nor are any for a search by meaning alone, unless the answer is by words
+    after all (no model, no vectors, FTS5 syntax). They are ranked under a filter: whether a section
+    holds every word is decided over the notes that may be shown, which the ranking does (a "match"
+    decided over the whole index told an MCP caller that a note it may not read holds them); and
+    while some sections wait for their vectors (a refresh whose model could not load), which the
+    list by meaning cannot hold but the words find (both helper-found, tests/index/test_unweighed.py)."""
+    depth = max(DEPTH, offset + top)
+    filtered = type is not None or path is not None or keep is not None
+    words: Words = "never" if mode == "semantic" else "always" if filtered else "weighed"
+    lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
+    if lex.unranked and words == "weighed" and _unembedded(vault):
+        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
+    notices = list(lex.notices)
+    held = answered[0]  # the words' expression, for a list by words that was not ranked
+    fused = _ranked(vault, query, held, mode, lex, depth, offset, top, type, path, keep, notices)
+    if fused is None and lex.unranked:
+        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
+        notices += [n for n in lex.notices if n not in notices]
+    result = fused or _lexical(lex, offset, lex.hits[offset : offset + top], notices)
+    return result, answered, fused is not None and lex.unranked
+
+
+def _unembedded(vault: Path) -> bool:
+    """Some sections have no vector yet, or vectors of gone sections wait to be dropped."""
+    root = store.resolve_vault(vault)
+    with store.reader(store.index_path(root), str(root)) as conn:
+        return conn is not None and vectors.has_table(conn) and vectors.pending(conn)
 
 
 def _marked(vault: Path, answered: Answered, hits: list[SearchHit]) -> list[SearchHit]:

@@ -204,6 +204,23 @@ def _hits_changed(conn: sqlite3.Connection, root: Path, hits: list[SearchHit]) -
     return False
 
 
+def refreshed_for(vault: Path, hits: list[SearchHit], max_age: float | None) -> list[str] | None:
+    """Refreshes the index when a note of ``hits`` (a page found by meaning) changed on disk since
+    it was indexed (an edit in place, which no folder's time shows), and returns the refresh's
+    notices; None when none did, or with ``max_age`` inf (no refresh). :func:`ranked` checks its
+    own hits so; a page whose words were not ranked has none of its own, and an edited note was
+    shown with its old text (helper-found, tests/index/test_unweighed.py)."""
+    if max_age == math.inf or not hits:
+        return None
+    root = store.resolve_vault(vault)
+    with store.reader(store.index_path(root), str(root)) as conn:
+        if conn is None or not _hits_changed(conn, root, hits):
+            return None
+    notices: list[str] = []
+    _refresh(root, True, notices)
+    return notices
+
+
 # A refresh that could not write: an index that exists still answers (tests/index/test_full_disk.py).
 UNREFRESHABLE = ("DISK_FULL", "INDEX_UNWRITABLE")
 

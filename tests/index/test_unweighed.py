@@ -6,7 +6,9 @@ a word that weighs something is fused as before, and without the model the words
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +147,35 @@ def test_a_search_by_meaning_alone_ranks_no_words(tmp_path: Path, monkeypatch: p
     # FTS5 syntax is searched by words, whatever the mode asked.
     got = index.search(vault, "wombat*", mode="semantic", max_age=float("inf"))
     assert got.mode == "lexical" and [h.path for h in got.hits] == [h.path for h in lexical.hits]
+
+
+def test_a_note_edited_in_place_is_shown_as_it_is_now(tmp_path: Path) -> None:
+    """The page by meaning is checked as a ranked page is: a note shown that changed since it was
+    indexed (an edit in place, which no folder's time shows) gets the index refreshed first, so its
+    new text is shown (helper-found: the unranked page had no hits of its own to check)."""
+    for mode in ("auto", "semantic"):
+        vault = _vault(tmp_path / mode)
+        old = time.time() - 600
+        os.utime(vault, (old, old))  # the folder's time says nothing changed
+        (vault / "n09.md").write_text("# Note 9\n\nReport: the zebu herd moved to the hill pasture.\n")
+        got = index.search(vault, "report", mode=mode, top=12)
+        shown = {h.path: h.snippet for h in got.hits}
+        assert "zebu" in shown["n09.md"], (mode, shown["n09.md"])
+
+
+def test_sections_waiting_for_vectors_are_found_by_their_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh whose model could not load leaves the new note without a vector: the list by
+    meaning cannot hold it, so the words are ranked and find it (helper-found)."""
+    vault = _vault(tmp_path / "v")
+    write(vault, "wombat.md", "# Wombat\n\nReport report report: the wombat report.\n")
+    monkeypatch.setenv("SHARDPY_EMBED_MODEL", str(tmp_path / "no-such-model"))
+    index.refresh(vault)
+    monkeypatch.delenv("SHARDPY_EMBED_MODEL")
+    got = index.search(vault, "report", mode="auto", top=20, max_age=float("inf"))
+    assert got.mode == "hybrid" and hybrid.UNWEIGHED not in got.notices
+    assert "wombat.md" in [h.path for h in got.hits], got.hits
 
 
 def test_a_filtered_caller_ranks_its_words(tmp_path: Path) -> None:
