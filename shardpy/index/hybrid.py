@@ -104,8 +104,8 @@ def search(
         return replace(result, hits=fill_snippets(vault, answered, result.hits))
     result, answered, unranked = _with_meaning(vault, query, mode, top, offset, type, path, max_age, keep)
     if result.mode != "lexical":
-        again = refreshed_for(vault, result.hits, max_age)
-        if again is not None:  # a note shown changed since it was indexed: answered after a refresh
+        redone, said = refreshed_for(vault, result.hits, max_age)
+        if redone:  # a note shown changed since it was indexed: answered after a refresh
             redo = search(
                 vault,
                 query,
@@ -117,7 +117,8 @@ def search(
                 max_age=math.inf,
                 keep=keep,
             )
-            return replace(redo, notices=[*again, *(n for n in redo.notices if n not in again)])
+            return replace(redo, notices=[*said, *(n for n in redo.notices if n not in said)])
+        result = replace(result, notices=[*result.notices, *(n for n in said if n not in result.notices)])
     if unranked:
         return replace(result, hits=_marked(vault, answered, result.hits))
     return replace(result, hits=fill_snippets(vault, answered, result.hits))
@@ -149,9 +150,10 @@ def _with_meaning(
     filtered = type is not None or path is not None or keep is not None
     words: Words = "never" if mode == "semantic" else "always" if filtered else "weighed"
     lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
+    notices = list(lex.notices)  # the refresh's (said once, some of them: vectors._unavailable)
     if lex.unranked and words == "weighed" and _unembedded(vault):
         lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
-    notices = list(lex.notices)
+        notices += [n for n in lex.notices if n not in notices]
     held = answered[0]  # the words' expression, for a list by words that was not ranked
     fused = _ranked(vault, query, held, mode, lex, depth, offset, top, type, path, keep, notices)
     if fused is None and lex.unranked:

@@ -204,28 +204,28 @@ def _hits_changed(conn: sqlite3.Connection, root: Path, hits: list[SearchHit]) -
     return False
 
 
-def refreshed_for(vault: Path, hits: list[SearchHit], max_age: float | None) -> list[str] | None:
+def refreshed_for(vault: Path, hits: list[SearchHit], max_age: float | None) -> tuple[bool, list[str]]:
     """Refreshes the index when a note of ``hits`` (a page found by meaning) changed on disk since
-    it was indexed (an edit in place, which no folder's time shows), and returns the refresh's
-    notices; None when none did, or with ``max_age`` inf (no refresh). :func:`ranked` checks its
-    own hits so; a page whose words were not ranked has none of its own, and an edited note was
-    shown with its old text (helper-found, tests/index/test_unweighed.py)."""
+    it was indexed (an edit in place, which no folder's time shows): whether it was refreshed (the
+    page is to be made again) and what the refresh said. Never with ``max_age`` inf. :func:`ranked`
+    checks its own hits so; a page whose words were not ranked has none of its own, and an edited
+    note was shown with its old text (helper-found, tests/index/test_unweighed.py)."""
+    notices: list[str] = []
     if max_age == math.inf or not hits:
-        return None
+        return False, notices
     root = store.resolve_vault(vault)
     with store.reader(store.index_path(root), str(root)) as conn:
         if conn is None or not _hits_changed(conn, root, hits):
-            return None
-    notices: list[str] = []
-    _refresh(root, True, notices)
-    return notices
+            return False, notices
+    return _refresh(root, True, notices), notices
 
 
 # A refresh that could not write: an index that exists still answers (tests/index/test_full_disk.py).
 UNREFRESHABLE = ("DISK_FULL", "INDEX_UNWRITABLE")
 
 
-def _refresh(root: Path, built: bool, notices: list[str]) -> None:
+def _refresh(root: Path, built: bool, notices: list[str]) -> bool:
+    """Refreshes the index; False when it could not be, and the index as it is answers (said)."""
     from shardpy.index.build import refresh  # issue 29: the walker and parser load only to refresh
 
     try:
@@ -238,12 +238,13 @@ def _refresh(root: Path, built: bool, notices: list[str]) -> None:
             notices.append("index is being refreshed by another process; results may be slightly stale")
         else:  # the answer from the index as it is: a full cache disk must not stop a search
             notices.append(f"the index could not be refreshed ({exc.message}); results may be stale")
-        return
+        return False
     notices.extend(report.notices)
     if report.degraded:
         notices.append(f"{len(report.degraded)} notes could not be fully parsed (indexed as plain text)")
     if report.skipped:
         notices.append(f"{len(report.skipped)} files skipped (run `shardpy index` for the list)")
+    return True
 
 
 def _fallback_snippet(body: str, tr: Translated, query: str) -> str:

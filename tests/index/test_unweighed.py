@@ -178,6 +178,40 @@ def test_sections_waiting_for_vectors_are_found_by_their_words(
     assert "wombat.md" in [h.path for h in got.hits], got.hits
 
 
+def test_a_refresh_that_fails_is_said_and_the_page_not_made_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path / "v")
+    old = time.time() - 600
+    os.utime(vault, (old, old))
+    (vault / "n09.md").write_text("# Note 9\n\nReport: the zebu herd moved to the hill pasture.\n")
+    from shardpy.errors import ShardpyError
+    from shardpy.index import build
+
+    def full(*_a: Any, **_k: Any) -> Any:
+        raise ShardpyError("DISK_FULL", "The disk is full", "Free some space.")
+
+    made: list[int] = []
+    real = hybrid._with_meaning
+    monkeypatch.setattr(build, "refresh", full)
+    monkeypatch.setattr(hybrid, "_with_meaning", lambda *a: made.append(1) or real(*a))
+    got = index.search(vault, "report", mode="auto", top=12)
+    assert made == [1] and got.hits  # the index as it is answers, once (helper-found)
+    assert any("could not be refreshed" in n for n in got.notices), got.notices
+
+
+def test_the_model_said_unavailable_once_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refresh that finds the model gone says so once (it is stored); the search that ran it
+    must pass it on, also when it ranks the words again for sections without vectors
+    (helper-found: the second ranking's notices replaced the first's)."""
+    vault = _vault(tmp_path / "v")
+    write(vault, "new.md", "# New\n\nReport: a new note.\n")
+    monkeypatch.setenv("SHARDPY_EMBED_MODEL", str(tmp_path / "no-such-model"))
+    got = index.search(vault, "report", mode="auto")
+    assert got.mode == "lexical"
+    assert [n for n in got.notices if "search by meaning unavailable" in n], got.notices
+
+
 def test_a_filtered_caller_ranks_its_words(tmp_path: Path) -> None:
     """An MCP caller (``keep``) or a --type/--path search ranks the words, over the notes it may
     show: the fusion is the one words that weigh something get."""
