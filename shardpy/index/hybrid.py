@@ -148,12 +148,9 @@ def _with_meaning(
     list by meaning cannot hold but the words find (both helper-found, tests/index/test_unweighed.py)."""
     depth = max(DEPTH, offset + top)
     filtered = type is not None or path is not None or keep is not None
-    words: Words = "never" if mode == "semantic" else "always" if filtered else "weighed"
+    words = _words(vault, mode, filtered)
     lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False, words)
     notices = list(lex.notices)  # the refresh's (said once, some of them: vectors._unavailable)
-    if lex.unranked and words == "weighed" and _unembedded(vault):
-        lex, answered = _lexical_list(vault, query, depth, 0, type, path, max_age, keep, False)
-        notices += [n for n in lex.notices if n not in notices]
     held = answered[0]  # the words' expression, for a list by words that was not ranked
     fused = _ranked(vault, query, held, mode, lex, depth, offset, top, type, path, keep, notices)
     if fused is None and lex.unranked:
@@ -161,6 +158,15 @@ def _with_meaning(
         notices += [n for n in lex.notices if n not in notices]
     result = fused or _lexical(lex, offset, lex.hits[offset : offset + top], notices)
     return result, answered, fused is not None and lex.unranked
+
+
+def _words(vault: Path, mode: str | None, filtered: bool) -> Words:
+    """When the words are ranked (searcher.ranked's ``words``), decided once, before they are
+    looked up: sections a refresh inside the lookup leaves without vectors are those of a model
+    that could not load, and then the answer is by words anyway."""
+    if mode == "semantic":
+        return "never"
+    return "always" if filtered or _unembedded(vault) else "weighed"
 
 
 def _unembedded(vault: Path) -> bool:
